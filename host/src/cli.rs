@@ -1,0 +1,89 @@
+//! Command-line interface: `async-lab [run options]` runs experiments; subcommands do the rest.
+
+use crate::experiments::Preset;
+use crate::output::Format;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "async-lab",
+    version,
+    about = "Measures which CUDA calls make the host thread wait, and compares that with NVIDIA's documented rules",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct GpuArgs {
+    /// Load the kernels from this PTX file instead of the copy built into the binary.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub ptx: Option<PathBuf>,
+    /// Which GPU to use.
+    #[arg(long, global = true, default_value_t = 0)]
+    pub device: i32,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Which experiments to run.
+    #[arg(long, value_enum, default_value_t = Preset::Default)]
+    pub preset: Preset,
+    /// Run only the experiments whose id matches (a glob such as 'copy/async/*', or a substring).
+    #[arg(long, value_name = "PATTERN")]
+    pub only: Option<String>,
+    /// Measured repetitions per experiment (after one warm-up).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub reps: u16,
+    /// Copy sizes, comma-separated (e.g. 4KiB,1MiB,256MiB); default: the preset's.
+    #[arg(long, value_delimiter = ',', value_parser = parse_size_arg)]
+    pub sizes: Option<Vec<u64>>,
+    /// Output format (on stdout).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Save every raw repetition and the machine description to this JSON file.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Classify and report a recording instead of measuring (no GPU needed).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["record", "only", "sizes", "preset"])]
+    pub replay: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn parse_size_arg(s: &str) -> Result<u64, String> {
+    crate::units::parse_size(s).map_err(|e| e.to_string())
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Describe the GPU, driver, PCIe link and host.
+    Info,
+    /// Check the kernels and copies on the GPU: spin_sleep's timing and a verified round trip.
+    Selftest {
+        /// Cycles for spin_sleep to wait on every thread.
+        #[arg(long, default_value_t = 10_000_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
+        cycles: u64,
+    },
+    /// List the experiments of a preset with their rules.
+    List {
+        #[arg(long, value_enum, default_value_t = Preset::Default)]
+        preset: Preset,
+    },
+    /// Internal: run experiments in a child process (an environment variable was set for the driver).
+    #[command(name = "__child", hide = true)]
+    Child {
+        #[arg(long, value_delimiter = ',')]
+        ids: Vec<String>,
+        #[arg(long, default_value_t = 5)]
+        reps: u16,
+    },
+}

@@ -1,0 +1,182 @@
+//! `Gpu`: the context, the kernels' module and the device, owned together so the context is freed last.
+//!
+//! Everything else made on the GPU (streams, events, buffers) borrows `&Gpu` through a lifetime, so the
+//! compiler refuses any order of drops that would free the context first (with cust's own types that
+//! mistake is a crash at exit).
+
+use super::error::{check, DriverResult};
+use super::probe::init_driver;
+use super::sys::{self, CUdevice, CUfunction, CUstream};
+use crate::ptx::Ptx;
+use anyhow::{anyhow, Context as _};
+use std::ffi::c_void;
+
+/// The kernels of `gpu-kernels/kernels`, looked up once.
+#[derive(Clone, Copy, Debug)]
+pub struct Kernels {
+    pub spin_sleep: CUfunction,
+    pub spin_wait_ns: CUfunction,
+    pub empty: CUfunction,
+    pub fill: CUfunction,
+    pub checksum: CUfunction,
+    pub write_globaltimer: CUfunction,
+}
+
+/// Grid-stride kernels (fill, checksum) are launched with this many blocks of `WIDE_BLOCK` threads.
+pub const WIDE_GRID: u32 = 1024;
+pub const WIDE_BLOCK: u32 = 256;
+
+pub struct Gpu {
+    pub kernels: Kernels,
+    pub device: CUdevice,
+    pub ordinal: i32,
+    pub ptx: Ptx,
+    // Declaration order is drop order: the module goes before the context.
+    module: cust::module::Module,
+    _context: cust::context::Context,
+}
+
+impl Gpu {
+    /// Starts the driver, makes device `ordinal`'s primary context current and loads the kernels.
+    pub fn open(ordinal: i32, ptx: Ptx) -> anyhow::Result<Gpu> {
+        let count = init_driver()?;
+        if ordinal < 0 || ordinal >= count {
+            return Err(anyhow!("there is no GPU {ordinal}: this machine has {count} (0..{})", count - 1));
+        }
+        let device = cust::device::Device::get_device(ordinal as u32).map_err(|e| anyhow!("cuDeviceGet: {e}"))?;
+        let context = cust::context::Context::new(device).map_err(|e| anyhow!("creating the CUDA context: {e}"))?;
+        let module = load_module(&ptx)?;
+        let kernels = lookup_kernels(&module)?;
+        Ok(Gpu { kernels, device: device.as_raw(), ordinal, ptx, module, _context: context })
+    }
+
+    /// Loads the PTX once more as a separate module (the first-launch experiments need a fresh one).
+    pub fn load_fresh_module(&self) -> anyhow::Result<cust::module::Module> {
+        load_module(&self.ptx)
+    }
+
+    /// The module the kernels come from.
+    pub fn module(&self) -> &cust::module::Module {
+        &self.module
+    }
+
+    /// Waits for all work on the device (`cuCtxSynchronize`).
+    pub fn synchronize(&self) -> DriverResult<()> {
+        // SAFETY: the context made current in `open` is alive for as long as `self`.
+        unsafe { check(sys::cuCtxSynchronize(), "cuCtxSynchronize") }
+    }
+
+    /// Launches `f` on `stream`. `params` holds one pointer per kernel parameter, to a value of that
+    /// parameter's exact type.
+    ///
+    /// # Safety
+    /// `params` must match the kernel's parameter list, and every device pointer among the values must
+    /// stay valid until the kernel has finished.
+    pub unsafe fn launch(
+        &self,
+        f: CUfunction,
+        grid: u32,
+        block: u32,
+        stream: CUstream,
+        params: &mut [*mut c_void],
+    ) -> DriverResult<()> {
+        check(
+            sys::cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()),
+            "cuLaunchKernel",
+        )
+    }
+
+    /// The blocker: one thread spinning on the GPU's nanosecond timer for `ns`; if `stamps` is not 0 it gets
+    /// the start and end timer values (two u64).
+    pub fn launch_spin_wait_ns(&self, stream: CUstream, ns: u64, stamps: u64) -> DriverResult<()> {
+        let (mut ns, mut stamps) = (ns, stamps);
+        // SAFETY: spin_wait_ns(u64, *mut u64); `stamps` is 0 or a device allocation of at least 16 bytes that
+        // the caller keeps alive until the stream is synchronized.
+        unsafe { self.launch(self.kernels.spin_wait_ns, 1, 1, stream, &mut [ptr(&mut ns), ptr(&mut stamps)]) }
+    }
+
+    /// An empty kernel (one thread).
+    pub fn launch_empty(&self, stream: CUstream) -> DriverResult<()> {
+        // SAFETY: `empty` takes no parameters.
+        unsafe { self.launch(self.kernels.empty, 1, 1, stream, &mut []) }
+    }
+
+    /// Fills `len` bytes at device address `dst` with the test pattern for `seed`.
+    pub fn launch_fill(&self, stream: CUstream, dst: u64, len: u64, seed: u32) -> DriverResult<()> {
+        let (mut dst, mut len, mut seed) = (dst, len, seed);
+        // SAFETY: fill(*mut u8, u64, u32); the caller guarantees `dst..dst+len` is device-accessible memory
+        // that stays alive until the stream is synchronized.
+        unsafe {
+            self.launch(
+                self.kernels.fill,
+                WIDE_GRID,
+                WIDE_BLOCK,
+                stream,
+                &mut [ptr(&mut dst), ptr(&mut len), ptr(&mut seed)],
+            )
+        }
+    }
+
+    /// Adds the checksum of `len` bytes at `src` to the u64 at `out` (which the caller zeroes first).
+    pub fn launch_checksum(&self, stream: CUstream, src: u64, len: u64, out: u64) -> DriverResult<()> {
+        let (mut src, mut len, mut out) = (src, len, out);
+        // SAFETY: checksum(*const u8, u64, *mut u64); the caller guarantees both ranges are device-accessible
+        // and alive until the stream is synchronized.
+        unsafe {
+            self.launch(
+                self.kernels.checksum,
+                WIDE_GRID,
+                WIDE_BLOCK,
+                stream,
+                &mut [ptr(&mut src), ptr(&mut len), ptr(&mut out)],
+            )
+        }
+    }
+
+    /// `grid` x `block` threads each spin for `cycles` SM clock cycles and write the cycles they waited to
+    /// `out[thread]` (u64 each).
+    pub fn launch_spin_sleep(
+        &self,
+        stream: CUstream,
+        grid: u32,
+        block: u32,
+        cycles: u64,
+        out: u64,
+    ) -> DriverResult<()> {
+        let (mut cycles, mut out) = (cycles, out);
+        // SAFETY: spin_sleep(u64, *mut u64); `out` holds grid*block u64s, alive until the stream is synchronized.
+        unsafe { self.launch(self.kernels.spin_sleep, grid, block, stream, &mut [ptr(&mut cycles), ptr(&mut out)]) }
+    }
+
+    /// One thread writes the GPU's nanosecond timer to `out`.
+    pub fn launch_write_globaltimer(&self, stream: CUstream, out: u64) -> DriverResult<()> {
+        let mut out = out;
+        // SAFETY: write_globaltimer(*mut u64); `out` is a live device allocation of at least 8 bytes.
+        unsafe { self.launch(self.kernels.write_globaltimer, 1, 1, stream, &mut [ptr(&mut out)]) }
+    }
+}
+
+/// A kernel parameter slot for `cuLaunchKernel`.
+fn ptr<T>(value: &mut T) -> *mut c_void {
+    value as *mut T as *mut c_void
+}
+
+fn load_module(ptx: &Ptx) -> anyhow::Result<cust::module::Module> {
+    cust::module::Module::from_ptx(ptx.text(), &[])
+        .map_err(|e| anyhow!("the driver rejected the PTX from {}: {e}", ptx.origin()))
+}
+
+/// Looks up every kernel by name in `module`.
+pub fn lookup_kernels(module: &cust::module::Module) -> anyhow::Result<Kernels> {
+    let get = |name: &str| -> anyhow::Result<CUfunction> {
+        Ok(module.get_function(name).with_context(|| format!("kernel `{name}` is not in the module"))?.to_raw())
+    };
+    Ok(Kernels {
+        spin_sleep: get("spin_sleep")?,
+        spin_wait_ns: get("spin_wait_ns")?,
+        empty: get("empty")?,
+        fill: get("fill")?,
+        checksum: get("checksum")?,
+        write_globaltimer: get("write_globaltimer")?,
+    })
+}

@@ -1,0 +1,210 @@
+//! Buffers of every kind the experiments copy between: device memory and five kinds of host memory.
+
+use super::error::{check, DriverResult};
+use super::gpu::Gpu;
+use super::sys::{self, CUdeviceptr};
+use serde::{Deserialize, Serialize};
+use std::alloc::{self, Layout};
+use std::ffi::c_void;
+use std::marker::PhantomData;
+
+/// Which memory a host-side buffer is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostKind {
+    /// Ordinary memory from the Rust allocator: the driver must stage copies through its own pinned buffer.
+    Pageable,
+    /// Page-locked memory from `cuMemAllocHost`: the GPU's copy engines read and write it directly.
+    Pinned,
+    /// Pageable memory page-locked afterwards with `cuMemHostRegister` (rule AL4).
+    Registered,
+    /// Write-combined pinned memory from `cuMemHostAlloc(CU_MEMHOSTALLOC_WRITECOMBINED)` (rule AL5).
+    WriteCombined,
+    /// Managed (unified) memory from `cuMemAllocManaged`, used from the host side (rule A4).
+    Managed,
+}
+
+impl HostKind {
+    pub const ALL: [HostKind; 5] =
+        [HostKind::Pageable, HostKind::Pinned, HostKind::Registered, HostKind::WriteCombined, HostKind::Managed];
+
+    pub fn slug(self) -> &'static str {
+        match self {
+            HostKind::Pageable => "pageable",
+            HostKind::Pinned => "pinned",
+            HostKind::Registered => "registered",
+            HostKind::WriteCombined => "wc",
+            HostKind::Managed => "managed",
+        }
+    }
+}
+
+const PAGE: usize = 4096;
+
+/// Device memory from `cuMemAlloc`, freed on drop.
+pub struct DeviceBuffer<'g> {
+    pub ptr: CUdeviceptr,
+    pub len: usize,
+    _gpu: PhantomData<&'g Gpu>,
+}
+
+impl<'g> DeviceBuffer<'g> {
+    pub fn new(_gpu: &'g Gpu, len: usize) -> DriverResult<DeviceBuffer<'g>> {
+        let mut ptr = 0;
+        // SAFETY: valid out-pointer; the context is alive for 'g. A zero-length request is bumped to 1 byte.
+        unsafe { check(sys::cuMemAlloc_v2(&mut ptr, len.max(1)), "cuMemAlloc")? };
+        Ok(DeviceBuffer { ptr, len, _gpu: PhantomData })
+    }
+
+    /// Gives up ownership without freeing (the allocation experiments free it themselves, timed).
+    pub fn into_raw(self) -> CUdeviceptr {
+        let ptr = self.ptr;
+        std::mem::forget(self);
+        ptr
+    }
+}
+
+impl Drop for DeviceBuffer<'_> {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemAlloc in this (still alive) context, freed only here.
+        unsafe { sys::cuMemFree_v2(self.ptr) };
+    }
+}
+
+/// Page-aligned pageable memory from the Rust allocator (page alignment lets `cuMemHostRegister` take it).
+pub struct PageableBuffer {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl PageableBuffer {
+    pub fn new(len: usize) -> PageableBuffer {
+        let layout = Self::layout(len);
+        // SAFETY: the layout has a non-zero size (at least one page).
+        let ptr = unsafe { alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            alloc::handle_alloc_error(layout);
+        }
+        PageableBuffer { ptr, len }
+    }
+
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    fn layout(len: usize) -> Layout {
+        Layout::from_size_align(len.max(1).div_ceil(PAGE) * PAGE, PAGE).expect("buffer size fits a Layout")
+    }
+}
+
+impl Drop for PageableBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with exactly this layout.
+        unsafe { alloc::dealloc(self.ptr, Self::layout(self.len)) };
+    }
+}
+
+/// Host-accessible memory of any `HostKind`, freed on drop the way it was allocated.
+pub struct HostBuffer<'g> {
+    ptr: *mut u8,
+    len: usize,
+    pub kind: HostKind,
+    /// Owns the memory of `Pageable` and `Registered` buffers.
+    pageable: Option<PageableBuffer>,
+    _gpu: PhantomData<&'g Gpu>,
+}
+
+impl<'g> HostBuffer<'g> {
+    pub fn new(_gpu: &'g Gpu, kind: HostKind, len: usize) -> DriverResult<HostBuffer<'g>> {
+        let bytes = len.max(1);
+        let mut pageable = None;
+        let ptr: *mut u8 = match kind {
+            HostKind::Pageable | HostKind::Registered => {
+                let buf = PageableBuffer::new(bytes);
+                let p = buf.ptr;
+                if kind == HostKind::Registered {
+                    // SAFETY: `p..p+bytes` is a live, page-aligned allocation owned by `buf`, which is kept in
+                    // `self` and unregistered in `drop` before it is freed.
+                    unsafe {
+                        check(
+                            sys::cuMemHostRegister_v2(p.cast(), bytes, sys::CU_MEMHOSTREGISTER_DEFAULT),
+                            "cuMemHostRegister",
+                        )?
+                    };
+                }
+                pageable = Some(buf);
+                p
+            }
+            HostKind::Pinned => {
+                let mut p: *mut c_void = std::ptr::null_mut();
+                // SAFETY: valid out-pointer; context alive.
+                unsafe { check(sys::cuMemAllocHost_v2(&mut p, bytes), "cuMemAllocHost")? };
+                p.cast()
+            }
+            HostKind::WriteCombined => {
+                let mut p: *mut c_void = std::ptr::null_mut();
+                // SAFETY: valid out-pointer; context alive.
+                unsafe {
+                    check(sys::cuMemHostAlloc(&mut p, bytes, sys::CU_MEMHOSTALLOC_WRITECOMBINED), "cuMemHostAlloc")?
+                };
+                p.cast()
+            }
+            HostKind::Managed => {
+                let mut d: CUdeviceptr = 0;
+                // SAFETY: valid out-pointer; context alive. Managed memory is host-addressable at `d`.
+                unsafe {
+                    check(sys::cuMemAllocManaged(&mut d, bytes, sys::CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged")?
+                };
+                d as *mut u8
+            }
+        };
+        Ok(HostBuffer { ptr, len, kind, pageable, _gpu: PhantomData })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    /// The buffer's address as the driver's unified address space sees it (UVA: host pointers are valid
+    /// `CUdeviceptr`s for `cuMemcpy`).
+    pub fn addr(&self) -> CUdeviceptr {
+        self.ptr as CUdeviceptr
+    }
+
+    /// The bytes, for the host to read or write.
+    ///
+    /// # Safety
+    /// No copy or kernel that touches this buffer may be pending on the GPU while the slice is in use.
+    pub unsafe fn bytes_mut(&mut self) -> &mut [u8] {
+        std::slice::from_raw_parts_mut(self.ptr, self.len)
+    }
+}
+
+impl Drop for HostBuffer<'_> {
+    fn drop(&mut self) {
+        // SAFETY: each arm frees memory the same way `new` obtained it, in the still-alive context, once.
+        unsafe {
+            match self.kind {
+                HostKind::Pageable => {}
+                HostKind::Registered => {
+                    sys::cuMemHostUnregister(self.ptr.cast());
+                }
+                HostKind::Pinned | HostKind::WriteCombined => {
+                    sys::cuMemFreeHost(self.ptr.cast());
+                }
+                HostKind::Managed => {
+                    sys::cuMemFree_v2(self.ptr as CUdeviceptr);
+                }
+            }
+        }
+        drop(self.pageable.take());
+    }
+}

@@ -1,0 +1,150 @@
+//! Streams of the four kinds the experiments compare, and events to time and query them.
+
+use super::error::{check, DriverResult};
+use super::gpu::Gpu;
+use super::sys::{self, CUevent, CUstream};
+use serde::{Deserialize, Serialize};
+use std::marker::PhantomData;
+
+/// Which stream a call is issued on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum StreamKind {
+    /// `cuStreamCreate(CU_STREAM_NON_BLOCKING)`: no implicit ordering with the legacy stream (rule ST3).
+    NonBlocking,
+    /// `cuStreamCreate(CU_STREAM_DEFAULT)`: a created stream that is ordered with the legacy stream.
+    Blocking,
+    /// The legacy default stream (`CU_STREAM_LEGACY`, stream 0 in the runtime API, rule ST1).
+    Legacy,
+    /// The per-thread default stream (`CU_STREAM_PER_THREAD`, rule ST2).
+    PerThread,
+}
+
+impl StreamKind {
+    pub const ALL: [StreamKind; 4] =
+        [StreamKind::NonBlocking, StreamKind::Blocking, StreamKind::Legacy, StreamKind::PerThread];
+
+    /// The name used in experiment ids.
+    pub fn slug(self) -> &'static str {
+        match self {
+            StreamKind::NonBlocking => "nonblocking",
+            StreamKind::Blocking => "blocking",
+            StreamKind::Legacy => "legacy",
+            StreamKind::PerThread => "per-thread",
+        }
+    }
+}
+
+/// A stream handle; created streams are destroyed on drop, the two default streams are not.
+pub struct Stream<'g> {
+    raw: CUstream,
+    owned: bool,
+    pub kind: StreamKind,
+    _gpu: PhantomData<&'g Gpu>,
+}
+
+impl<'g> Stream<'g> {
+    pub fn new(_gpu: &'g Gpu, kind: StreamKind) -> DriverResult<Stream<'g>> {
+        let (raw, owned) = match kind {
+            StreamKind::Legacy => (sys::CU_STREAM_LEGACY, false),
+            StreamKind::PerThread => (sys::CU_STREAM_PER_THREAD, false),
+            StreamKind::NonBlocking | StreamKind::Blocking => {
+                let flags =
+                    if kind == StreamKind::NonBlocking { sys::CU_STREAM_NON_BLOCKING } else { sys::CU_STREAM_DEFAULT };
+                let mut raw = std::ptr::null_mut();
+                // SAFETY: `raw` is a valid out-pointer; the context is current and alive (`_gpu` borrows it).
+                unsafe { check(sys::cuStreamCreate(&mut raw, flags), "cuStreamCreate")? };
+                (raw, true)
+            }
+        };
+        Ok(Stream { raw, owned, kind, _gpu: PhantomData })
+    }
+
+    pub fn raw(&self) -> CUstream {
+        self.raw
+    }
+
+    pub fn synchronize(&self) -> DriverResult<()> {
+        // SAFETY: `raw` is a live stream of the current context, or one of the two default-stream handles.
+        unsafe { check(sys::cuStreamSynchronize(self.raw), "cuStreamSynchronize") }
+    }
+
+    /// Destroys the stream now and returns how long `cuStreamDestroy` took (the SD1 experiment).
+    pub fn destroy_timed(mut self) -> DriverResult<crate::measure::Timed> {
+        assert!(self.owned, "only created streams can be destroyed");
+        self.owned = false;
+        let t = crate::measure::Stopwatch::start();
+        // SAFETY: the stream was created by us and is destroyed exactly once (`owned` is now false).
+        let rc = unsafe { sys::cuStreamDestroy_v2(self.raw) };
+        let elapsed = t.stop();
+        check(rc, "cuStreamDestroy")?;
+        Ok(elapsed)
+    }
+}
+
+impl Drop for Stream<'_> {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: created by cuStreamCreate in this (still alive) context and not destroyed before.
+            unsafe { sys::cuStreamDestroy_v2(self.raw) };
+        }
+    }
+}
+
+/// A CUDA event (timing enabled).
+pub struct Event<'g> {
+    raw: CUevent,
+    _gpu: PhantomData<&'g Gpu>,
+}
+
+impl<'g> Event<'g> {
+    pub fn new(gpu: &'g Gpu) -> DriverResult<Event<'g>> {
+        Self::with_flags(gpu, sys::CU_EVENT_DEFAULT)
+    }
+
+    pub fn with_flags(_gpu: &'g Gpu, flags: u32) -> DriverResult<Event<'g>> {
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; the context is alive for 'g.
+        unsafe { check(sys::cuEventCreate(&mut raw, flags), "cuEventCreate")? };
+        Ok(Event { raw, _gpu: PhantomData })
+    }
+
+    pub fn raw(&self) -> CUevent {
+        self.raw
+    }
+
+    pub fn record(&self, stream: CUstream) -> DriverResult<()> {
+        // SAFETY: both handles are live in the current context.
+        unsafe { check(sys::cuEventRecord(self.raw, stream), "cuEventRecord") }
+    }
+
+    /// Whether all work captured by the last `record` has finished.
+    pub fn is_done(&self) -> DriverResult<bool> {
+        // SAFETY: live event handle.
+        match unsafe { sys::cuEventQuery(self.raw) } {
+            sys::CUDA_SUCCESS => Ok(true),
+            sys::CUDA_ERROR_NOT_READY => Ok(false),
+            rc => Err(super::error::DriverError { code: rc, call: "cuEventQuery" }),
+        }
+    }
+
+    pub fn synchronize(&self) -> DriverResult<()> {
+        // SAFETY: live event handle.
+        unsafe { check(sys::cuEventSynchronize(self.raw), "cuEventSynchronize") }
+    }
+
+    /// Nanoseconds from `start` to `self` (both recorded and finished).
+    pub fn ns_since(&self, start: &Event<'_>) -> DriverResult<u64> {
+        let mut ms = 0f32;
+        // SAFETY: valid out-pointer; both events are live, recorded and complete (callers synchronize first).
+        unsafe { check(sys::cuEventElapsedTime(&mut ms, start.raw, self.raw), "cuEventElapsedTime")? };
+        Ok((ms as f64 * 1e6).max(0.0) as u64)
+    }
+}
+
+impl Drop for Event<'_> {
+    fn drop(&mut self) {
+        // SAFETY: created by cuEventCreate in this (still alive) context and destroyed only here.
+        unsafe { sys::cuEventDestroy_v2(self.raw) };
+    }
+}

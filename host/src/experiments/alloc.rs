@@ -1,0 +1,326 @@
+//! Allocation, freeing and registration: do they wait for work already running on the GPU? (rules AL1–AL4,
+//! ST4). Calls without a stream are measured next to a blocker on the legacy stream and on a non-blocking
+//! stream; stream-ordered allocation next to a blocker in its own stream and on another.
+
+use super::method::{measure, BlockerPlan, Probe};
+use super::{case_record, Case, Op};
+use crate::classify::Class::*;
+use crate::driver::{sys, DriverResult, Gpu, PageableBuffer, Stream, StreamKind};
+use crate::drv;
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use crate::rules::Expected;
+use std::ffi::c_void;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocCall {
+    MemAlloc,
+    MemFree,
+    AllocHost,
+    FreeHost,
+    HostRegister,
+    HostUnregister,
+    AllocManaged,
+    AllocAsync,
+    FreeAsync,
+}
+
+/// The default memory pool's release threshold during a stream-ordered experiment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pool {
+    /// The default (0): the pool gives memory back at every synchronization, so allocations refill it.
+    Threshold0,
+    /// Threshold at its maximum and the pool primed: allocations are served from memory the pool keeps.
+    Warm,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct AllocOp {
+    pub call: AllocCall,
+    pub pool: Pool,
+    /// For calls without a stream: the stream the blocker runs on (legacy or non-blocking).
+    pub blocker_stream: StreamKind,
+    /// For stream-ordered calls: blocker in the call's stream or on another.
+    pub blocker: BlockerPlacement,
+    pub bytes: u64,
+}
+
+impl AllocCall {
+    fn slug(self) -> &'static str {
+        match self {
+            AllocCall::MemAlloc => "mem-alloc",
+            AllocCall::MemFree => "mem-free",
+            AllocCall::AllocHost => "alloc-host",
+            AllocCall::FreeHost => "free-host",
+            AllocCall::HostRegister => "host-register",
+            AllocCall::HostUnregister => "host-unregister",
+            AllocCall::AllocManaged => "alloc-managed",
+            AllocCall::AllocAsync => "alloc-async",
+            AllocCall::FreeAsync => "free-async",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            AllocCall::MemAlloc => "cuMemAlloc",
+            AllocCall::MemFree => "cuMemFree",
+            AllocCall::AllocHost => "cuMemAllocHost",
+            AllocCall::FreeHost => "cuMemFreeHost",
+            AllocCall::HostRegister => "cuMemHostRegister",
+            AllocCall::HostUnregister => "cuMemHostUnregister",
+            AllocCall::AllocManaged => "cuMemAllocManaged",
+            AllocCall::AllocAsync => "cuMemAllocAsync",
+            AllocCall::FreeAsync => "cuMemFreeAsync",
+        }
+    }
+
+    fn stream_ordered(self) -> bool {
+        matches!(self, AllocCall::AllocAsync | AllocCall::FreeAsync)
+    }
+}
+
+impl AllocOp {
+    fn case(self) -> Case {
+        let c = self.call;
+        let (rule, expected) = match c {
+            AllocCall::MemAlloc | AllocCall::AllocManaged => ("ST4", Expected::undocumented()),
+            AllocCall::MemFree => ("AL1", Expected::classes(&[DeviceSync])),
+            AllocCall::AllocHost | AllocCall::FreeHost => ("AL3", Expected::undocumented()),
+            AllocCall::HostRegister | AllocCall::HostUnregister => ("AL4", Expected::undocumented()),
+            AllocCall::AllocAsync | AllocCall::FreeAsync => ("AL2", Expected::classes(&[Async])),
+        };
+        let size = crate::units::format_size(self.bytes);
+        let (id, stream, blocker, blocker_stream, ahead, what) = if c.stream_ordered() {
+            let same = self.blocker == BlockerPlacement::Same;
+            let pool = if self.pool == Pool::Warm { "warm-pool" } else { "threshold-0" };
+            (
+                format!("alloc/{}/{pool}/nonblocking/{}", c.slug(), if same { "same" } else { "other" }),
+                Some(StreamKind::NonBlocking),
+                self.blocker,
+                StreamKind::NonBlocking,
+                same,
+                format!(
+                    "{} of {size} from the default pool ({}), with a blocker {}",
+                    c.name(),
+                    if self.pool == Pool::Warm {
+                        "release threshold at its maximum, pool primed"
+                    } else {
+                        "release threshold 0, the default"
+                    },
+                    if same { "ahead of it in the same stream" } else { "on another, non-blocking stream" }
+                ),
+            )
+        } else {
+            (
+                format!("alloc/{}/{}", c.slug(), self.blocker_stream.slug()),
+                None,
+                BlockerPlacement::Other,
+                self.blocker_stream,
+                false,
+                format!("{} of {size} while a blocker runs on the {} stream", c.name(), self.blocker_stream.slug()),
+            )
+        };
+        Case {
+            setup: CaseSetup {
+                id,
+                family: Family::Alloc,
+                call: c.name().into(),
+                rule: rule.into(),
+                expected,
+                stream,
+                blocker,
+                blocker_stream: Some(blocker_stream),
+                blocker_ahead: ahead,
+                host_memory: None,
+                bytes: self.bytes,
+                what,
+            },
+            op: Op::Alloc(self),
+        }
+    }
+}
+
+pub fn cases(bytes: u64) -> Vec<Case> {
+    let mut v = Vec::new();
+    for call in [
+        AllocCall::MemAlloc,
+        AllocCall::MemFree,
+        AllocCall::AllocHost,
+        AllocCall::FreeHost,
+        AllocCall::HostRegister,
+        AllocCall::HostUnregister,
+        AllocCall::AllocManaged,
+    ] {
+        for blocker_stream in [StreamKind::Legacy, StreamKind::NonBlocking] {
+            v.push(
+                AllocOp { call, pool: Pool::Threshold0, blocker_stream, blocker: BlockerPlacement::Other, bytes }
+                    .case(),
+            );
+        }
+    }
+    for call in [AllocCall::AllocAsync, AllocCall::FreeAsync] {
+        for pool in [Pool::Threshold0, Pool::Warm] {
+            for blocker in [BlockerPlacement::Same, BlockerPlacement::Other] {
+                v.push(AllocOp { call, pool, blocker_stream: StreamKind::NonBlocking, blocker, bytes }.case());
+            }
+        }
+    }
+    v
+}
+
+struct AllocProbe<'g> {
+    op: AllocOp,
+    stream: Stream<'g>,
+    pool: sys::CUmemoryPool,
+    /// What the call allocates or frees.
+    device: u64,
+    host: *mut c_void,
+    pageable: Option<PageableBuffer>,
+}
+
+impl AllocProbe<'_> {
+    fn set_threshold(&self, value: u64) -> anyhow::Result<()> {
+        let mut v = value;
+        // SAFETY: the pool is the device's default pool; the attribute takes a pointer to a u64.
+        unsafe {
+            drv!(cuMemPoolSetAttribute(
+                self.pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut v as *mut u64).cast()
+            ))?
+        };
+        Ok(())
+    }
+
+    /// Frees whatever the last call left allocated or registered.
+    fn release(&mut self) -> anyhow::Result<()> {
+        let n = self.op.bytes as usize;
+        // SAFETY: each branch undoes exactly what a previous `call` or `prepare` did, once; the device is
+        // synchronized before `verify` and `prepare` run.
+        unsafe {
+            match self.op.call {
+                AllocCall::MemAlloc | AllocCall::AllocManaged | AllocCall::MemFree if self.device != 0 => {
+                    drv!(cuMemFree_v2(self.device))?;
+                }
+                AllocCall::AllocHost | AllocCall::FreeHost if !self.host.is_null() => drv!(cuMemFreeHost(self.host))?,
+                AllocCall::HostRegister | AllocCall::HostUnregister if !self.host.is_null() => {
+                    drv!(cuMemHostUnregister(self.host))?
+                }
+                AllocCall::AllocAsync | AllocCall::FreeAsync if self.device != 0 => {
+                    drv!(cuMemFreeAsync(self.device, self.stream.raw()))?;
+                    drv!(cuStreamSynchronize(self.stream.raw()))?;
+                }
+                _ => {}
+            }
+        }
+        let _ = n;
+        self.device = 0;
+        self.host = std::ptr::null_mut();
+        Ok(())
+    }
+}
+
+impl Probe for AllocProbe<'_> {
+    fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
+        self.release()?;
+        let n = self.op.bytes as usize;
+        if self.op.call.stream_ordered() {
+            self.set_threshold(if self.op.pool == Pool::Warm { u64::MAX } else { 0 })?;
+        }
+        // SAFETY: every pointer written is a valid out-pointer; what is allocated here is what `call` frees or
+        // unregisters, and `release` cleans up whatever is left.
+        unsafe {
+            match self.op.call {
+                AllocCall::MemFree => drv!(cuMemAlloc_v2(&mut self.device, n))?,
+                AllocCall::FreeHost => drv!(cuMemAllocHost_v2(&mut self.host, n))?,
+                AllocCall::HostUnregister => {
+                    let p = self.pageable.as_ref().expect("made in run").as_ptr();
+                    drv!(cuMemHostRegister_v2(p.cast(), n, sys::CU_MEMHOSTREGISTER_DEFAULT))?;
+                    self.host = p.cast();
+                }
+                AllocCall::FreeAsync => {
+                    drv!(cuMemAllocAsync(&mut self.device, n, self.stream.raw()))?;
+                    drv!(cuStreamSynchronize(self.stream.raw()))?;
+                }
+                AllocCall::AllocAsync if self.op.pool == Pool::Warm => {
+                    // Prime the pool so that the measured allocation is served from memory it keeps.
+                    let mut d = 0;
+                    drv!(cuMemAllocAsync(&mut d, n, self.stream.raw()))?;
+                    drv!(cuMemFreeAsync(d, self.stream.raw()))?;
+                    drv!(cuStreamSynchronize(self.stream.raw()))?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+        let n = self.op.bytes as usize;
+        let s = self.stream.raw();
+        // SAFETY: out-pointers are fields of `self`; frees and unregistrations act on what `prepare` made.
+        unsafe {
+            match self.op.call {
+                AllocCall::MemAlloc => drv!(cuMemAlloc_v2(&mut self.device, n)),
+                AllocCall::MemFree => drv!(cuMemFree_v2(self.device)).map(|()| self.device = 0),
+                AllocCall::AllocHost => drv!(cuMemAllocHost_v2(&mut self.host, n)),
+                AllocCall::FreeHost => drv!(cuMemFreeHost(self.host)).map(|()| self.host = std::ptr::null_mut()),
+                AllocCall::HostRegister => {
+                    let p = self.pageable.as_ref().expect("made in run").as_ptr();
+                    let r = drv!(cuMemHostRegister_v2(p.cast(), n, sys::CU_MEMHOSTREGISTER_DEFAULT));
+                    if r.is_ok() {
+                        self.host = p.cast();
+                    }
+                    r
+                }
+                AllocCall::HostUnregister => {
+                    drv!(cuMemHostUnregister(self.host)).map(|()| self.host = std::ptr::null_mut())
+                }
+                AllocCall::AllocManaged => drv!(cuMemAllocManaged(&mut self.device, n, sys::CU_MEM_ATTACH_GLOBAL)),
+                AllocCall::AllocAsync => drv!(cuMemAllocAsync(&mut self.device, n, s)),
+                AllocCall::FreeAsync => drv!(cuMemFreeAsync(self.device, s)).map(|()| self.device = 0),
+            }
+        }
+    }
+
+    fn op_stream(&self) -> Option<sys::CUstream> {
+        self.op.call.stream_ordered().then(|| self.stream.raw())
+    }
+
+    fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+        self.release()?;
+        Ok(None)
+    }
+}
+
+impl Drop for AllocProbe<'_> {
+    fn drop(&mut self) {
+        let _ = self.release();
+        if self.op.call.stream_ordered() {
+            let _ = self.set_threshold(0);
+        }
+    }
+}
+
+pub fn run(gpu: &Gpu, case: &Case, op: AllocOp, reps: usize) -> anyhow::Result<CaseRecord> {
+    let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
+    let blocker_stream =
+        Stream::new(gpu, if op.call.stream_ordered() { StreamKind::NonBlocking } else { op.blocker_stream })?;
+    let mut pool = std::ptr::null_mut();
+    // SAFETY: valid out-pointer; the device handle is live.
+    unsafe { drv!(cuDeviceGetDefaultMemPool(&mut pool, gpu.device))? };
+    let plan = BlockerPlan {
+        stream: if op.call.stream_ordered() && op.blocker == BlockerPlacement::Same {
+            stream.raw()
+        } else {
+            blocker_stream.raw()
+        },
+        ahead: case.setup.blocker_ahead,
+    };
+    let pageable = matches!(op.call, AllocCall::HostRegister | AllocCall::HostUnregister)
+        .then(|| PageableBuffer::new(op.bytes as usize));
+    let mut probe = AllocProbe { op, stream, pool, device: 0, host: std::ptr::null_mut(), pageable };
+    let (warmup, blocker_ns, reps) = measure(gpu, &mut probe, plan, reps)?;
+    drop(probe);
+    drop(blocker_stream);
+    Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
+}

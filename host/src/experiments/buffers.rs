@@ -1,0 +1,181 @@
+//! Source and destination buffers for the copy and memset experiments, and how each kind is filled,
+//! poisoned and verified without the checking itself dominating the run time.
+//!
+//! The test pattern comes from `pattern`. Host buffers are filled by copying a reference buffer made once
+//! per experiment; device buffers by the `fill` kernel. Results are verified by the `checksum` kernel where
+//! the GPU can read the destination (device, pinned, write-combined and managed memory; host reads of
+//! write-combined memory are very slow), and by comparing with the reference on the host otherwise.
+
+use crate::driver::{DeviceBuffer, Gpu, HostBuffer, HostKind};
+use crate::drv;
+use crate::pattern::{self, checksum_term, pattern_byte};
+use anyhow::{bail, ensure};
+
+/// Seed of the data a copy should deliver, and of what the source is overwritten with after the return.
+pub const SEED_ORIGINAL: u32 = 0xA11CE;
+pub const SEED_OVERWRITE: u32 = 0xB0B;
+/// How much of the source the staging probe overwrites: one page, so it is instant.
+pub const PROBE_BYTES: u64 = 4096;
+
+/// One end of a copy.
+pub enum Side<'g> {
+    Device(DeviceBuffer<'g>),
+    Host(HostBuffer<'g>),
+}
+
+impl<'g> Side<'g> {
+    pub fn new(gpu: &'g Gpu, host: Option<HostKind>, len: usize) -> anyhow::Result<Side<'g>> {
+        Ok(match host {
+            None => Side::Device(DeviceBuffer::new(gpu, len)?),
+            Some(kind) => Side::Host(HostBuffer::new(gpu, kind, len)?),
+        })
+    }
+
+    /// The address in the unified address space (valid for `cuMemcpy`).
+    pub fn addr(&self) -> u64 {
+        match self {
+            Side::Device(d) => d.ptr,
+            Side::Host(h) => h.addr(),
+        }
+    }
+
+    /// Whether the GPU can read it directly (so the `checksum` kernel can verify it).
+    pub fn gpu_readable(&self) -> bool {
+        match self {
+            Side::Device(_) => true,
+            Side::Host(h) => matches!(h.kind, HostKind::Pinned | HostKind::WriteCombined | HostKind::Managed),
+        }
+    }
+}
+
+/// Per-experiment verification state: the reference bytes and the checksums of what may arrive.
+pub struct Checker<'g> {
+    pub len: u64,
+    reference: Vec<u8>,
+    sum: DeviceBuffer<'g>,
+    /// Checksum of the original pattern.
+    pub original: u64,
+    /// Checksum of the pattern with its first page overwritten by the probe.
+    pub probed: u64,
+}
+
+impl<'g> Checker<'g> {
+    pub fn new(gpu: &'g Gpu, len: u64) -> anyhow::Result<Checker<'g>> {
+        let mut reference = vec![0u8; len as usize];
+        pattern::fill(&mut reference, 0, SEED_ORIGINAL);
+        let sum = DeviceBuffer::new(gpu, 8)?;
+        // The original checksum, computed on the GPU over a freshly filled scratch buffer (fast at any size).
+        let scratch = DeviceBuffer::new(gpu, len as usize)?;
+        gpu.launch_fill(crate::driver::sys::CU_STREAM_LEGACY, scratch.ptr, len, SEED_ORIGINAL)?;
+        let original = gpu_checksum(gpu, &sum, scratch.ptr, len)?;
+        drop(scratch);
+        let head = len.min(PROBE_BYTES);
+        let mut probed = original;
+        for i in 0..head {
+            probed = probed
+                .wrapping_sub(checksum_term(i, pattern_byte(i, SEED_ORIGINAL)))
+                .wrapping_add(checksum_term(i, pattern_byte(i, SEED_OVERWRITE)));
+        }
+        if len <= 1 << 20 {
+            // Small enough to cross-check the GPU's checksum on the host every time.
+            ensure!(
+                pattern::checksum(&reference) == original,
+                "the GPU's checksum of the pattern disagrees with the host's"
+            );
+        }
+        Ok(Checker { len, reference, sum, original, probed })
+    }
+
+    /// Makes `side` hold the original pattern.
+    pub fn fill(&self, gpu: &Gpu, side: &mut Side) -> anyhow::Result<()> {
+        match side {
+            Side::Device(d) => {
+                gpu.launch_fill(crate::driver::sys::CU_STREAM_LEGACY, d.ptr, self.len, SEED_ORIGINAL)?;
+                gpu.synchronize()?;
+            }
+            // SAFETY: callers fill only between repetitions, after synchronizing: nothing on the GPU uses it.
+            Side::Host(h) => unsafe { h.bytes_mut() }.copy_from_slice(&self.reference),
+        }
+        Ok(())
+    }
+
+    /// Restores the first page of a host source after the probe overwrote it.
+    pub fn restore_head(&self, side: &mut Side) {
+        if let Side::Host(h) = side {
+            let head = self.len.min(PROBE_BYTES) as usize;
+            // SAFETY: as in `fill`.
+            let bytes = unsafe { h.bytes_mut() };
+            bytes[..head].copy_from_slice(&self.reference[..head]);
+        }
+    }
+
+    /// Overwrites the first page of a host source with the other seed (the staging probe).
+    ///
+    /// # Safety
+    /// The copy reading `side` must not have started (the blocker ahead of it is still running), or must
+    /// read from the driver's staging buffer rather than from `side`.
+    pub unsafe fn overwrite_head(&self, side: &mut Side) {
+        if let Side::Host(h) = side {
+            let head = self.len.min(PROBE_BYTES);
+            let bytes = h.bytes_mut();
+            for i in 0..head {
+                bytes[i as usize] = pattern_byte(i, SEED_OVERWRITE);
+            }
+        }
+    }
+
+    /// Fills a destination with bytes that are neither pattern.
+    pub fn poison(&self, side: &mut Side) -> anyhow::Result<()> {
+        match side {
+            // SAFETY: `d` holds `len` bytes; the memset is synchronous for device memory once followed by the
+            // device synchronization that every repetition does after `prepare`.
+            Side::Device(d) => unsafe { drv!(cuMemsetD8_v2(d.ptr, 0x5A, self.len as usize))? },
+            // SAFETY: between repetitions, nothing on the GPU uses the buffer.
+            Side::Host(h) => unsafe { h.bytes_mut() }.fill(0x5A),
+        }
+        Ok(())
+    }
+
+    /// After synchronization: `Some(true)` if `dst` holds the original pattern, `Some(false)` if it holds the
+    /// probed one (only acceptable when `probed`); an error for anything else.
+    pub fn verify(&self, gpu: &Gpu, dst: &mut Side, probed: bool) -> anyhow::Result<bool> {
+        let original = if dst.gpu_readable() {
+            let got = gpu_checksum(gpu, &self.sum, dst.addr(), self.len)?;
+            if got == self.original {
+                true
+            } else if probed && got == self.probed {
+                false
+            } else {
+                bail!("the copy delivered wrong bytes (checksum {got:#x}; original {:#x})", self.original);
+            }
+        } else {
+            let Side::Host(h) = dst else { unreachable!("device buffers are GPU-readable") };
+            // SAFETY: the device is synchronized; nothing is using the buffer.
+            let bytes = unsafe { h.bytes_mut() };
+            let head = self.len.min(PROBE_BYTES) as usize;
+            let tail_ok = bytes[head..] == self.reference[head..];
+            if tail_ok && bytes[..head] == self.reference[..head] {
+                true
+            } else if tail_ok && probed && (0..head).all(|i| bytes[i] == pattern_byte(i as u64, SEED_OVERWRITE)) {
+                false
+            } else {
+                let i = (0..bytes.len()).find(|&i| bytes[i] != self.reference[i]).unwrap_or(0);
+                bail!("the copy delivered wrong bytes (first difference at byte {i})");
+            }
+        };
+        Ok(original)
+    }
+}
+
+/// The `checksum` kernel over `len` bytes at `addr`, waited for.
+pub fn gpu_checksum(gpu: &Gpu, sum: &DeviceBuffer, addr: u64, len: u64) -> anyhow::Result<u64> {
+    let legacy = crate::driver::sys::CU_STREAM_LEGACY;
+    // SAFETY: `sum` holds 8 bytes.
+    unsafe { drv!(cuMemsetD8_v2(sum.ptr, 0, 8))? };
+    gpu.launch_checksum(legacy, addr, len, sum.ptr)?;
+    gpu.synchronize()?;
+    let mut got = 0u64;
+    // SAFETY: 8 bytes into a u64 after synchronization.
+    unsafe { drv!(cuMemcpyDtoH_v2((&mut got as *mut u64).cast(), sum.ptr, 8))? };
+    Ok(got)
+}

@@ -1,0 +1,174 @@
+//! Host callbacks (`cuLaunchHostFunc`, rule CB1) and destroying a stream that still has work (SD1).
+//!
+//! Besides how long enqueueing a callback takes, this measures how late the callback runs: a second host
+//! thread polls the event recorded after the blocker and notes when it completes; the callback notes when
+//! it runs; the difference is the driver's delay in calling back.
+
+use super::method::{measure_with, Blocker, BlockerPlan, Probe};
+use super::{case_record, Case, Op};
+use crate::classify::Class::*;
+use crate::driver::{sys, DriverResult, Gpu, Stream, StreamKind};
+use crate::drv;
+use crate::measure::monotonic_ns;
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use crate::rules::Expected;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Clone, Copy, Debug)]
+pub enum CallbackOp {
+    LaunchHostFunc,
+    StreamDestroy,
+}
+
+const BLOCKER_NS: u64 = 20_000_000;
+
+pub fn cases() -> Vec<Case> {
+    [CallbackOp::LaunchHostFunc, CallbackOp::StreamDestroy]
+        .into_iter()
+        .map(|op| {
+            let (id, call, rule, what) = match op {
+                CallbackOp::LaunchHostFunc => (
+                    "callback/launch-host-func/nonblocking/same",
+                    "cuLaunchHostFunc",
+                    "CB1",
+                    "enqueueing a host function behind a blocker in the same stream; also measured: how long after the blocker ends the function runs",
+                ),
+                CallbackOp::StreamDestroy => (
+                    "callback/stream-destroy/nonblocking/same",
+                    "cuStreamDestroy",
+                    "SD1",
+                    "destroying a stream while a blocker still runs in it",
+                ),
+            };
+            Case {
+                setup: CaseSetup {
+                    id: id.into(),
+                    family: Family::Callback,
+                    call: call.into(),
+                    rule: rule.into(),
+                    expected: Expected::classes(&[Async]),
+                    stream: Some(StreamKind::NonBlocking),
+                    blocker: BlockerPlacement::Same,
+                    blocker_stream: Some(StreamKind::NonBlocking),
+                    blocker_ahead: true,
+                    host_memory: None,
+                    bytes: 0,
+                    what: what.into(),
+                },
+                op: Op::Callback(op),
+            }
+        })
+        .collect()
+}
+
+/// Called by the driver on its own thread: notes the time.
+unsafe extern "C" fn note_time(user: *mut c_void) {
+    // SAFETY: `user` points at the AtomicU64 of a `HostFuncProbe`, which outlives the stream synchronization
+    // that follows every enqueue (see `HostFuncProbe::call`).
+    let cell = unsafe { &*(user as *const AtomicU64) };
+    cell.store(monotonic_ns(), Ordering::SeqCst);
+}
+
+struct HostFuncProbe<'g> {
+    stream: Stream<'g>,
+    ran_at: Box<AtomicU64>,
+}
+
+impl Probe for HostFuncProbe<'_> {
+    fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
+        self.ran_at.store(0, Ordering::SeqCst);
+        Ok(())
+    }
+    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+        let user = (&*self.ran_at as *const AtomicU64) as *mut c_void;
+        // SAFETY: `note_time` only stores into the boxed atomic, which lives as long as `self`; every
+        // repetition synchronizes the device before the next `prepare` or the drop, so the callback has run.
+        unsafe { drv!(cuLaunchHostFunc(self.stream.raw(), Some(note_time), user)) }
+    }
+    fn op_stream(&self) -> Option<sys::CUstream> {
+        Some(self.stream.raw())
+    }
+    fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+        anyhow::ensure!(self.ran_at.load(Ordering::SeqCst) != 0, "the host function never ran");
+        Ok(None)
+    }
+}
+
+pub fn run(gpu: &Gpu, case: &Case, op: CallbackOp, reps: usize) -> anyhow::Result<CaseRecord> {
+    match op {
+        CallbackOp::LaunchHostFunc => host_func(gpu, case, reps),
+        CallbackOp::StreamDestroy => stream_destroy(gpu, case, reps),
+    }
+}
+
+fn host_func(gpu: &Gpu, case: &Case, reps: usize) -> anyhow::Result<CaseRecord> {
+    let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
+    let plan = BlockerPlan { stream: stream.raw(), ahead: true };
+    let mut probe = HostFuncProbe { stream, ran_at: Box::new(AtomicU64::new(0)) };
+    let (warmup, _, mut out) = measure_with(gpu, &mut probe, plan, reps, true)?;
+
+    // The delay: poll the blocker's end event from a second thread while the callback waits behind it.
+    let blocker = Blocker::new(gpu)?;
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    unsafe { drv!(cuCtxGetCurrent(&mut ctx))? };
+    let (ctx_addr, event_addr) = (ctx as usize, blocker.end_event().raw() as usize);
+    for rep in out.iter_mut() {
+        probe.ran_at.store(0, Ordering::SeqCst);
+        blocker.launch(probe.stream.raw(), BLOCKER_NS)?;
+        probe.call(gpu)?;
+        let seen_at = std::thread::scope(|s| {
+            s.spawn(move || -> DriverResult<u64> {
+                // SAFETY: the context and event outlive this scoped thread (both are owned by the caller, which
+                // joins the thread before dropping them); making a context current on a thread is always
+                // allowed, and event queries are thread-safe.
+                unsafe {
+                    drv!(cuCtxSetCurrent(ctx_addr as sys::CUcontext))?;
+                    loop {
+                        match sys::cuEventQuery(event_addr as sys::CUevent) {
+                            sys::CUDA_ERROR_NOT_READY => std::hint::spin_loop(),
+                            rc => {
+                                let t = monotonic_ns();
+                                crate::driver::check(rc, "cuEventQuery")?;
+                                return Ok(t);
+                            }
+                        }
+                    }
+                }
+            })
+            .join()
+            .expect("the polling thread does not panic")
+        })?;
+        gpu.synchronize()?;
+        let ran_at = probe.ran_at.load(Ordering::SeqCst);
+        rep.metrics.insert("callback_delay_us".into(), ran_at.saturating_sub(seen_at) as f64 / 1e3);
+    }
+    Ok(case_record(case, Some(warmup), Some(BLOCKER_NS), out))
+}
+
+fn stream_destroy(gpu: &Gpu, case: &Case, reps: usize) -> anyhow::Result<CaseRecord> {
+    let blocker = Blocker::new(gpu)?;
+    let mut out = Vec::new();
+    for _ in 0..reps {
+        let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
+        let launched = blocker.launch(stream.raw(), BLOCKER_NS)?;
+        let host_call_start_ns = monotonic_ns();
+        let timed = stream.destroy_timed()?;
+        let blocker_done = blocker.is_done()?;
+        gpu.synchronize()?;
+        let (blocker_device_ns, stamps) = blocker.read()?;
+        out.push(Rep {
+            host_call_ns: timed.wall_ns,
+            host_cpu_ns: timed.cpu_ns,
+            blocker_done_at_return: Some(blocker_done),
+            op_done_at_return: None,
+            blocker_device_ns: Some(blocker_device_ns),
+            host_call_start_ns,
+            host_blocker_launch_ns: Some(launched),
+            blocker_gpu_ns: Some(stamps),
+            ..Rep::default()
+        });
+    }
+    Ok(case_record(case, None, Some(BLOCKER_NS), out))
+}

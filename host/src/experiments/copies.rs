@@ -1,0 +1,337 @@
+//! Copies in every direction, from and to every kind of host memory, in both API forms, on every kind of
+//! stream (rules S1–S5, A1–A4, G1, ST1–ST3, AL4, AL5).
+
+use super::buffers::{Checker, Side};
+use super::method::{measure, BlockerPlan, Probe};
+use super::{case_record, Case, Op};
+use crate::classify::Class::{self, *};
+use crate::driver::{sys, DriverResult, Gpu, HostKind, Stream, StreamKind};
+use crate::drv;
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use crate::rules::Expected;
+use crate::units::format_size;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// cuMemcpyHtoD and friends: no stream argument; they use the legacy default stream.
+    Sync,
+    /// cuMemcpyHtoDAsync and friends.
+    Async,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    HtoD,
+    DtoH,
+    DtoD,
+    HtoH,
+}
+
+impl Dir {
+    fn slug(self) -> &'static str {
+        match self {
+            Dir::HtoD => "htod",
+            Dir::DtoH => "dtoh",
+            Dir::DtoD => "dtod",
+            Dir::HtoH => "htoh",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct CopyOp {
+    pub form: Form,
+    pub dir: Dir,
+    /// The host memory involved (both ends for host → host); `None` for device → device.
+    pub host: Option<HostKind>,
+    pub stream: StreamKind,
+    pub blocker: BlockerPlacement,
+    pub bytes: u64,
+}
+
+const SMALL: u64 = 64 << 10;
+
+impl CopyOp {
+    pub fn id(&self, prefix: &str) -> String {
+        format!(
+            "{prefix}/{}/{}/{}/{}/{}/{}",
+            if self.form == Form::Sync { "sync" } else { "async" },
+            self.dir.slug(),
+            self.host.map_or("device", |h| h.slug()),
+            self.stream.slug(),
+            if self.blocker == BlockerPlacement::Same { "same" } else { "other" },
+            format_size(self.bytes)
+        )
+    }
+
+    /// The driver function this experiment calls. Managed memory goes through the unified `cuMemcpy*`,
+    /// which infers the direction from the addresses.
+    pub fn call(&self) -> &'static str {
+        let unified = self.dir == Dir::HtoH || self.host == Some(HostKind::Managed);
+        match (self.form, unified, self.dir) {
+            (Form::Sync, true, _) => "cuMemcpy",
+            (Form::Async, true, _) => "cuMemcpyAsync",
+            (Form::Sync, false, Dir::HtoD) => "cuMemcpyHtoD",
+            (Form::Sync, false, Dir::DtoH) => "cuMemcpyDtoH",
+            (Form::Sync, false, _) => "cuMemcpyDtoD",
+            (Form::Async, false, Dir::HtoD) => "cuMemcpyHtoDAsync",
+            (Form::Async, false, Dir::DtoH) => "cuMemcpyDtoHAsync",
+            (Form::Async, false, _) => "cuMemcpyDtoDAsync",
+        }
+    }
+
+    /// The rule this copy tests, and what it predicts.
+    pub fn rule(&self) -> (&'static str, Expected) {
+        let host = self.host;
+        let other = self.blocker == BlockerPlacement::Other;
+        if host == Some(HostKind::Managed) {
+            return ("A4", Expected::Undocumented { older: Some(vec![Blocking]) });
+        }
+        let pageable = host == Some(HostKind::Pageable);
+        let c = |v: &[Class]| Expected::classes(v);
+        match (self.form, self.dir) {
+            (_, Dir::HtoD) if pageable && self.bytes <= SMALL => ("G1", c(&[Async, Staged])),
+            (Form::Sync, Dir::HtoD) if pageable && other => ("S1", c(&[Staged, Blocking])),
+            (Form::Sync, Dir::HtoD) if pageable => ("S1", c(&[WaitedThenStaged, Blocking])),
+            (Form::Sync, Dir::HtoD) => ("S2", c(&[Blocking])),
+            (Form::Sync, Dir::DtoH) => ("S3", c(&[Blocking])),
+            (Form::Sync, Dir::DtoD) => ("S4", c(&[Async])),
+            (Form::Sync, Dir::HtoH) => ("S5", c(&[Blocking])),
+            (Form::Async, Dir::HtoH) => ("A3", c(&[Blocking])),
+            (Form::Async, Dir::HtoD) if pageable && other => ("A2", c(&[Staged, Async])),
+            (Form::Async, Dir::HtoD) if pageable => ("A2", c(&[Staged, WaitedThenStaged])),
+            (Form::Async, Dir::DtoH) if pageable => ("A2", c(&[Blocking])),
+            (Form::Async, _) if host == Some(HostKind::Registered) => ("AL4", c(&[Async])),
+            (Form::Async, _) if host == Some(HostKind::WriteCombined) => ("AL5", c(&[Async])),
+            (Form::Async, _) => ("A1", c(&[Async])),
+        }
+    }
+
+    pub fn case(self, prefix: &str, family: Family) -> Case {
+        let (rule, expected) = self.rule();
+        let what = format!(
+            "{} of {} {}, {}, with a blocker {}",
+            self.call(),
+            format_size(self.bytes),
+            match self.dir {
+                Dir::HtoD => format!("from {} host memory to the device", self.host_slug()),
+                Dir::DtoH => format!("from the device to {} host memory", self.host_slug()),
+                Dir::DtoD => "between two device buffers".to_owned(),
+                Dir::HtoH => format!("between two {} host buffers", self.host_slug()),
+            },
+            match self.form {
+                Form::Sync => "on the legacy default stream (the non-async form has no stream argument)".to_owned(),
+                Form::Async => format!("on a {} stream", self.stream.slug()),
+            },
+            if self.blocker == BlockerPlacement::Same {
+                "ahead of it in the same stream"
+            } else {
+                "on another, non-blocking stream"
+            }
+        );
+        let blocker_stream = if self.blocker == BlockerPlacement::Same { self.stream } else { StreamKind::NonBlocking };
+        Case {
+            setup: CaseSetup {
+                id: self.id(prefix),
+                family,
+                call: self.call().to_owned(),
+                rule: rule.to_owned(),
+                expected,
+                stream: Some(self.stream),
+                blocker: self.blocker,
+                blocker_stream: Some(blocker_stream),
+                blocker_ahead: self.blocker == BlockerPlacement::Same,
+                host_memory: self.host,
+                bytes: self.bytes,
+                what,
+            },
+            op: Op::Copy(self),
+        }
+    }
+
+    fn host_slug(&self) -> &'static str {
+        match self.host {
+            Some(HostKind::WriteCombined) => "write-combined pinned",
+            Some(h) => h.slug(),
+            None => "device",
+        }
+    }
+}
+
+/// The buffers and streams of one copy experiment.
+struct CopyProbe<'g> {
+    op: CopyOp,
+    src: Side<'g>,
+    dst: Side<'g>,
+    checker: Checker<'g>,
+    stream: Stream<'g>,
+}
+
+impl Probe for CopyProbe<'_> {
+    fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
+        self.checker.restore_head(&mut self.src);
+        self.checker.poison(&mut self.dst)?;
+        let _ = gpu;
+        Ok(())
+    }
+
+    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+        let (n, s) = (self.op.bytes as usize, self.stream.raw());
+        let (dst, src) = (self.dst.addr(), self.src.addr());
+        // SAFETY: `dst` and `src` are live buffers of `n` bytes owned by this probe; for the async forms they
+        // stay alive and are not touched by the host until the device is synchronized (the one exception is
+        // the staging probe, see `probe_source`).
+        unsafe {
+            match self.op.call() {
+                "cuMemcpy" => drv!(cuMemcpy(dst, src, n)),
+                "cuMemcpyAsync" => drv!(cuMemcpyAsync(dst, src, n, s)),
+                "cuMemcpyHtoD" => drv!(cuMemcpyHtoD_v2(dst, src as *const _, n)),
+                "cuMemcpyDtoH" => drv!(cuMemcpyDtoH_v2(dst as *mut _, src, n)),
+                "cuMemcpyDtoD" => drv!(cuMemcpyDtoD_v2(dst, src, n)),
+                "cuMemcpyHtoDAsync" => drv!(cuMemcpyHtoDAsync_v2(dst, src as *const _, n, s)),
+                "cuMemcpyDtoHAsync" => drv!(cuMemcpyDtoHAsync_v2(dst as *mut _, src, n, s)),
+                "cuMemcpyDtoDAsync" => drv!(cuMemcpyDtoDAsync_v2(dst, src, n, s)),
+                other => unreachable!("no copy call named {other}"),
+            }
+        }
+    }
+
+    fn op_stream(&self) -> Option<sys::CUstream> {
+        Some(match self.op.form {
+            Form::Sync => sys::CU_STREAM_LEGACY,
+            Form::Async => self.stream.raw(),
+        })
+    }
+
+    fn probe_source(&mut self) -> bool {
+        if !matches!(self.op.dir, Dir::HtoD | Dir::HtoH) {
+            return false;
+        }
+        // SAFETY: `run_rep` calls this only while the blocker ahead of the copy is still running and the
+        // copy's own work has not finished, so the copy engine has not started reading the source; if the
+        // driver staged the data, it reads its staging buffer, not this one.
+        unsafe { self.checker.overwrite_head(&mut self.src) };
+        true
+    }
+
+    fn verify(&mut self, gpu: &Gpu, probed: bool) -> anyhow::Result<Option<bool>> {
+        let original = self.checker.verify(gpu, &mut self.dst, probed)?;
+        Ok(probed.then_some(original))
+    }
+}
+
+pub fn run(gpu: &Gpu, case: &Case, op: CopyOp, reps: usize) -> anyhow::Result<CaseRecord> {
+    let len = op.bytes as usize;
+    let (src_host, dst_host) = match op.dir {
+        Dir::HtoD => (op.host, None),
+        Dir::DtoH => (None, op.host),
+        Dir::DtoD => (None, None),
+        Dir::HtoH => (op.host, op.host),
+    };
+    let stream = Stream::new(gpu, if op.form == Form::Sync { StreamKind::Legacy } else { op.stream })?;
+    let other = Stream::new(gpu, StreamKind::NonBlocking)?;
+    let checker = Checker::new(gpu, op.bytes)?;
+    let mut src = Side::new(gpu, src_host, len)?;
+    checker.fill(gpu, &mut src)?;
+    let dst = Side::new(gpu, dst_host, len)?;
+    let plan = BlockerPlan {
+        stream: if op.blocker == BlockerPlacement::Same { stream.raw() } else { other.raw() },
+        ahead: op.blocker == BlockerPlacement::Same,
+    };
+    let mut probe = CopyProbe { op, src, dst, checker, stream };
+    let (warmup, blocker_ns, reps) = measure(gpu, &mut probe, plan, reps)?;
+    Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
+}
+
+/// The default preset's copies: each direction and memory kind at each size on a non-blocking stream, the
+/// non-async forms, the other stream kinds, and blockers on another stream.
+pub fn default_cases(sizes: &[u64], mid: u64) -> Vec<Case> {
+    let mut v = Vec::new();
+    let same = BlockerPlacement::Same;
+    let other = BlockerPlacement::Other;
+    let nb = StreamKind::NonBlocking;
+    let mut push = |form, dir, host, stream, blocker, bytes| {
+        v.push(CopyOp { form, dir, host, stream, blocker, bytes }.case("copy", Family::Copy));
+    };
+    for dir in [Dir::HtoD, Dir::DtoH] {
+        for host in HostKind::ALL {
+            for &b in sizes {
+                push(Form::Async, dir, Some(host), nb, same, b);
+            }
+        }
+    }
+    for &b in sizes {
+        push(Form::Async, Dir::DtoD, None, nb, same, b);
+    }
+    for host in [HostKind::Pageable, HostKind::Pinned] {
+        push(Form::Async, Dir::HtoH, Some(host), nb, same, mid);
+    }
+    for dir in [Dir::HtoD, Dir::DtoH] {
+        for host in [HostKind::Pageable, HostKind::Pinned] {
+            for &b in sizes {
+                push(Form::Sync, dir, Some(host), StreamKind::Legacy, same, b);
+            }
+        }
+    }
+    for &b in sizes.iter().filter(|&&b| b == 64 << 10 || b == *sizes.last().unwrap()) {
+        push(Form::Sync, Dir::DtoD, None, StreamKind::Legacy, same, b);
+    }
+    push(Form::Sync, Dir::HtoH, Some(HostKind::Pageable), StreamKind::Legacy, same, mid);
+    for (dir, host) in [(Dir::HtoD, HostKind::Pageable), (Dir::HtoD, HostKind::Pinned), (Dir::DtoH, HostKind::Pageable)]
+    {
+        for stream in [StreamKind::Blocking, StreamKind::Legacy, StreamKind::PerThread] {
+            push(Form::Async, dir, Some(host), stream, same, mid);
+        }
+    }
+    push(Form::Async, Dir::HtoD, Some(HostKind::Pageable), nb, other, mid);
+    push(Form::Async, Dir::DtoH, Some(HostKind::Pageable), nb, other, mid);
+    push(Form::Sync, Dir::HtoD, Some(HostKind::Pageable), StreamKind::Legacy, other, mid);
+    push(Form::Sync, Dir::DtoH, Some(HostKind::Pageable), StreamKind::Legacy, other, mid);
+    push(Form::Sync, Dir::HtoD, Some(HostKind::Pinned), StreamKind::Legacy, other, mid);
+    v
+}
+
+/// The whole matrix: every direction × memory kind × form × size × stream, blocker in the same stream.
+pub fn full_cases(sizes: &[u64]) -> Vec<Case> {
+    let mut v = Vec::new();
+    for form in [Form::Sync, Form::Async] {
+        let streams: &[StreamKind] = if form == Form::Sync { &[StreamKind::Legacy] } else { &StreamKind::ALL };
+        for dir in [Dir::HtoD, Dir::DtoH, Dir::DtoD, Dir::HtoH] {
+            let hosts: Vec<Option<HostKind>> =
+                if dir == Dir::DtoD { vec![None] } else { HostKind::ALL.iter().copied().map(Some).collect() };
+            for host in hosts {
+                for &stream in streams {
+                    for &bytes in sizes {
+                        for blocker in [BlockerPlacement::Same, BlockerPlacement::Other] {
+                            v.push(CopyOp { form, dir, host, stream, blocker, bytes }.case("copy", Family::Copy));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    v
+}
+
+/// The size sweep: async copies on a non-blocking stream, pageable against pinned, both directions.
+pub fn sweep_cases(sizes: &[u64]) -> Vec<Case> {
+    let mut v = Vec::new();
+    for dir in [Dir::HtoD, Dir::DtoH] {
+        for host in [HostKind::Pageable, HostKind::Pinned] {
+            for &bytes in sizes {
+                let op = CopyOp {
+                    form: Form::Async,
+                    dir,
+                    host: Some(host),
+                    stream: StreamKind::NonBlocking,
+                    blocker: BlockerPlacement::Same,
+                    bytes,
+                };
+                let mut case = op.case("sweep", Family::Sweep);
+                case.setup.id = format!("sweep/{}/{}/{}", dir.slug(), host.slug(), format_size(bytes));
+                v.push(case);
+            }
+        }
+    }
+    v
+}

@@ -1,0 +1,346 @@
+//! Kernel launches: a warm launch (K1), CUDA_LAUNCH_BLOCKING=1 (K2), the first launch of a lazily or eagerly
+//! loaded module (K4), and the launch queue's depth (K5).
+//!
+//! CUDA_LAUNCH_BLOCKING and CUDA_MODULE_LOADING are read once, when the driver starts, so those experiments
+//! run in a child process of async-lab with the variable set (see `runner.rs`).
+
+use super::method::{measure_with, Blocker, BlockerPlan, Probe};
+use super::{case_record, Case, Op};
+use crate::classify::Class::*;
+use crate::driver::{sys, DriverResult, Event, Gpu, Stream, StreamKind};
+use crate::measure::{monotonic_ns, Stopwatch};
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use crate::rules::Expected;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loading {
+    Lazy,
+    Eager,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstStep {
+    /// `cuModuleGetFunction` on a module just loaded.
+    GetFunction,
+    /// The first `cuLaunchKernel` of a function just looked up.
+    Launch,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum LaunchOp {
+    Warm,
+    EnvBlocking,
+    First { loading: Loading, step: FirstStep, blocker: BlockerPlacement },
+    QueueDepth,
+}
+
+/// How long the kernel of the CUDA_LAUNCH_BLOCKING experiment runs: long enough that an asynchronous launch
+/// returns well before it ends.
+const ENV_BLOCKING_KERNEL_NS: u64 = 1_000_000;
+/// The launch-queue experiment: a long blocker, then short kernels until a launch has to wait.
+const QUEUE_BLOCKER_NS: u64 = 300_000_000;
+const QUEUE_FILLER_NS: u64 = 20_000;
+const QUEUE_MAX_LAUNCHES: usize = 16_384;
+const QUEUE_AFTER: usize = 256;
+
+impl LaunchOp {
+    pub fn child_env(&self) -> Option<(&'static str, &'static str)> {
+        match self {
+            LaunchOp::EnvBlocking => Some(("CUDA_LAUNCH_BLOCKING", "1")),
+            LaunchOp::First { loading: Loading::Lazy, .. } => Some(("CUDA_MODULE_LOADING", "LAZY")),
+            LaunchOp::First { loading: Loading::Eager, .. } => Some(("CUDA_MODULE_LOADING", "EAGER")),
+            _ => None,
+        }
+    }
+
+    fn case(self) -> Case {
+        let nb = Some(StreamKind::NonBlocking);
+        let (id, call, rule, expected, blocker, ahead, what) = match self {
+            LaunchOp::Warm => (
+                "launch/warm/nonblocking/same".to_owned(),
+                "cuLaunchKernel",
+                "K1",
+                Expected::classes(&[Async]),
+                BlockerPlacement::Same,
+                true,
+                "an empty kernel launched (not for the first time) behind a blocker in the same stream".to_owned(),
+            ),
+            LaunchOp::EnvBlocking => (
+                "launch/env-blocking/nonblocking/none".to_owned(),
+                "cuLaunchKernel",
+                "K2",
+                Expected::classes(&[Blocking]),
+                BlockerPlacement::None,
+                false,
+                "a 1 ms kernel launched in a process started with CUDA_LAUNCH_BLOCKING=1 (no blocker: every launch, the blocker's too, would wait)".to_owned(),
+            ),
+            LaunchOp::First { loading, step, blocker } => {
+                let lazy = loading == Loading::Lazy;
+                let same = blocker == BlockerPlacement::Same;
+                let step_slug = if step == FirstStep::Launch { "launch" } else { "get-function" };
+                let ahead = same && step == FirstStep::Launch;
+                let expected = match (lazy, ahead, step) {
+                    (false, _, _) => Expected::classes(&[Async]),
+                    (true, true, _) => Expected::classes(&[Async, WaitedThenStaged]),
+                    (true, false, _) => Expected::classes(&[Async, DeviceSync]),
+                };
+                (
+                    format!(
+                        "launch/first-{}/{step_slug}/nonblocking/{}",
+                        if lazy { "lazy" } else { "eager" },
+                        if same { "same" } else { "other" }
+                    ),
+                    if step == FirstStep::Launch { "cuLaunchKernel" } else { "cuModuleGetFunction" },
+                    if lazy { "K4" } else { "K1" },
+                    expected,
+                    blocker,
+                    ahead,
+                    format!(
+                        "{} of a module loaded just before, in a process started with CUDA_MODULE_LOADING={}, with a blocker {}",
+                        if step == FirstStep::Launch { "the first launch of a kernel" } else { "looking up a kernel" },
+                        if lazy { "LAZY" } else { "EAGER" },
+                        if ahead { "ahead of it in the same stream" } else if same { "on the stream the kernel will use" } else { "on another, non-blocking stream" }
+                    ),
+                )
+            }
+            LaunchOp::QueueDepth => (
+                "launch/queue-depth/nonblocking/same".to_owned(),
+                "cuLaunchKernel",
+                "K5",
+                Expected::undocumented(),
+                BlockerPlacement::Same,
+                true,
+                "20 µs kernels launched one after another behind a 300 ms blocker until a launch has to wait; the call measured is that launch".to_owned(),
+            ),
+        };
+        Case {
+            setup: CaseSetup {
+                id,
+                family: Family::Launch,
+                call: call.into(),
+                rule: rule.into(),
+                expected,
+                stream: if matches!(self, LaunchOp::First { step: FirstStep::GetFunction, .. }) { None } else { nb },
+                blocker,
+                blocker_stream: if blocker == BlockerPlacement::None { None } else { nb },
+                blocker_ahead: ahead,
+                host_memory: None,
+                bytes: 0,
+                what,
+            },
+            op: Op::Launch(self),
+        }
+    }
+}
+
+pub fn cases() -> Vec<Case> {
+    let mut v = vec![LaunchOp::Warm.case(), LaunchOp::EnvBlocking.case()];
+    for loading in [Loading::Lazy, Loading::Eager] {
+        for step in [FirstStep::GetFunction, FirstStep::Launch] {
+            for blocker in [BlockerPlacement::Same, BlockerPlacement::Other] {
+                if step == FirstStep::GetFunction && blocker == BlockerPlacement::Same {
+                    continue; // a lookup has no stream: "same" means nothing for it
+                }
+                v.push(LaunchOp::First { loading, step, blocker }.case());
+            }
+        }
+    }
+    v.push(LaunchOp::QueueDepth.case());
+    v
+}
+
+/// A warm launch, or the 1 ms kernel of the CUDA_LAUNCH_BLOCKING experiment.
+struct LaunchProbe<'g> {
+    stream: Stream<'g>,
+    kernel_ns: Option<u64>,
+}
+
+impl Probe for LaunchProbe<'_> {
+    fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn call(&mut self, gpu: &Gpu) -> DriverResult<()> {
+        match self.kernel_ns {
+            Some(ns) => gpu.launch_spin_wait_ns(self.stream.raw(), ns, 0),
+            None => gpu.launch_empty(self.stream.raw()),
+        }
+    }
+    fn op_stream(&self) -> Option<sys::CUstream> {
+        Some(self.stream.raw())
+    }
+    fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+        Ok(None)
+    }
+}
+
+/// The first use of a kernel from a freshly loaded module.
+struct FirstProbe<'g> {
+    stream: Stream<'g>,
+    step: FirstStep,
+    module: Option<cust::module::Module>,
+    function: sys::CUfunction,
+}
+
+impl Probe for FirstProbe<'_> {
+    fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
+        // Unload last repetition's module first (outside the timed span), then load a new one.
+        self.module = None;
+        let module = gpu.load_fresh_module()?;
+        if self.step == FirstStep::Launch {
+            self.function = module.get_function("empty")?.to_raw();
+        }
+        self.module = Some(module);
+        Ok(())
+    }
+    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+        let module = self.module.as_ref().expect("prepared");
+        match self.step {
+            FirstStep::GetFunction => match module.get_function("empty") {
+                Ok(f) => {
+                    self.function = f.to_raw();
+                    Ok(())
+                }
+                Err(e) => Err(crate::driver::DriverError { code: e as u32, call: "cuModuleGetFunction" }),
+            },
+            FirstStep::Launch => {
+                // SAFETY: `empty` takes no parameters; the function belongs to `module`, alive until the next
+                // `prepare`, after the device was synchronized.
+                unsafe {
+                    crate::drv!(cuLaunchKernel(
+                        self.function,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        0,
+                        self.stream.raw(),
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut()
+                    ))
+                }
+            }
+        }
+    }
+    fn op_stream(&self) -> Option<sys::CUstream> {
+        (self.step == FirstStep::Launch).then(|| self.stream.raw())
+    }
+    fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+        Ok(None)
+    }
+}
+
+pub fn run(gpu: &Gpu, case: &Case, op: LaunchOp, reps: usize) -> anyhow::Result<CaseRecord> {
+    let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
+    let other = Stream::new(gpu, StreamKind::NonBlocking)?;
+    match op {
+        LaunchOp::Warm | LaunchOp::EnvBlocking => {
+            let env = matches!(op, LaunchOp::EnvBlocking);
+            let plan = BlockerPlan { stream: stream.raw(), ahead: true };
+            let mut probe = LaunchProbe { stream, kernel_ns: env.then_some(ENV_BLOCKING_KERNEL_NS) };
+            let (warmup, blocker_ns, reps) = measure_with(gpu, &mut probe, plan, reps, !env)?;
+            Ok(case_record(case, Some(warmup), (!env).then_some(blocker_ns), reps))
+        }
+        LaunchOp::First { step, blocker, .. } => {
+            let same = blocker == BlockerPlacement::Same;
+            let plan =
+                BlockerPlan { stream: if same { stream.raw() } else { other.raw() }, ahead: case.setup.blocker_ahead };
+            let mut probe = FirstProbe { stream, step, module: None, function: std::ptr::null_mut() };
+            let (_, blocker_ns, reps) = measure_with(gpu, &mut probe, plan, reps, true)?;
+            // The warm-up is a first use too, but without a blocker; it is not kept, to keep the classes clean.
+            Ok(case_record(case, None, Some(blocker_ns), reps))
+        }
+        LaunchOp::QueueDepth => queue_depth(gpu, case, &stream, reps),
+    }
+}
+
+/// Launches short kernels behind a long blocker until a launch returns only after the blocker finished.
+fn queue_depth(gpu: &Gpu, case: &Case, stream: &Stream, reps: usize) -> anyhow::Result<CaseRecord> {
+    let blocker = Blocker::new(gpu)?;
+    let after_event = Event::new(gpu)?;
+    let mut out = Vec::new();
+    let mut series = None;
+    // One warm-up round of launches so that the first measured one is not a first launch.
+    gpu.launch_spin_wait_ns(stream.raw(), QUEUE_FILLER_NS, 0)?;
+    gpu.synchronize()?;
+    for _ in 0..reps {
+        let blocker_launch = blocker.launch(stream.raw(), QUEUE_BLOCKER_NS)?;
+        let mut times = Vec::new();
+        let mut blocked: Option<(usize, u64, bool)> = None;
+        let mut host_call_start_ns = 0;
+        let mut cpu_ns = 0;
+        while times.len() < QUEUE_MAX_LAUNCHES {
+            let start = monotonic_ns();
+            let w = Stopwatch::start();
+            gpu.launch_spin_wait_ns(stream.raw(), QUEUE_FILLER_NS, 0)?;
+            let t = w.stop();
+            times.push(t.wall_ns);
+            if blocker.is_done()? {
+                after_event.record(stream.raw())?;
+                let op_done = after_event.is_done()?;
+                blocked = Some((times.len() - 1, t.wall_ns, op_done));
+                host_call_start_ns = start;
+                cpu_ns = t.cpu_ns;
+                break;
+            }
+        }
+        if blocked.is_some() {
+            for _ in 0..QUEUE_AFTER {
+                let w = Stopwatch::start();
+                gpu.launch_spin_wait_ns(stream.raw(), QUEUE_FILLER_NS, 0)?;
+                times.push(w.stop().wall_ns);
+            }
+        }
+        gpu.synchronize()?;
+        let (blocker_device_ns, stamps) = blocker.read()?;
+        let median = |s: &[u64]| -> f64 {
+            let mut v: Vec<f64> = s.iter().map(|&x| x as f64 / 1e3).collect();
+            crate::stats::median(&mut v).unwrap_or(f64::NAN)
+        };
+        let mut metrics = BTreeMap::new();
+        let rep = match blocked {
+            Some((depth, call_ns, op_done)) => {
+                metrics.insert("queue_depth".into(), depth as f64);
+                metrics.insert("launch_us_before_full".into(), median(&times[..depth]));
+                metrics.insert("launch_us_blocked".into(), call_ns as f64 / 1e3);
+                metrics.insert("launch_us_after_full".into(), median(&times[depth + 1..]));
+                Rep {
+                    host_call_ns: call_ns,
+                    host_cpu_ns: cpu_ns,
+                    blocker_done_at_return: Some(true),
+                    op_done_at_return: Some(op_done),
+                    blocker_device_ns: Some(blocker_device_ns),
+                    host_call_start_ns,
+                    host_blocker_launch_ns: Some(blocker_launch),
+                    blocker_gpu_ns: Some(stamps),
+                    metrics,
+                    ..Rep::default()
+                }
+            }
+            None => {
+                // No launch waited: the queue holds more than we tried. Report the last launch.
+                metrics.insert("queue_depth_at_least".into(), times.len() as f64);
+                metrics.insert("launch_us_before_full".into(), median(&times));
+                Rep {
+                    host_call_ns: *times.last().unwrap_or(&0),
+                    blocker_done_at_return: Some(false),
+                    op_done_at_return: Some(false),
+                    blocker_device_ns: Some(blocker_device_ns),
+                    host_blocker_launch_ns: Some(blocker_launch),
+                    blocker_gpu_ns: Some(stamps),
+                    metrics,
+                    ..Rep::default()
+                }
+            }
+        };
+        if series.is_none() {
+            series = Some(times.iter().map(|&t| t as f64 / 1e3).collect());
+        }
+        out.push(rep);
+    }
+    let mut record = case_record(case, None, Some(QUEUE_BLOCKER_NS), out);
+    record.series = series;
+    Ok(record)
+}

@@ -1,0 +1,209 @@
+//! The measurement protocol shared by every experiment that asks "did this call wait?".
+//!
+//! One repetition:
+//! 1. `prepare` the operation (buffers filled, destinations poisoned) and synchronize the device, so that
+//!    nothing but the blocker is in flight.
+//! 2. Launch the *blocker*: one GPU thread spinning on `%globaltimer` for a known time, on the call's own
+//!    stream (it is then "ahead" of the call) or on another stream. Events bracket it.
+//! 3. Read the host clocks, make THE call, read the clocks again. Nothing else happens in between.
+//! 4. Right after the return, ask: had the blocker finished (did the call wait for it)? Had the call's own
+//!    work finished (an event recorded after the call)? For copies out of host memory that had not run yet,
+//!    overwrite the start of the source: if the data that arrives is still the original, the driver had
+//!    staged it before returning.
+//! 5. Synchronize, read the device times, and verify what arrived (a wrong result is an error, never a
+//!    class).
+//!
+//! The blocker must outlast anything the call could do on its own, or a slow call would look as if it had
+//! waited. A warm-up repetition without a blocker measures the call alone (W = wall time + device time), and
+//! the blocker is then `clamp(3 W, 20 ms, 2 s)`.
+
+use crate::driver::{sys::CUstream, DeviceBuffer, DriverResult, Event, Gpu};
+use crate::measure::{monotonic_ns, Stopwatch};
+use crate::record::Rep;
+use std::time::Duration;
+
+pub const MIN_BLOCKER: Duration = Duration::from_millis(20);
+pub const MAX_BLOCKER: Duration = Duration::from_secs(2);
+
+/// The call under test, with whatever it needs around it.
+pub trait Probe {
+    /// Gets one repetition ready (outside the timed span). The device is synchronized afterwards.
+    fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()>;
+    /// THE call. Exactly one driver call, ideally.
+    fn call(&mut self, gpu: &Gpu) -> DriverResult<()>;
+    /// The stream the call puts work on, where it does (`None` for allocation, registration, ...).
+    fn op_stream(&self) -> Option<CUstream>;
+    /// Right after the return, with the blocker still running ahead of a call whose work has not started:
+    /// overwrite the source if the call reads host memory. Returns whether it did.
+    fn probe_source(&mut self) -> bool {
+        false
+    }
+    /// After the device is synchronized: checks the result. Returns whether the delivered data was the
+    /// original (`Some(true)`) or the overwritten one (`Some(false)`) when `probed`, else `None`.
+    fn verify(&mut self, gpu: &Gpu, probed: bool) -> anyhow::Result<Option<bool>>;
+}
+
+/// The blocker kernel and the events and stamps around it.
+pub struct Blocker<'g> {
+    gpu: &'g Gpu,
+    start: Event<'g>,
+    end: Event<'g>,
+    stamps: DeviceBuffer<'g>,
+}
+
+impl<'g> Blocker<'g> {
+    pub fn new(gpu: &'g Gpu) -> DriverResult<Blocker<'g>> {
+        Ok(Blocker { gpu, start: Event::new(gpu)?, end: Event::new(gpu)?, stamps: DeviceBuffer::new(gpu, 16)? })
+    }
+
+    /// Enqueues the blocker on `stream`; returns the host time just before.
+    pub fn launch(&self, stream: CUstream, ns: u64) -> DriverResult<u64> {
+        let t = monotonic_ns();
+        self.start.record(stream)?;
+        self.gpu.launch_spin_wait_ns(stream, ns, self.stamps.ptr)?;
+        self.end.record(stream)?;
+        Ok(t)
+    }
+
+    pub fn is_done(&self) -> DriverResult<bool> {
+        self.end.is_done()
+    }
+
+    /// The event recorded right after the blocker, for polling from another thread.
+    pub fn end_event(&self) -> &Event<'g> {
+        &self.end
+    }
+
+    /// After synchronization: the blocker's device time and its `%globaltimer` stamps.
+    pub fn read(&self) -> DriverResult<(u64, [u64; 2])> {
+        let mut stamps = [0u64; 2];
+        // SAFETY: 16 bytes from a 16-byte device buffer into a [u64; 2]; the caller synchronized the device.
+        unsafe { crate::drv!(cuMemcpyDtoH_v2(stamps.as_mut_ptr().cast(), self.stamps.ptr, 16))? };
+        Ok((self.end.ns_since(&self.start)?, stamps))
+    }
+}
+
+/// Where the blocker goes for a repetition.
+#[derive(Clone, Copy)]
+pub struct BlockerPlan {
+    pub stream: CUstream,
+    /// Whether the blocker is ordered before the call (probing the source is only safe then).
+    pub ahead: bool,
+}
+
+/// Runs one repetition; `blocker_ns == 0` runs without a blocker (the warm-up).
+pub fn run_rep(
+    gpu: &Gpu,
+    probe: &mut dyn Probe,
+    plan: BlockerPlan,
+    blocker: &Blocker,
+    blocker_ns: u64,
+) -> anyhow::Result<Rep> {
+    let (op_start, op_end) = (Event::new(gpu)?, Event::new(gpu)?);
+    probe.prepare(gpu)?;
+    gpu.synchronize()?;
+
+    let blocker_launch = if blocker_ns > 0 { Some(blocker.launch(plan.stream, blocker_ns)?) } else { None };
+    if let Some(s) = probe.op_stream() {
+        op_start.record(s)?;
+    }
+
+    let host_call_start_ns = monotonic_ns();
+    let watch = Stopwatch::start();
+    let result = probe.call(gpu);
+    let timed = watch.stop();
+
+    // Signals first, errors after: reading them is what must happen right at the return.
+    let op_end_recorded = match probe.op_stream() {
+        Some(s) => Some(op_end.record(s)),
+        None => None,
+    };
+    let blocker_done = if blocker_launch.is_some() { Some(blocker.is_done()?) } else { None };
+    let op_done = match &op_end_recorded {
+        Some(Ok(())) => Some(op_end.is_done()?),
+        _ => None,
+    };
+    let probed = blocker_done == Some(false) && plan.ahead && op_done == Some(false) && probe.probe_source();
+    result?;
+    if let Some(r) = op_end_recorded {
+        r?;
+    }
+
+    gpu.synchronize()?;
+    let (blocker_device_ns, blocker_gpu_ns) = match blocker_launch {
+        Some(_) => {
+            let (ns, stamps) = blocker.read()?;
+            (Some(ns), Some(stamps))
+        }
+        None => (None, None),
+    };
+    let op_device_ns = match probe.op_stream() {
+        Some(_) => Some(op_end.ns_since(&op_start)?),
+        None => None,
+    };
+    let data_captured_at_return = probe.verify(gpu, probed)?;
+    Ok(Rep {
+        host_call_ns: timed.wall_ns,
+        host_cpu_ns: timed.cpu_ns,
+        blocker_done_at_return: blocker_done,
+        op_done_at_return: op_done,
+        data_captured_at_return,
+        blocker_device_ns,
+        op_device_ns,
+        host_call_start_ns,
+        host_blocker_launch_ns: blocker_launch,
+        blocker_gpu_ns,
+        metrics: Default::default(),
+    })
+}
+
+/// The blocker length for a call whose warm-up took `warmup`.
+pub fn blocker_ns_for(warmup: &Rep) -> u64 {
+    let alone = warmup.host_call_ns + warmup.op_device_ns.unwrap_or(0);
+    (3 * alone).clamp(MIN_BLOCKER.as_nanos() as u64, MAX_BLOCKER.as_nanos() as u64)
+}
+
+/// Warm-up (no blocker), then `reps` measured repetitions with a scaled blocker.
+pub fn measure(
+    gpu: &Gpu,
+    probe: &mut dyn Probe,
+    plan: BlockerPlan,
+    reps: usize,
+) -> anyhow::Result<(Rep, u64, Vec<Rep>)> {
+    measure_with(gpu, probe, plan, reps, true)
+}
+
+/// Like `measure`; with `use_blocker == false` the repetitions run without one (blocker length 0).
+pub fn measure_with(
+    gpu: &Gpu,
+    probe: &mut dyn Probe,
+    plan: BlockerPlan,
+    reps: usize,
+    use_blocker: bool,
+) -> anyhow::Result<(Rep, u64, Vec<Rep>)> {
+    let blocker = Blocker::new(gpu)?;
+    let warmup = run_rep(gpu, probe, plan, &blocker, 0)?;
+    let blocker_ns = if use_blocker { blocker_ns_for(&warmup) } else { 0 };
+    let mut out = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        out.push(run_rep(gpu, probe, plan, &blocker, blocker_ns)?);
+    }
+    Ok((warmup, blocker_ns, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocker_scales_with_the_call_and_is_bounded() {
+        let rep = |call_ms: u64, dev_ms: u64| Rep {
+            host_call_ns: call_ms * 1_000_000,
+            op_device_ns: Some(dev_ms * 1_000_000),
+            ..Rep::default()
+        };
+        assert_eq!(blocker_ns_for(&rep(0, 0)), 20_000_000);
+        assert_eq!(blocker_ns_for(&rep(10, 5)), 45_000_000);
+        assert_eq!(blocker_ns_for(&rep(5000, 0)), 2_000_000_000);
+    }
+}

@@ -1,0 +1,153 @@
+//! Runs a list of experiments: one at a time, with a progress bar, stopping cleanly on Ctrl-C, and in a
+//! child process for those that need an environment variable set before the driver starts.
+
+use super::{Case, Op};
+use crate::driver::Gpu;
+use crate::record::CaseRecord;
+use anyhow::{bail, Context as _};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by the Ctrl-C handler: finish the current measurement, then stop.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Installs the Ctrl-C handler (once per process).
+pub fn install_ctrl_c() {
+    let _ = ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::SeqCst) {
+            eprintln!("\nasync-lab: stopping now (second Ctrl-C); nothing more is written");
+            std::process::exit(130);
+        }
+        eprintln!("\nasync-lab: Ctrl-C: finishing the current measurement, then writing what was measured (Ctrl-C again to quit at once)");
+    });
+}
+
+pub struct RunOptions {
+    pub reps: usize,
+    pub quiet: bool,
+    /// `--ptx`, passed on to child processes.
+    pub ptx: Option<PathBuf>,
+    pub device: i32,
+    /// True inside a child process: run everything here.
+    pub in_child: bool,
+}
+
+/// What a run produced, and whether it was cut short.
+pub struct RunOutcome {
+    pub records: Vec<CaseRecord>,
+    pub partial: bool,
+}
+
+pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
+    let bar = if opts.quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::with_draw_target(Some(cases.len() as u64), ProgressDrawTarget::hidden())
+    } else {
+        let b = ProgressBar::new(cases.len() as u64);
+        b.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} [{elapsed}] {wide_msg}").expect("valid template"),
+        );
+        b
+    };
+
+    // Experiments that need their own process are run first, one child per environment.
+    let mut records: BTreeMap<String, Vec<CaseRecord>> = BTreeMap::new();
+    if !opts.in_child {
+        let mut by_env: BTreeMap<(&str, &str), Vec<&Case>> = BTreeMap::new();
+        for c in cases.iter().filter(|c| c.child_env().is_some()) {
+            by_env.entry(c.child_env().unwrap()).or_default().push(c);
+        }
+        for ((var, value), group) in by_env {
+            if STOP.load(Ordering::SeqCst) {
+                break;
+            }
+            bar.set_message(format!("child process with {var}={value}"));
+            match run_child(var, value, &group, opts) {
+                Ok(recs) => {
+                    for r in recs {
+                        records.entry(r.setup.id.clone()).or_default().push(r);
+                    }
+                }
+                Err(e) => {
+                    for c in &group {
+                        records.insert(c.setup.id.clone(), vec![failed(c, &e)]);
+                    }
+                }
+            }
+            bar.inc(group.len() as u64);
+        }
+    }
+
+    let mut partial = false;
+    let mut out = Vec::new();
+    for case in cases {
+        if let Some(recs) = records.remove(&case.setup.id) {
+            out.extend(recs);
+            continue;
+        }
+        if case.child_env().is_some() && !opts.in_child {
+            partial = true; // stopped before its child ran
+            continue;
+        }
+        if STOP.load(Ordering::SeqCst) {
+            partial = true;
+            break;
+        }
+        bar.set_message(case.setup.id.clone());
+        match run_case(gpu, case, opts.reps) {
+            Ok(recs) => out.extend(recs),
+            Err(e) => out.push(failed(case, &e)),
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    RunOutcome { records: out, partial: partial || STOP.load(Ordering::SeqCst) }
+}
+
+fn failed(case: &Case, e: &anyhow::Error) -> CaseRecord {
+    let mut r = super::case_record(case, None, None, vec![]);
+    r.error = Some(format!("{e:#}"));
+    r
+}
+
+/// Measures one experiment in this process.
+pub fn run_case(gpu: &Gpu, case: &Case, reps: usize) -> anyhow::Result<Vec<CaseRecord>> {
+    let recs = match &case.op {
+        Op::Copy(op) => vec![super::copies::run(gpu, case, *op, reps)?],
+        Op::Memset(op) => vec![super::memset::run(gpu, case, *op, reps)?],
+        Op::Launch(op) => vec![super::launches::run(gpu, case, *op, reps)?],
+        Op::Alloc(op) => vec![super::alloc::run(gpu, case, *op, reps)?],
+        Op::Callback(op) => vec![super::callbacks::run(gpu, case, *op, reps)?],
+        Op::Wait(op) => vec![super::waiting::run(gpu, case, *op, reps)?],
+        Op::Seed(kind) => super::seed::run(gpu, *kind, reps)?,
+    };
+    // Leave nothing in flight for the next experiment, and surface an asynchronous error here.
+    gpu.synchronize().context("the GPU reported an error after this experiment")?;
+    Ok(recs)
+}
+
+/// Runs `group` in `async-lab __child` with `var=value` set, and reads its records from its stdout.
+fn run_child(var: &str, value: &str, group: &[&Case], opts: &RunOptions) -> anyhow::Result<Vec<CaseRecord>> {
+    let exe = std::env::current_exe().context("cannot find the async-lab executable to start a child process")?;
+    let ids: Vec<&str> = group.iter().map(|c| c.setup.id.as_str()).collect();
+    let mut cmd = Command::new(exe);
+    cmd.env(var, value)
+        .arg("__child")
+        .arg("--reps")
+        .arg(opts.reps.to_string())
+        .arg("--device")
+        .arg(opts.device.to_string());
+    if let Some(p) = &opts.ptx {
+        cmd.arg("--ptx").arg(p);
+    }
+    cmd.arg("--ids").arg(ids.join(","));
+    let output = cmd.output().context("cannot start the child process")?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        bail!("the child process with {var}={value} failed ({}): {}", output.status, stderr.trim());
+    }
+    serde_json::from_slice(&output.stdout).context("the child process printed no valid records")
+}

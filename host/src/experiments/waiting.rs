@@ -1,0 +1,261 @@
+//! How the host waits: a 100 ms kernel, then `cuStreamSynchronize` in contexts created with each scheduling
+//! flag (rule W1), and `cuEventSynchronize` on a default and a BLOCKING_SYNC event (W2). Measured: the CPU
+//! time the waiting thread burns and how late it wakes up after the kernel ends.
+//!
+//! Wake-up latency is estimated as (host time from just before the launch to the wait's return) minus the
+//! kernel's device time: it includes the launch latency, a few microseconds.
+
+use super::{case_record, Case, Op};
+use crate::driver::{check, sys, Event, Gpu, Stream, StreamKind};
+use crate::drv;
+use crate::measure::{monotonic_ns, Stopwatch};
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use crate::rules::{Expected, WaitStyle};
+use std::ffi::c_void;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedFlag {
+    Spin,
+    Yield,
+    BlockingSync,
+    Auto,
+}
+
+impl SchedFlag {
+    fn slug(self) -> &'static str {
+        match self {
+            SchedFlag::Spin => "spin",
+            SchedFlag::Yield => "yield",
+            SchedFlag::BlockingSync => "blocking-sync",
+            SchedFlag::Auto => "auto",
+        }
+    }
+    fn bits(self) -> u32 {
+        match self {
+            SchedFlag::Spin => sys::CU_CTX_SCHED_SPIN,
+            SchedFlag::Yield => sys::CU_CTX_SCHED_YIELD,
+            SchedFlag::BlockingSync => sys::CU_CTX_SCHED_BLOCKING_SYNC,
+            SchedFlag::Auto => sys::CU_CTX_SCHED_AUTO,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum WaitOp {
+    StreamSync(SchedFlag),
+    EventSync { blocking_sync: bool },
+}
+
+const KERNEL_NS: u64 = 100_000_000;
+
+pub fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    let busy = || Expected::WaitStyle { styles: vec![WaitStyle::Busy] };
+    let sleeps = || Expected::WaitStyle { styles: vec![WaitStyle::Sleeps] };
+    for flag in [SchedFlag::Spin, SchedFlag::Yield, SchedFlag::BlockingSync, SchedFlag::Auto] {
+        let expected = match flag {
+            SchedFlag::Spin => busy(),
+            // "Yield" says the thread yields, not whether it burns CPU time meanwhile: no prediction.
+            SchedFlag::Yield => Expected::undocumented(),
+            SchedFlag::BlockingSync => sleeps(),
+            // With one context and many CPUs, AUTO spins.
+            SchedFlag::Auto => busy(),
+        };
+        v.push(case(
+            format!("wait/stream-sync/{}", flag.slug()),
+            "cuStreamSynchronize",
+            "W1",
+            expected,
+            format!(
+                "cuStreamSynchronize on a 100 ms kernel, in a context created with CU_CTX_SCHED_{}",
+                flag.slug().to_uppercase().replace('-', "_")
+            ),
+            WaitOp::StreamSync(flag),
+        ));
+    }
+    for blocking_sync in [false, true] {
+        v.push(case(
+            format!("wait/event-sync/{}", if blocking_sync { "blocking-sync" } else { "default" }),
+            "cuEventSynchronize",
+            "W2",
+            if blocking_sync { sleeps() } else { busy() },
+            format!(
+                "cuEventSynchronize on an event{} recorded after a 100 ms kernel",
+                if blocking_sync { " created with CU_EVENT_BLOCKING_SYNC" } else { " created with default flags" }
+            ),
+            WaitOp::EventSync { blocking_sync },
+        ));
+    }
+    v
+}
+
+fn case(id: String, call: &str, rule: &str, expected: Expected, what: String, op: WaitOp) -> Case {
+    Case {
+        setup: CaseSetup {
+            id,
+            family: Family::Wait,
+            call: call.into(),
+            rule: rule.into(),
+            expected,
+            stream: Some(StreamKind::NonBlocking),
+            blocker: BlockerPlacement::None,
+            blocker_stream: None,
+            blocker_ahead: false,
+            host_memory: None,
+            bytes: 0,
+            what,
+        },
+        op: Op::Wait(op),
+    }
+}
+
+/// A context created with a scheduling flag, with its own module, stream and events; restores the
+/// previous context when dropped. Fields are declared in the order they must be destroyed.
+struct FlaggedContext {
+    start: sys::CUevent,
+    end: sys::CUevent,
+    stream: sys::CUstream,
+    kernel: sys::CUfunction,
+    module: Option<cust::module::Module>,
+    ctx: sys::CUcontext,
+    previous: sys::CUcontext,
+}
+
+impl FlaggedContext {
+    fn new(gpu: &Gpu, flag: SchedFlag) -> anyhow::Result<FlaggedContext> {
+        let mut fc = FlaggedContext {
+            start: std::ptr::null_mut(),
+            end: std::ptr::null_mut(),
+            stream: std::ptr::null_mut(),
+            kernel: std::ptr::null_mut(),
+            module: None,
+            ctx: std::ptr::null_mut(),
+            previous: std::ptr::null_mut(),
+        };
+        // SAFETY: valid out-pointers; cuCtxCreate makes the new context current, and `Drop` destroys what was
+        // made (in reverse order) and makes the previous context current again.
+        unsafe {
+            drv!(cuCtxGetCurrent(&mut fc.previous))?;
+            drv!(cuCtxCreate_v2(&mut fc.ctx, flag.bits(), gpu.device))?;
+        }
+        let module = gpu.load_fresh_module()?;
+        fc.kernel = module.get_function("spin_wait_ns")?.to_raw();
+        fc.module = Some(module);
+        // SAFETY: valid out-pointers in the (current) new context.
+        unsafe {
+            drv!(cuStreamCreate(&mut fc.stream, sys::CU_STREAM_NON_BLOCKING))?;
+            drv!(cuEventCreate(&mut fc.start, sys::CU_EVENT_DEFAULT))?;
+            drv!(cuEventCreate(&mut fc.end, sys::CU_EVENT_DEFAULT))?;
+        }
+        Ok(fc)
+    }
+
+    fn rep(&self) -> anyhow::Result<Rep> {
+        let (mut ns, mut stamps) = (KERNEL_NS, 0u64);
+        let mut params = [(&mut ns as *mut u64).cast::<c_void>(), (&mut stamps as *mut u64).cast::<c_void>()];
+        let launched = monotonic_ns();
+        // SAFETY: spin_wait_ns(u64, *mut u64) with a null stamps pointer; all handles belong to this context.
+        unsafe {
+            drv!(cuEventRecord(self.start, self.stream))?;
+            drv!(cuLaunchKernel(
+                self.kernel,
+                1,
+                1,
+                1,
+                1,
+                1,
+                1,
+                0,
+                self.stream,
+                params.as_mut_ptr(),
+                std::ptr::null_mut()
+            ))?;
+            drv!(cuEventRecord(self.end, self.stream))?;
+        }
+        let call_start = monotonic_ns();
+        let w = Stopwatch::start();
+        // SAFETY: a live stream of the current context.
+        let rc = unsafe { sys::cuStreamSynchronize(self.stream) };
+        let t = w.stop();
+        let returned = monotonic_ns();
+        check(rc, "cuStreamSynchronize")?;
+        let mut ms = 0f32;
+        // SAFETY: both events recorded and complete.
+        unsafe { drv!(cuEventElapsedTime(&mut ms, self.start, self.end))? };
+        Ok(wait_rep(t, call_start, launched, returned, (ms as f64 * 1e6) as u64))
+    }
+}
+
+impl Drop for FlaggedContext {
+    fn drop(&mut self) {
+        // SAFETY: each handle was created in `new` in `self.ctx` (null ones are skipped) and is destroyed once,
+        // the module before the context; then the previous context becomes current again.
+        unsafe {
+            if !self.end.is_null() {
+                sys::cuEventDestroy_v2(self.end);
+            }
+            if !self.start.is_null() {
+                sys::cuEventDestroy_v2(self.start);
+            }
+            if !self.stream.is_null() {
+                sys::cuStreamDestroy_v2(self.stream);
+            }
+            self.module = None;
+            if !self.ctx.is_null() {
+                sys::cuCtxDestroy_v2(self.ctx);
+            }
+            sys::cuCtxSetCurrent(self.previous);
+        }
+    }
+}
+
+/// The signals of one wait: it completes its work by definition, so the interest is in the metrics.
+fn wait_rep(t: crate::measure::Timed, call_start: u64, launched: u64, returned: u64, device_ns: u64) -> Rep {
+    let mut rep = Rep {
+        host_call_ns: t.wall_ns,
+        host_cpu_ns: t.cpu_ns,
+        blocker_done_at_return: None,
+        op_done_at_return: Some(true),
+        op_device_ns: Some(device_ns),
+        host_call_start_ns: call_start,
+        ..Rep::default()
+    };
+    let latency_us = (returned.saturating_sub(launched) as f64 - device_ns as f64) / 1e3;
+    rep.metrics.insert("wake_latency_us".into(), latency_us.max(0.0));
+    rep.metrics.insert("cpu_fraction".into(), if t.wall_ns > 0 { t.cpu_ns as f64 / t.wall_ns as f64 } else { 0.0 });
+    rep
+}
+
+pub fn run(gpu: &Gpu, case: &Case, op: WaitOp, reps: usize) -> anyhow::Result<CaseRecord> {
+    let mut out = Vec::new();
+    match op {
+        WaitOp::StreamSync(flag) => {
+            let fc = FlaggedContext::new(gpu, flag)?;
+            let _warm = fc.rep()?;
+            for _ in 0..reps {
+                out.push(fc.rep()?);
+            }
+        }
+        WaitOp::EventSync { blocking_sync } => {
+            let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
+            let flags = if blocking_sync { sys::CU_EVENT_BLOCKING_SYNC } else { sys::CU_EVENT_DEFAULT };
+            let (start, end) = (Event::new(gpu)?, Event::with_flags(gpu, flags)?);
+            for i in 0..=reps {
+                let launched = monotonic_ns();
+                start.record(stream.raw())?;
+                gpu.launch_spin_wait_ns(stream.raw(), KERNEL_NS, 0)?;
+                end.record(stream.raw())?;
+                let call_start = monotonic_ns();
+                let w = Stopwatch::start();
+                let r = end.synchronize();
+                let t = w.stop();
+                let returned = monotonic_ns();
+                r?;
+                if i > 0 {
+                    out.push(wait_rep(t, call_start, launched, returned, end.ns_since(&start)?));
+                }
+            }
+        }
+    }
+    Ok(case_record(case, None, None, out))
+}

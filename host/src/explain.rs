@@ -1,0 +1,72 @@
+//! Plain-words explanations: why the measured signals give the class they give.
+
+use crate::record::{CaseSetup, Family};
+use crate::report::CaseResult;
+use crate::rules::Verdict;
+
+fn ms(us: f64) -> String {
+    if us >= 1000.0 {
+        format!("{:.1} ms", us / 1000.0)
+    } else {
+        format!("{us:.1} µs")
+    }
+}
+
+/// Why `r` got its class, in a few sentences a learner can follow.
+pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
+    if let Some(e) = &r.error {
+        return format!("Not measured: {e}");
+    }
+    let Some(class) = r.class else { return "Not measured.".into() };
+    let call = r.host_call_us.map_or(String::new(), |c| ms(c.median));
+    let mut text = String::new();
+    if s.family == Family::Wait {
+        let cpu = r.metrics.get("cpu_fraction").copied().unwrap_or(0.0) * 100.0;
+        let lat = r.metrics.get("wake_latency_us").copied().unwrap_or(f64::NAN);
+        text.push_str(&format!(
+            "{} waited {call} for a 100 ms kernel and used {cpu:.0}% of a CPU core meanwhile ({}); it returned about {lat:.0} µs after the kernel ended.",
+            s.call,
+            r.wait_style.map_or("?".into(), |w| w.to_string())
+        ));
+    } else {
+        text.push_str(&format!("{} returned after {call}", s.call));
+        let blocker = r.blocker_us.map_or("the blocker".to_owned(), |b| format!("the {} blocker", ms(b)));
+        text.push_str(&match (r.waited_for_prior_work, s.blocker_ahead) {
+            (None, _) if s.family == Family::Seed => ", with nothing ahead of it in the stream".to_owned(),
+            (None, _) => String::new(),
+            (Some(true), true) => format!(", after {blocker} ahead of it had finished: it waited for the work ahead"),
+            (Some(true), false) => format!(
+                ", after {blocker} on another stream had finished, work it does not depend on: it waited for the whole device"
+            ),
+            (Some(false), _) => format!(", while {blocker} was still running: it did not wait for it"),
+        });
+        text.push_str(match r.complete_at_return {
+            Some(true) => "; its own work was already done.",
+            Some(false) => "; its own work had not finished yet.",
+            None => "; it puts no work on the GPU.",
+        });
+        match r.data_captured_at_return {
+            Some(true) => text.push_str(
+                " Overwriting the source right after the return did not change what arrived: the driver had already copied the data into its own staging buffer.",
+            ),
+            Some(false) => text.push_str(
+                " Overwriting the source right after the return changed what arrived: the GPU reads the caller's buffer itself, later.",
+            ),
+            None => {}
+        }
+    }
+    text.push_str(&format!(" Class: {class}."));
+    match r.verdict {
+        Some(Verdict::Matches) => text.push_str(&format!(" Rule {} predicts {}: it matches.", s.rule, s.expected)),
+        Some(Verdict::Deviates) => text.push_str(&format!(" Rule {} predicts {}: this deviates.", s.rule, s.expected)),
+        Some(Verdict::Undocumented) => {
+            text.push_str(&format!(" No current rule ({}) says what to expect {}.", s.rule, s.expected))
+        }
+        None => {}
+    }
+    if r.agreement < 1.0 && !r.classes.is_empty() {
+        let n = r.classes.iter().filter(|&&c| c == class).count();
+        text.push_str(&format!(" ({n} of {} repetitions agree.)", r.classes.len()));
+    }
+    text
+}

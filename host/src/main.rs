@@ -1,0 +1,189 @@
+//! The `async-lab` binary: parses the command line, runs the chosen command, and turns failures into one
+//! clear line and an exit code (2: bad arguments, 3: no usable GPU or driver, 4: some experiments failed,
+//! 130: interrupted, 1: anything else).
+
+use anyhow::{bail, Context as _};
+use async_lab::cli::{Cli, Command, GpuArgs, RunArgs};
+use async_lab::driver::{Gpu, NoGpu};
+use async_lab::experiments::{self, runner, Preset};
+use async_lab::info::MachineInfo;
+use async_lab::ptx::Ptx;
+use async_lab::record::{Recording, RECORDING_KIND, SCHEMA_VERSION};
+use async_lab::{output, report, rules};
+use clap::Parser;
+use std::process::ExitCode;
+
+/// How a command ended, when it did not fail.
+enum Done {
+    Ok,
+    Interrupted,
+    WithErrors,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(Done::Ok) => ExitCode::SUCCESS,
+        Ok(Done::Interrupted) => ExitCode::from(130),
+        Ok(Done::WithErrors) => ExitCode::from(4),
+        Err(e) => {
+            if let Some(no_gpu) = e.downcast_ref::<NoGpu>() {
+                eprintln!("async-lab: {no_gpu}");
+                return ExitCode::from(3);
+            }
+            eprintln!("async-lab: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<Done> {
+    match cli.command {
+        Some(Command::Info) => {
+            let gpu = open(&cli.gpu)?;
+            println!("{}", MachineInfo::read(&gpu)?);
+            Ok(Done::Ok)
+        }
+        Some(Command::Selftest { cycles }) => selftest(&cli.gpu, cycles),
+        Some(Command::List { preset }) => {
+            for c in experiments::catalogue(preset, None) {
+                let rule = rules::rule(&c.setup.rule).map_or("", |r| r.case);
+                println!("{:<58} {:<4} {}", c.setup.id, c.setup.rule, rule);
+            }
+            Ok(Done::Ok)
+        }
+        Some(Command::Child { ids, reps }) => child(&cli.gpu, &ids, reps as usize),
+        None => run(&cli.gpu, &cli.run),
+    }
+}
+
+fn open(g: &GpuArgs) -> anyhow::Result<Gpu> {
+    let ptx = Ptx::load(g.ptx.as_deref())?;
+    Gpu::open(g.device, ptx)
+}
+
+fn selftest(g: &GpuArgs, cycles: u64) -> anyhow::Result<Done> {
+    let gpu = open(g)?;
+    let info = MachineInfo::read(&gpu)?;
+    println!("{info}\n");
+    let r = async_lab::selftest::run(&gpu, cycles)?;
+    println!("kernels loaded from {}", gpu.ptx.origin());
+    println!(
+        "spin_sleep: {} threads asked for {} cycles; each waited {}..{} cycles ({:+.3}% at most); {:.1} µs on the GPU ({:.0} MHz)",
+        r.threads,
+        r.requested_cycles,
+        r.min_cycles,
+        r.max_cycles,
+        (r.max_cycles as f64 / r.requested_cycles as f64 - 1.0) * 100.0,
+        r.spin_us,
+        r.max_cycles as f64 / r.spin_us
+    );
+    println!("fill/checksum: {} bytes copied host → device → host, verified on the GPU and the host", r.copy_bytes);
+    println!("selftest passed");
+    Ok(Done::Ok)
+}
+
+fn run(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Done> {
+    let recording = match &args.replay {
+        Some(path) => Recording::load(path)?,
+        None => measure(g, args)?,
+    };
+    let report = report::build(&recording);
+    print!("{}", output::render(&report, args.format)?);
+    Ok(if recording.partial {
+        Done::Interrupted
+    } else if report.summary.errors > 0 {
+        Done::WithErrors
+    } else {
+        Done::Ok
+    })
+}
+
+fn measure(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Recording> {
+    // Choose the experiments first: a bad --only is reported without touching the GPU.
+    let cases = experiments::select(experiments::catalogue(args.preset, args.sizes.as_deref()), args.only.as_deref())?;
+    let gpu = open(g)?;
+    let machine = MachineInfo::read(&gpu)?;
+    preflight(&cases, &machine)?;
+    runner::install_ctrl_c();
+    let opts = runner::RunOptions {
+        reps: args.reps as usize,
+        quiet: args.quiet,
+        ptx: g.ptx.clone(),
+        device: g.device,
+        in_child: false,
+    };
+    let outcome = runner::run_cases(&gpu, &cases, &opts);
+    let recording = Recording {
+        kind: RECORDING_KIND.into(),
+        schema_version: SCHEMA_VERSION,
+        created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        preset: args.preset.name().into(),
+        args: std::env::args().skip(1).collect(),
+        reps_per_case: opts.reps,
+        partial: outcome.partial,
+        machine,
+        cases: outcome.records,
+    };
+    if let Some(path) = &args.record {
+        recording.save(path)?;
+        eprintln!("async-lab: recording written to {}", path.display());
+    }
+    Ok(recording)
+}
+
+/// Refuses sizes the GPU or the host cannot hold, before anything is allocated. A copy experiment holds
+/// two buffers and a scratch buffer of its size on the GPU, and up to three on the host.
+fn preflight(cases: &[experiments::Case], machine: &MachineInfo) -> anyhow::Result<()> {
+    let largest = cases.iter().map(|c| c.setup.bytes).max().unwrap_or(0);
+    let gpu_need = largest.saturating_mul(3);
+    if gpu_need > machine.memory_free_bytes {
+        bail!(
+            "the largest size, {}, needs {} of GPU memory (source, destination, scratch); {} has only {} free",
+            async_lab::units::format_size(largest),
+            gib(gpu_need),
+            machine.gpu_name,
+            gib(machine.memory_free_bytes)
+        );
+    }
+    if let Some(avail) = host_available_bytes() {
+        let host_need = largest.saturating_mul(3);
+        if host_need > avail {
+            bail!(
+                "the largest size, {}, needs {} of host memory; only {} is available",
+                async_lab::units::format_size(largest),
+                gib(host_need),
+                gib(avail)
+            );
+        }
+    }
+    Ok(())
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+/// MemAvailable from /proc/meminfo.
+fn host_available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn child(g: &GpuArgs, ids: &[String], reps: usize) -> anyhow::Result<Done> {
+    // The parent handles Ctrl-C; the child finishes its short list.
+    let _ = ctrlc::set_handler(|| {});
+    let all = experiments::catalogue(Preset::Full, None);
+    let cases: Vec<_> = all.into_iter().filter(|c| ids.contains(&c.setup.id)).collect();
+    if cases.len() != ids.len() {
+        bail!("__child: unknown experiment ids in {ids:?}");
+    }
+    let gpu = open(g)?;
+    let opts = runner::RunOptions { reps, quiet: true, ptx: g.ptx.clone(), device: g.device, in_child: true };
+    let outcome = runner::run_cases(&gpu, &cases, &opts);
+    let text = serde_json::to_string(&outcome.records).context("serializing the child's records")?;
+    println!("{text}");
+    Ok(Done::Ok)
+}

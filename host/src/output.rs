@@ -1,0 +1,193 @@
+//! The report as a terminal table (grouped by family), JSON, Markdown or CSV.
+
+use crate::record::Family;
+use crate::report::{CaseResult, Report};
+use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, Table};
+use std::fmt::Write as _;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Md,
+    Csv,
+}
+
+pub fn render(report: &Report, format: Format) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Table => table(report),
+        Format::Json => serde_json::to_string_pretty(report)? + "\n",
+        Format::Md => markdown(report),
+        Format::Csv => csv(report)?,
+    })
+}
+
+fn fmt_us(v: f64) -> String {
+    if v >= 10_000.0 {
+        format!("{:.1} ms", v / 1000.0)
+    } else if v >= 100.0 {
+        format!("{v:.0} µs")
+    } else {
+        format!("{v:.1} µs")
+    }
+}
+
+fn call_time(r: &CaseResult) -> String {
+    r.host_call_us.map_or("-".into(), |s| format!("{} [{}–{}]", fmt_us(s.median), fmt_us(s.min), fmt_us(s.max)))
+}
+
+fn notes(r: &CaseResult) -> String {
+    if let Some(e) = &r.error {
+        return format!("ERROR: {e}");
+    }
+    let mut n = Vec::new();
+    if r.agreement < 1.0 && !r.classes.is_empty() {
+        n.push(format!("{:.0}% of reps agree", r.agreement * 100.0));
+    }
+    if let Some(w) = r.wait_style {
+        n.push(format!("waits {w}"));
+    }
+    for (k, v) in &r.metrics {
+        n.push(format!("{k}={v:.1}"));
+    }
+    n.join("; ")
+}
+
+fn header(report: &Report) -> String {
+    let m = &report.machine;
+    format!(
+        "async-lab {} ({}) · preset {} · {} · {} (cc {}) · driver {} (CUDA {}) · PCIe {} · {}{}\n",
+        m.tool_version,
+        m.git_commit,
+        report.preset,
+        report.created,
+        m.gpu_name,
+        m.compute_capability,
+        m.driver_release.as_deref().unwrap_or("?"),
+        m.cuda_driver_api,
+        m.pcie_link.as_deref().unwrap_or("?"),
+        m.host_cpu,
+        if report.partial { " · PARTIAL (interrupted)" } else { "" }
+    )
+}
+
+fn families(report: &Report) -> Vec<(Family, Vec<&CaseResult>)> {
+    let mut out: Vec<(Family, Vec<&CaseResult>)> = Vec::new();
+    for r in &report.results {
+        match out.iter_mut().find(|(f, _)| *f == r.family) {
+            Some((_, v)) => v.push(r),
+            None => out.push((r.family, vec![r])),
+        }
+    }
+    out
+}
+
+fn footer(report: &Report) -> String {
+    let s = &report.summary;
+    let mut t = format!(
+        "{} matches, {} deviates, {} undocumented, {} errors ({} repetitions each; call time: median [min–max])\n",
+        s.matches, s.deviates, s.undocumented, s.errors, report.reps_per_case
+    );
+    for f in &s.findings {
+        let _ = writeln!(t, "- {f}");
+    }
+    t
+}
+
+fn table(report: &Report) -> String {
+    let mut out = header(report);
+    for (family, results) in families(report) {
+        let mut t = Table::new();
+        t.load_preset(UTF8_BORDERS_ONLY);
+        t.set_header(["id", "rule", "class", "expected", "verdict", "call time", "device", "notes"]);
+        for r in results {
+            t.add_row([
+                Cell::new(&r.id),
+                Cell::new(&r.rule),
+                Cell::new(r.class.map_or("-".into(), |c| c.to_string())),
+                Cell::new(r.expected.to_string()),
+                Cell::new(r.verdict.map_or("-".into(), |v| v.to_string())),
+                Cell::new(call_time(r)),
+                Cell::new(r.device_us.map_or("-".into(), fmt_us)),
+                Cell::new(notes(r)),
+            ]);
+        }
+        let _ = write!(out, "\n{}\n{t}\n", family.title());
+    }
+    out.push('\n');
+    out + &footer(report)
+}
+
+fn markdown(report: &Report) -> String {
+    let mut out = format!("# async-lab results\n\n{}\n", header(report));
+    for (family, results) in families(report) {
+        let _ = writeln!(out, "## {}\n", family.title());
+        out.push_str("| id | rule | class | expected | verdict | call time | device | notes |\n|---|---|---|---|---|---|---|---|\n");
+        for r in results {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
+                r.id,
+                r.rule,
+                r.class.map_or("-".into(), |c| c.to_string()),
+                r.expected,
+                r.verdict.map_or("-".into(), |v| v.to_string()),
+                call_time(r),
+                r.device_us.map_or("-".into(), fmt_us),
+                notes(r).replace('|', "\\|")
+            );
+        }
+        out.push('\n');
+    }
+    out + &footer(report)
+}
+
+fn csv(report: &Report) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(vec![]);
+    w.write_record([
+        "id",
+        "family",
+        "call",
+        "rule",
+        "class",
+        "expected",
+        "verdict",
+        "call_us_median",
+        "call_us_min",
+        "call_us_max",
+        "n",
+        "cpu_us",
+        "waited_for_prior_work",
+        "complete_at_return",
+        "data_captured_at_return",
+        "device_us",
+        "bytes",
+        "error",
+    ])?;
+    let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
+    let b = |v: Option<bool>| v.map_or(String::new(), |x| x.to_string());
+    for r in &report.results {
+        let s = r.host_call_us;
+        w.write_record([
+            r.id.clone(),
+            format!("{:?}", r.family).to_lowercase(),
+            r.call.clone(),
+            r.rule.clone(),
+            r.class.map_or(String::new(), |c| c.to_string()),
+            r.expected.to_string(),
+            r.verdict.map_or(String::new(), |v| v.to_string()),
+            opt(s.map(|s| s.median)),
+            opt(s.map(|s| s.min)),
+            opt(s.map(|s| s.max)),
+            s.map_or(String::new(), |s| s.n.to_string()),
+            opt(r.host_cpu_us),
+            b(r.waited_for_prior_work),
+            b(r.complete_at_return),
+            b(r.data_captured_at_return),
+            opt(r.device_us),
+            r.bytes.to_string(),
+            r.error.clone().unwrap_or_default(),
+        ])?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}

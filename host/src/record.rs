@@ -1,0 +1,177 @@
+//! Recordings: every raw repetition of a run plus the machine it ran on, as JSON.
+//!
+//! `--record FILE` writes one; `--replay FILE` reads it back and goes through the same classification and
+//! reporting code as a live run, on any machine, without a GPU. Nothing in a recording is derived: classes,
+//! verdicts and explanations are recomputed on every replay.
+
+use crate::driver::{HostKind, StreamKind};
+use crate::info::MachineInfo;
+use crate::rules::Expected;
+use anyhow::{bail, Context as _};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Bumped whenever a field changes meaning or disappears.
+pub const SCHEMA_VERSION: u32 = 1;
+pub const RECORDING_KIND: &str = "async-lab-recording";
+
+/// The signals of one repetition of one experiment.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rep {
+    /// Wall time of the call under test.
+    pub host_call_ns: u64,
+    /// CPU time the calling thread spent inside the call.
+    pub host_cpu_ns: u64,
+    /// Whether the blocker had finished when the call returned; `None` where there was no blocker.
+    pub blocker_done_at_return: Option<bool>,
+    /// Whether the call's own device work had finished when it returned; `None` for calls with none.
+    pub op_done_at_return: Option<bool>,
+    /// For copies from host memory that returned before running: whether overwriting the source right after
+    /// the return left the delivered data unchanged (the data had been staged). `None` where not probed.
+    pub data_captured_at_return: Option<bool>,
+    /// Device time of the blocker (CUDA events).
+    pub blocker_device_ns: Option<u64>,
+    /// Device time from the point the call's work could start to its end (CUDA events).
+    pub op_device_ns: Option<u64>,
+    /// Host monotonic clock at the call's start, and at the blocker's launch (for timelines).
+    pub host_call_start_ns: u64,
+    pub host_blocker_launch_ns: Option<u64>,
+    /// The blocker's `%globaltimer` at its start and end.
+    pub blocker_gpu_ns: Option<[u64; 2]>,
+    /// Extra numbers some experiments measure (e.g. a callback's delay).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, f64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    Copy,
+    Memset,
+    Launch,
+    Alloc,
+    Callback,
+    Wait,
+    Seed,
+    Sweep,
+}
+
+impl Family {
+    pub fn title(self) -> &'static str {
+        match self {
+            Family::Copy => "Copies",
+            Family::Memset => "Memset",
+            Family::Launch => "Kernel launches",
+            Family::Alloc => "Allocation and registration",
+            Family::Callback => "Host callbacks and stream teardown",
+            Family::Wait => "Waiting (scheduling flags)",
+            Family::Seed => "The seed program",
+            Family::Sweep => "Size sweep",
+        }
+    }
+}
+
+/// Where the blocker kernel ran relative to the call under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BlockerPlacement {
+    /// In the call's own stream, ahead of it.
+    Same,
+    /// On a separate stream (named in the setup) that the call does not depend on.
+    Other,
+    /// No blocker.
+    None,
+}
+
+/// How an experiment was set up: everything needed to classify and explain it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaseSetup {
+    pub id: String,
+    pub family: Family,
+    /// The driver call under test.
+    pub call: String,
+    pub rule: String,
+    pub expected: Expected,
+    /// The call's stream, where it takes one (non-async calls use the legacy stream).
+    pub stream: Option<StreamKind>,
+    pub blocker: BlockerPlacement,
+    /// The stream the blocker ran on.
+    pub blocker_stream: Option<StreamKind>,
+    /// Whether the blocker is ordered before the call (so waiting for it is not a device-wide wait).
+    pub blocker_ahead: bool,
+    pub host_memory: Option<HostKind>,
+    pub bytes: u64,
+    /// A sentence on what this experiment does.
+    pub what: String,
+}
+
+/// One experiment's raw measurements.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaseRecord {
+    pub setup: CaseSetup,
+    /// The blocker's length in this run (scaled from the warm-up).
+    pub blocker_ns: Option<u64>,
+    pub warmup: Option<Rep>,
+    pub reps: Vec<Rep>,
+    /// A per-step series some experiments record (e.g. the launch queue's per-launch times, in µs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Vec<f64>>,
+    /// Set when the experiment could not be measured; its reps are then empty or incomplete.
+    pub error: Option<String>,
+}
+
+/// A whole run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Recording {
+    pub kind: String,
+    pub schema_version: u32,
+    /// UTC, RFC 3339.
+    pub created: String,
+    pub preset: String,
+    pub args: Vec<String>,
+    pub reps_per_case: usize,
+    /// True when the run was interrupted: what was measured is kept, the rest is missing.
+    pub partial: bool,
+    pub machine: MachineInfo,
+    pub cases: Vec<CaseRecord>,
+}
+
+impl Recording {
+    pub fn save(&self, path: &Path) -> anyhow::Result<()> {
+        let text = serde_json::to_string_pretty(self)?;
+        // Write beside, then rename: an interrupted write never leaves half a recording under the real name.
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))?;
+        Ok(())
+    }
+
+    pub fn load(path: &Path) -> anyhow::Result<Recording> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read the recording {}", path.display()))?;
+        Self::parse(&text).with_context(|| format!("{} is not a usable async-lab recording", path.display()))
+    }
+
+    pub fn parse(text: &str) -> anyhow::Result<Recording> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).context("it is not complete, valid JSON (truncated or corrupt?)")?;
+        match value.get("kind").and_then(|k| k.as_str()) {
+            Some(RECORDING_KIND) => {}
+            Some(other) => bail!("its kind is {other:?}, not {RECORDING_KIND:?}"),
+            None => bail!("it has no \"kind\" field: not an async-lab recording"),
+        }
+        match value.get("schema_version").and_then(|v| v.as_u64()) {
+            Some(v) if v == SCHEMA_VERSION as u64 => {}
+            Some(v) => bail!("its schema_version is {v}; this async-lab reads version {SCHEMA_VERSION}"),
+            None => bail!("it has no schema_version"),
+        }
+        let rec: Recording = serde_json::from_value(value).context("its fields do not match the recording format")?;
+        for case in &rec.cases {
+            if case.error.is_none() && case.reps.is_empty() {
+                bail!("experiment {} has neither repetitions nor an error", case.setup.id);
+            }
+        }
+        Ok(rec)
+    }
+}

@@ -1,0 +1,206 @@
+//! From a recording to results: the class, verdict, statistics and a plain-words explanation of each
+//! experiment. Live runs and `--replay` both come through here.
+
+use crate::classify::{classify_rep, majority, Class};
+use crate::info::MachineInfo;
+use crate::record::{CaseRecord, CaseSetup, Family, Recording, SCHEMA_VERSION};
+use crate::rules::{verdict, Expected, Verdict, WaitStyle};
+use crate::stats::Spread;
+use crate::units::format_size;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One experiment's outcome.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseResult {
+    pub id: String,
+    pub family: Family,
+    pub call: String,
+    pub rule: String,
+    pub class: Option<Class>,
+    pub expected: Expected,
+    pub verdict: Option<Verdict>,
+    /// Each repetition's class, in order.
+    pub classes: Vec<Class>,
+    /// Fraction of repetitions that agree with `class`.
+    pub agreement: f64,
+    pub host_call_us: Option<Spread>,
+    /// Median CPU time of the calling thread inside the call.
+    pub host_cpu_us: Option<f64>,
+    /// Whether the call waited for the blocker (majority of repetitions); `None` without a blocker.
+    pub waited_for_prior_work: Option<bool>,
+    pub complete_at_return: Option<bool>,
+    pub data_captured_at_return: Option<bool>,
+    /// Median device time of the call's own work (CUDA events).
+    pub device_us: Option<f64>,
+    pub blocker_us: Option<f64>,
+    pub bytes: u64,
+    pub wait_style: Option<WaitStyle>,
+    /// Medians of the experiment's extra metrics.
+    pub metrics: BTreeMap<String, f64>,
+    pub what: String,
+    pub explanation: String,
+    pub error: Option<String>,
+}
+
+/// A run's results and where they were measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub tool: &'static str,
+    pub preset: String,
+    pub created: String,
+    pub partial: bool,
+    pub reps_per_case: usize,
+    pub machine: MachineInfo,
+    pub results: Vec<CaseResult>,
+    pub summary: Summary,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    pub matches: usize,
+    pub deviates: usize,
+    pub undocumented: usize,
+    pub errors: usize,
+    /// Facts drawn from several experiments (sweep crossover, queue depth, ...), in plain words.
+    pub findings: Vec<String>,
+}
+
+pub fn build(rec: &Recording) -> Report {
+    let results: Vec<CaseResult> = rec.cases.iter().map(result).collect();
+    let mut summary = Summary::default();
+    for r in &results {
+        match (r.verdict, &r.error) {
+            (_, Some(_)) => summary.errors += 1,
+            (Some(Verdict::Matches), _) => summary.matches += 1,
+            (Some(Verdict::Deviates), _) => summary.deviates += 1,
+            (Some(Verdict::Undocumented), _) => summary.undocumented += 1,
+            (None, None) => {}
+        }
+    }
+    summary.findings = findings(&results);
+    Report {
+        schema_version: SCHEMA_VERSION,
+        tool: "async-lab",
+        preset: rec.preset.clone(),
+        created: rec.created.clone(),
+        partial: rec.partial,
+        reps_per_case: rec.reps_per_case,
+        machine: rec.machine.clone(),
+        results,
+        summary,
+    }
+}
+
+fn median_of(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let mut v: Vec<f64> = values.collect();
+    crate::stats::median(&mut v)
+}
+
+fn majority_bool(values: impl Iterator<Item = Option<bool>>) -> Option<bool> {
+    let v: Vec<bool> = values.flatten().collect();
+    if v.is_empty() {
+        return None;
+    }
+    let yes = v.iter().filter(|&&b| b).count();
+    Some(yes * 2 >= v.len())
+}
+
+pub fn result(case: &CaseRecord) -> CaseResult {
+    let s = &case.setup;
+    let reps = &case.reps;
+    let classes: Vec<Class> = reps.iter().map(|r| classify_rep(r, s.blocker_ahead)).collect();
+    let (class, agreement) = match majority(&classes) {
+        Some((c, a)) => (Some(c), a),
+        None => (None, 0.0),
+    };
+    let host_call_us = Spread::of(&reps.iter().map(|r| r.host_call_ns as f64 / 1e3).collect::<Vec<_>>());
+    let host_cpu_us = median_of(reps.iter().map(|r| r.host_cpu_ns as f64 / 1e3));
+    let wait_style = (s.family == Family::Wait && !reps.is_empty()).then(|| {
+        let cpu = median_of(reps.iter().map(|r| r.host_cpu_ns as f64)).unwrap_or(0.0);
+        let wall = median_of(reps.iter().map(|r| r.host_call_ns as f64)).unwrap_or(0.0);
+        WaitStyle::from_times(cpu, wall)
+    });
+    let mut metric_names: Vec<&String> = reps.iter().flat_map(|r| r.metrics.keys()).collect();
+    metric_names.sort();
+    metric_names.dedup();
+    let metrics = metric_names
+        .into_iter()
+        .filter_map(|k| median_of(reps.iter().filter_map(|r| r.metrics.get(k).copied())).map(|m| (k.clone(), m)))
+        .collect();
+    let mut r = CaseResult {
+        id: s.id.clone(),
+        family: s.family,
+        call: s.call.clone(),
+        rule: s.rule.clone(),
+        class,
+        expected: s.expected.clone(),
+        verdict: class.map(|c| verdict(&s.expected, c, wait_style)),
+        classes,
+        agreement,
+        host_call_us,
+        host_cpu_us,
+        waited_for_prior_work: majority_bool(reps.iter().map(|r| r.blocker_done_at_return)),
+        complete_at_return: majority_bool(reps.iter().map(|r| r.op_done_at_return)),
+        data_captured_at_return: majority_bool(reps.iter().map(|r| r.data_captured_at_return)),
+        device_us: median_of(reps.iter().filter_map(|r| r.op_device_ns).map(|n| n as f64 / 1e3)),
+        blocker_us: median_of(reps.iter().filter_map(|r| r.blocker_device_ns).map(|n| n as f64 / 1e3)),
+        bytes: s.bytes,
+        wait_style,
+        metrics,
+        what: s.what.clone(),
+        explanation: String::new(),
+        error: case.error.clone(),
+    };
+    if case.error.is_none() && reps.is_empty() {
+        r.error = Some("no repetitions were measured".into());
+    }
+    r.explanation = crate::explain::why(s, &r);
+    r
+}
+
+/// Facts across experiments: where pageable copies stop returning at once, how deep the launch queue is.
+fn findings(results: &[CaseResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in ["htod", "dtoh"] {
+        let prefix = format!("sweep/{dir}/pageable/");
+        let mut sweep: Vec<&CaseResult> =
+            results.iter().filter(|r| r.id.starts_with(&prefix) && r.class.is_some()).collect();
+        sweep.sort_by_key(|r| r.bytes);
+        if sweep.is_empty() {
+            continue;
+        }
+        let dir_words = if dir == "htod" { "host → device" } else { "device → host" };
+        match sweep.iter().find(|r| !matches!(r.class, Some(Class::Async | Class::Staged))) {
+            Some(first) => out.push(format!(
+                "pageable {dir_words} copies stop returning at once from {} (class {} there; {} and below returned before the work ahead finished)",
+                format_size(first.bytes),
+                first.class.unwrap(),
+                sweep.iter().take_while(|r| r.bytes < first.bytes).last().map_or("nothing".to_owned(), |r| format_size(r.bytes))
+            )),
+            None => out.push(format!(
+                "pageable {dir_words} copies returned at once at every size measured (up to {})",
+                format_size(sweep.last().unwrap().bytes)
+            )),
+        }
+    }
+    if let Some(q) = results.iter().find(|r| r.id.starts_with("launch/queue-depth")) {
+        if let Some(d) = q.metrics.get("queue_depth") {
+            out.push(format!(
+                "the launch queue held {d:.0} pending launches; the next launch waited {:.0} µs (until the blocker ended); launches took {:.1} µs before the queue was full and {:.1} µs after",
+                q.metrics.get("launch_us_blocked").copied().unwrap_or(f64::NAN),
+                q.metrics.get("launch_us_before_full").copied().unwrap_or(f64::NAN),
+                q.metrics.get("launch_us_after_full").copied().unwrap_or(f64::NAN)
+            ));
+        } else if let Some(d) = q.metrics.get("queue_depth_at_least") {
+            out.push(format!("the launch queue held at least {d:.0} pending launches without blocking"));
+        }
+    }
+    out
+}
+
+/// The setup of the experiment with this id in a recording.
+pub fn find_setup<'a>(rec: &'a Recording, id: &str) -> Option<&'a CaseSetup> {
+    rec.cases.iter().map(|c| &c.setup).find(|s| s.id == id)
+}

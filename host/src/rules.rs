@@ -1,0 +1,183 @@
+//! NVIDIA's documented host-blocking rules (ids as in `cuda-sync-rules.md`), what each predicts in this
+//! project's vocabulary, and the verdict that compares a measured class with that prediction.
+
+use crate::classify::Class;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Whether a waiting host thread burns its CPU core or sleeps (the scheduling-flag experiments).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WaitStyle {
+    /// The thread used at least half a core while it waited.
+    Busy,
+    /// The thread used less than half a core while it waited.
+    Sleeps,
+}
+
+impl WaitStyle {
+    /// From CPU time and wall time of the wait.
+    pub fn from_times(cpu_ns: f64, wall_ns: f64) -> WaitStyle {
+        if wall_ns > 0.0 && cpu_ns / wall_ns >= 0.5 {
+            WaitStyle::Busy
+        } else {
+            WaitStyle::Sleeps
+        }
+    }
+}
+
+impl fmt::Display for WaitStyle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            WaitStyle::Busy => "busy",
+            WaitStyle::Sleeps => "sleeps",
+        })
+    }
+}
+
+/// What the documentation predicts for an experiment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Expected {
+    /// Any of these classes matches the documented rule (the docs often say "may").
+    Classes { classes: Vec<Class> },
+    /// For waits: how the host thread should spend the wait.
+    WaitStyle { styles: Vec<WaitStyle> },
+    /// No current rule. `older` is what earlier documentation said, where it said something.
+    Undocumented { older: Option<Vec<Class>> },
+}
+
+impl Expected {
+    pub fn classes(classes: &[Class]) -> Expected {
+        Expected::Classes { classes: classes.to_vec() }
+    }
+
+    pub fn undocumented() -> Expected {
+        Expected::Undocumented { older: None }
+    }
+}
+
+impl fmt::Display for Expected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let join = |v: Vec<String>| v.join(" or ");
+        match self {
+            Expected::Classes { classes } => f.write_str(&join(classes.iter().map(|c| c.to_string()).collect())),
+            Expected::WaitStyle { styles } => {
+                write!(f, "waits {}", join(styles.iter().map(|s| s.to_string()).collect()))
+            }
+            Expected::Undocumented { older: None } => f.write_str("(undocumented)"),
+            Expected::Undocumented { older: Some(c) } => {
+                write!(f, "(undocumented; older docs: {})", join(c.iter().map(|c| c.to_string()).collect()))
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Matches,
+    Deviates,
+    Undocumented,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Matches => "matches",
+            Verdict::Deviates => "deviates",
+            Verdict::Undocumented => "undocumented",
+        })
+    }
+}
+
+/// Compares what was measured with what the rule predicts.
+pub fn verdict(expected: &Expected, class: Class, wait_style: Option<WaitStyle>) -> Verdict {
+    let ok = match expected {
+        Expected::Classes { classes } => classes.contains(&class),
+        Expected::WaitStyle { styles } => wait_style.is_some_and(|s| styles.contains(&s)),
+        Expected::Undocumented { .. } => return Verdict::Undocumented,
+    };
+    if ok {
+        Verdict::Matches
+    } else {
+        Verdict::Deviates
+    }
+}
+
+/// One documented rule: its id, the case it covers and what the documentation says, in short.
+pub struct Rule {
+    pub id: &'static str,
+    pub case: &'static str,
+    pub documented: &'static str,
+}
+
+/// Every rule the experiments test.
+pub const RULES: &[Rule] = &[
+    Rule { id: "S1", case: "non-async copy, pageable host → device", documented: "synchronizes the stream first, then returns once the data is in a staging buffer; the DMA may still be running" },
+    Rule { id: "S2", case: "non-async copy, pinned host → device", documented: "fully synchronous" },
+    Rule { id: "S3", case: "non-async copy, device → host", documented: "returns only when the copy has finished" },
+    Rule { id: "S4", case: "non-async copy, device → device", documented: "no host synchronization: may return before the copy is done" },
+    Rule { id: "S5", case: "non-async copy, host → host", documented: "fully synchronous" },
+    Rule { id: "A1", case: "async copy, pinned ↔ device or device ↔ device", documented: "fully asynchronous" },
+    Rule { id: "A2", case: "async copy, pageable ↔ device", documented: "may be synchronous: the driver may wait on the stream and stage through pinned memory (CUDA 9–11 docs: device → pageable waits for completion, host → device staging is asynchronous)" },
+    Rule { id: "A3", case: "async copy, host → host", documented: "fully synchronous" },
+    Rule { id: "A4", case: "async copy involving managed memory", documented: "CUDA 9.2–11 docs: fully synchronous; no rule since 12.2" },
+    Rule { id: "G1", case: "host → device copy of 64 KB or less (Programming Guide)", documented: "asynchronous with the host" },
+    Rule { id: "M1", case: "non-async memset of device memory", documented: "asynchronous" },
+    Rule { id: "M2", case: "non-async memset of pinned host memory", documented: "fully synchronous" },
+    Rule { id: "M3", case: "async memset, any memory", documented: "asynchronous" },
+    Rule { id: "K1", case: "kernel launch", documented: "asynchronous" },
+    Rule { id: "K2", case: "kernel launch with CUDA_LAUNCH_BLOCKING=1", documented: "synchronous (a debugging aid)" },
+    Rule { id: "K4", case: "first launch of a lazily loaded kernel", documented: "loading may need a context synchronization" },
+    Rule { id: "K5", case: "launch with many launches already pending", documented: "not documented (forums: about 1000 pending launches, then each launch waits)" },
+    Rule { id: "ST1", case: "legacy default stream", documented: "ordered with every blocking stream (device-side ordering, not a host wait)" },
+    Rule { id: "ST2", case: "per-thread default stream", documented: "an ordinary blocking stream, ordered with the legacy stream" },
+    Rule { id: "ST3", case: "stream created non-blocking", documented: "no implicit ordering with the legacy stream" },
+    Rule { id: "AL1", case: "cuMemFree", documented: "may synchronize: the GPU synchronizes across all streams" },
+    Rule { id: "AL2", case: "cuMemAllocAsync / cuMemFreeAsync", documented: "stream-ordered, no synchronization" },
+    Rule { id: "AL3", case: "cuMemAllocHost / cuMemHostAlloc / cuMemFreeHost", documented: "serializes the device (Implicit Synchronization); whether the host waits is not documented" },
+    Rule { id: "AL4", case: "cuMemHostRegister / cuMemHostUnregister", documented: "whether registering waits is not documented" },
+    Rule { id: "AL5", case: "write-combined pinned memory", documented: "no separate rule: treated as pinned memory" },
+    Rule { id: "ST4", case: "device allocation (cuMemAlloc, cuMemAllocManaged)", documented: "serializes the device (Implicit Synchronization); whether the host waits is not documented" },
+    Rule { id: "CB1", case: "cuLaunchHostFunc", documented: "enqueue returns at once; the function runs once earlier work is done" },
+    Rule { id: "SD1", case: "cuStreamDestroy with work pending", documented: "returns at once; resources are freed later" },
+    Rule { id: "W1", case: "context scheduling flags", documented: "SPIN busy-waits; YIELD yields the thread; BLOCKING_SYNC sleeps; AUTO spins with fewer active contexts than CPUs" },
+    Rule { id: "W2", case: "cuEventSynchronize", documented: "busy-waits unless the event was created with BLOCKING_SYNC" },
+];
+
+/// The rule with this id.
+pub fn rule(id: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts() {
+        let e = Expected::classes(&[Class::Async]);
+        assert_eq!(verdict(&e, Class::Async, None), Verdict::Matches);
+        assert_eq!(verdict(&e, Class::Blocking, None), Verdict::Deviates);
+        assert_eq!(verdict(&Expected::undocumented(), Class::Blocking, None), Verdict::Undocumented);
+        let w = Expected::WaitStyle { styles: vec![WaitStyle::Sleeps] };
+        assert_eq!(verdict(&w, Class::Blocking, Some(WaitStyle::Busy)), Verdict::Deviates);
+        assert_eq!(verdict(&w, Class::Blocking, None), Verdict::Deviates);
+    }
+
+    #[test]
+    fn wait_style_threshold() {
+        assert_eq!(WaitStyle::from_times(99.0, 100.0), WaitStyle::Busy);
+        assert_eq!(WaitStyle::from_times(50.0, 100.0), WaitStyle::Busy);
+        assert_eq!(WaitStyle::from_times(49.0, 100.0), WaitStyle::Sleeps);
+        assert_eq!(WaitStyle::from_times(0.0, 0.0), WaitStyle::Sleeps);
+    }
+
+    #[test]
+    fn rule_ids_are_unique() {
+        for (i, r) in RULES.iter().enumerate() {
+            assert!(RULES[i + 1..].iter().all(|o| o.id != r.id), "duplicate rule {}", r.id);
+        }
+    }
+}
