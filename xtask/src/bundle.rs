@@ -1,0 +1,48 @@
+//! `cargo xtask bundle [--out DIR]`: the release `async-lab`, the kernels' PTX and a `run.sh` in one directory
+//! (default `target/bundle`), to copy to a GPU machine and run there with `./run.sh ARGS`.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use anyhow::Context;
+use xshell::{cmd, Shell};
+
+use crate::{flags, host_target_dir, project_root, user_path};
+
+/// The launcher script: finds the driver library (or says it is missing, exit 2) and starts async-lab with the
+/// PTX beside it.
+pub(crate) const RUN_SH: &str = include_str!("bundle_run.sh");
+
+impl flags::Bundle {
+    pub(crate) fn run(self, sh: &Shell) -> anyhow::Result<()> {
+        let out = match &self.out {
+            Some(dir) => user_path(dir)?,
+            None => project_root().join("target/bundle"),
+        };
+        let ptx = flags::BuildPtx.run(sh)?;
+        cmd!(sh, "cargo build --release -p async-lab").run().context("building async-lab (release)")?;
+        let bin = host_target_dir().join("release/async-lab");
+
+        sh.create_dir(&out).with_context(|| format!("creating {}", out.display()))?;
+        let copy = |from: &Path, name: &str| -> anyhow::Result<u64> {
+            let to = out.join(name);
+            fs::copy(from, &to).with_context(|| format!("copying {} to {}", from.display(), to.display()))
+        };
+        let mut size = copy(&bin, "async-lab")?;
+        size += copy(&ptx, "async_lab_kernels.ptx")?;
+        let run_sh = out.join("run.sh");
+        fs::write(&run_sh, RUN_SH).with_context(|| format!("writing {}", run_sh.display()))?;
+        fs::set_permissions(&run_sh, fs::Permissions::from_mode(0o755))
+            .with_context(|| format!("making {} executable", run_sh.display()))?;
+        size += RUN_SH.len() as u64;
+
+        eprintln!(
+            "bundle: {} ({:.1} MiB: async-lab, async_lab_kernels.ptx, run.sh); run it with {}/run.sh",
+            out.display(),
+            size as f64 / (1024.0 * 1024.0),
+            out.display()
+        );
+        Ok(())
+    }
+}

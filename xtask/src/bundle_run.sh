@@ -1,0 +1,41 @@
+#!/bin/sh
+# Runs async-lab from this bundle (made by `cargo xtask bundle`) with the kernels' PTX beside it.
+# Usage: ./run.sh [async-lab arguments...]
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+
+# async-lab links the NVIDIA driver library; without it the program cannot even start, so say so clearly.
+# The loader finds it through ld.so's cache or LD_LIBRARY_PATH; container images often put it in a directory
+# that is in neither, so look there too and add the one we find.
+has_driver() {
+    if command -v ldconfig >/dev/null 2>&1 && ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
+        return 0
+    fi
+    old_ifs=$IFS
+    IFS=:
+    for dir in ${LD_LIBRARY_PATH:-}; do
+        if [ -n "$dir" ] && [ -e "$dir/libcuda.so.1" ]; then
+            IFS=$old_ifs
+            return 0
+        fi
+    done
+    IFS=$old_ifs
+    for dir in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64 \
+        /usr/lib/aarch64-linux-gnu /usr/lib/wsl/lib /usr/local/cuda/compat; do
+        if [ -e "$dir/libcuda.so.1" ]; then
+            LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+            export LD_LIBRARY_PATH
+            return 0
+        fi
+    done
+    return 1
+}
+
+if ! has_driver; then
+    echo "run.sh: no NVIDIA driver library (libcuda.so.1) found in ld.so's cache, LD_LIBRARY_PATH or the usual directories; install the driver or add its directory to LD_LIBRARY_PATH" >&2
+    exit 2
+fi
+
+# Relative paths in the arguments keep meaning what they meant in the caller's directory.
+exec "$here/async-lab" --ptx "$here/async_lab_kernels.ptx" "$@"

@@ -1,0 +1,79 @@
+//! Hygiene tests: plain `cargo test` catches drift between xtask and the files it depends on.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::build_ptx::EXPECTED_ENTRIES;
+use crate::bundle::RUN_SH;
+use crate::project_root;
+
+#[test]
+fn expected_entries_match_the_kernels() {
+    let lib = fs::read_to_string(project_root().join("gpu-kernels/kernels/src/lib.rs")).unwrap();
+    let kernels: Vec<&str> = lib
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("pub unsafe extern \"ptx-kernel\" fn "))
+        .map(|rest| rest.split('(').next().unwrap().trim())
+        .collect();
+    assert_eq!(
+        kernels, EXPECTED_ENTRIES,
+        "the kernels in gpu-kernels/kernels/src/lib.rs and EXPECTED_ENTRIES in xtask/src/build_ptx.rs differ"
+    );
+}
+
+#[test]
+fn run_sh_is_valid_and_names_the_bundled_files() {
+    assert!(RUN_SH.starts_with("#!/bin/sh\n"));
+    for name in ["\"$here/async-lab\"", "\"$here/async_lab_kernels.ptx\"", "exit 2"] {
+        assert!(RUN_SH.contains(name), "run.sh lacks {name}");
+    }
+    let status = std::process::Command::new("sh").args(["-n", "-c", RUN_SH]).status().expect("running `sh -n`");
+    assert!(status.success(), "run.sh has a syntax error");
+}
+
+#[test]
+fn every_unsafe_block_has_a_safety_comment() {
+    let needle = concat!("unsafe", " {");
+    let mut missing = Vec::new();
+    for dir in ["gpu-kernels", "xtask/src", "tests"] {
+        for file in rust_files(&project_root().join(dir)) {
+            let text = fs::read_to_string(&file).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                if line.trim_start().starts_with("//") || !line.contains(needle) {
+                    continue;
+                }
+                // The comment block right above the line must contain `SAFETY:`.
+                let justified = lines[..i]
+                    .iter()
+                    .rev()
+                    .take_while(|line| line.trim_start().starts_with("//"))
+                    .any(|line| line.contains("// SAFETY:"));
+                if !justified {
+                    let file = file.strip_prefix(project_root()).unwrap_or(&file);
+                    missing.push(format!("{}:{}", file.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "`unsafe` blocks without a `// SAFETY:` comment above them:\n{}", missing.join("\n"));
+}
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|name| name != "target") {
+                    dirs.push(path);
+                }
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
