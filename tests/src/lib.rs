@@ -1,0 +1,43 @@
+//! Helpers for the workspace's GPU-free tests: where the inputs they test are.
+//!
+//! `cargo xtask test` builds the PTX and the `async-lab` binary first and passes their paths in `ASYNC_LAB_PTX`
+//! and `ASYNC_LAB_BIN`; run alone, the tests look in the usual places under `target/`. A missing input fails the
+//! test with the command that makes it: it is never a reason to skip.
+
+use std::env;
+use std::path::{Path, PathBuf};
+
+/// The repository root.
+pub fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// The kernels' PTX: `$ASYNC_LAB_PTX`, else `target/ptx/async_lab_kernels.ptx`. Panics if it does not exist.
+pub fn ptx_path() -> PathBuf {
+    existing_input("ASYNC_LAB_PTX", "target/ptx/async_lab_kernels.ptx", "the kernels' PTX", "cargo xtask build-ptx")
+}
+
+/// The debug `async-lab` binary: `$ASYNC_LAB_BIN`, else `target/debug/async-lab`. Panics if it does not exist.
+pub fn bin_path() -> PathBuf {
+    existing_input("ASYNC_LAB_BIN", "target/debug/async-lab", "the async-lab binary", "cargo build -p async-lab")
+}
+
+/// The kernels' PTX as text (see [`ptx_path`]).
+pub fn ptx_text() -> String {
+    let path = ptx_path();
+    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
+}
+
+fn existing_input(var: &str, default: &str, what: &str, make_it: &str) -> PathBuf {
+    let path = match env::var_os(var) {
+        Some(path) => project_root().join(path),
+        None => project_root().join(default),
+    };
+    assert!(
+        path.exists(),
+        "{what} is missing at {} (from {}); make it with `{make_it}`, or run everything with `cargo xtask test`",
+        path.display(),
+        if env::var_os(var).is_some() { format!("${var}") } else { format!("the default; ${var} is not set") },
+    );
+    path
+}

@@ -1,0 +1,174 @@
+//! The whole path from raw signals to a report, on synthetic recordings: what a replay does with a real one.
+//! These signals are made up on purpose (they test the classifier); real measurements live in recordings/.
+
+use async_lab::classify::Class;
+use async_lab::experiments::{catalogue, Preset};
+use async_lab::output::{render, Format};
+use async_lab::record::{CaseRecord, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
+use async_lab::report::build;
+use async_lab::rules::Verdict;
+
+fn machine() -> async_lab::info::MachineInfo {
+    serde_json::from_value(serde_json::json!({
+        "gpu_name": "Synthetic GPU", "gpu_ordinal": 0, "compute_capability": "9.0", "sm_count": 132,
+        "memory_total_bytes": 1u64 << 37, "memory_free_bytes": 1u64 << 37, "cuda_driver_api": "13.0",
+        "driver_release": null, "pci_bus_id": "0000:00:00.0", "pcie_link": null, "pcie_max_link": null,
+        "sm_clock_max_mhz": 1980, "memory_clock_max_mhz": 3201, "async_engine_count": 3,
+        "concurrent_managed_access": true, "pageable_memory_access": false, "host_cpu": "synthetic",
+        "host_cpus": 16, "os": "synthetic", "tool_version": "0", "git_commit": "synthetic"
+    }))
+    .unwrap()
+}
+
+fn rep(call_us: u64, blocker: Option<bool>, op: Option<bool>, captured: Option<bool>) -> Rep {
+    Rep {
+        host_call_ns: call_us * 1000,
+        host_cpu_ns: call_us * 900,
+        blocker_done_at_return: blocker,
+        op_done_at_return: op,
+        data_captured_at_return: captured,
+        blocker_device_ns: Some(20_000_000),
+        op_device_ns: Some(50_000),
+        ..Rep::default()
+    }
+}
+
+fn record(id: &str, reps: Vec<Rep>) -> CaseRecord {
+    let setup = catalogue(Preset::Default, None)
+        .into_iter()
+        .find(|c| c.setup.id == id)
+        .unwrap_or_else(|| panic!("no case {id}"))
+        .setup;
+    CaseRecord { setup, blocker_ns: Some(20_000_000), warmup: None, reps, series: None, error: None }
+}
+
+fn recording(cases: Vec<CaseRecord>) -> Recording {
+    Recording {
+        kind: RECORDING_KIND.into(),
+        schema_version: SCHEMA_VERSION,
+        created: "2026-12-02T00:00:00Z".into(),
+        preset: "default".into(),
+        args: vec![],
+        reps_per_case: 5,
+        partial: false,
+        machine: machine(),
+        cases,
+    }
+}
+
+#[test]
+fn signals_become_classes_and_verdicts() {
+    let staged = |_| rep(800, Some(false), Some(false), Some(true));
+    let rec = recording(vec![
+        // Pinned async copy that returned at once: A1 predicts async.
+        record(
+            "copy/async/htod/pinned/nonblocking/same/1MiB",
+            (0..5).map(|_| rep(5, Some(false), Some(false), Some(false))).collect(),
+        ),
+        // Pageable device → host that waited and completed: A2 predicts blocking.
+        record(
+            "copy/async/dtoh/pageable/nonblocking/same/1MiB",
+            (0..5).map(|_| rep(21_000, Some(true), Some(true), None)).collect(),
+        ),
+        // Pageable host → device, staged in four repetitions of five, one noisy repetition waited.
+        record("copy/async/htod/pageable/nonblocking/same/1MiB", {
+            let mut v: Vec<Rep> = (0..4).map(staged).collect();
+            v.insert(2, rep(20_500, Some(true), Some(false), None));
+            v
+        }),
+        // A free that waited for a blocker on another stream: device-sync, as AL1 predicts.
+        record("alloc/mem-free/nonblocking", (0..5).map(|_| rep(20_000, Some(true), None, None)).collect()),
+        // A non-async device memset that waited for completion: M1 predicts async, so it deviates.
+        record(
+            "memset/sync/device/legacy/same/1MiB",
+            (0..5).map(|_| rep(20_100, Some(true), Some(true), None)).collect(),
+        ),
+        // cuMemAlloc: no rule about the host.
+        record("alloc/mem-alloc/legacy", (0..5).map(|_| rep(90, Some(false), None, None)).collect()),
+    ]);
+    let report = build(&rec);
+    let got: Vec<(&str, Option<Class>, Option<Verdict>)> =
+        report.results.iter().map(|r| (r.id.as_str(), r.class, r.verdict)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("copy/async/htod/pinned/nonblocking/same/1MiB", Some(Class::Async), Some(Verdict::Matches)),
+            ("copy/async/dtoh/pageable/nonblocking/same/1MiB", Some(Class::Blocking), Some(Verdict::Matches)),
+            ("copy/async/htod/pageable/nonblocking/same/1MiB", Some(Class::Staged), Some(Verdict::Matches)),
+            ("alloc/mem-free/nonblocking", Some(Class::DeviceSync), Some(Verdict::Matches)),
+            ("memset/sync/device/legacy/same/1MiB", Some(Class::Blocking), Some(Verdict::Deviates)),
+            ("alloc/mem-alloc/legacy", Some(Class::Async), Some(Verdict::Undocumented)),
+        ]
+    );
+    let noisy = &report.results[2];
+    assert_eq!(noisy.agreement, 0.8);
+    assert!(noisy.explanation.contains("4 of 5 repetitions agree"), "{}", noisy.explanation);
+    assert!(noisy.explanation.contains("staging buffer"), "{}", noisy.explanation);
+    assert_eq!((report.summary.matches, report.summary.deviates, report.summary.undocumented), (4, 1, 1));
+    let spread = report.results[1].host_call_us.unwrap();
+    assert_eq!((spread.median, spread.n), (21_000.0, 5));
+}
+
+#[test]
+fn every_format_renders_and_json_carries_the_schema() {
+    let rec = recording(vec![record(
+        "copy/async/htod/pinned/nonblocking/same/1MiB",
+        (0..5).map(|_| rep(5, Some(false), Some(false), Some(false))).collect(),
+    )]);
+    let report = build(&rec);
+    let json: serde_json::Value = serde_json::from_str(&render(&report, Format::Json).unwrap()).unwrap();
+    assert_eq!(json["schema_version"], SCHEMA_VERSION);
+    let r = &json["results"][0];
+    for key in [
+        "id",
+        "rule",
+        "class",
+        "expected",
+        "verdict",
+        "host_call_us",
+        "host_cpu_us",
+        "waited_for_prior_work",
+        "complete_at_return",
+        "device_us",
+        "bytes",
+    ] {
+        assert!(r.get(key).is_some(), "result lacks {key}: {r}");
+    }
+    for key in ["median", "min", "max", "n"] {
+        assert!(r["host_call_us"].get(key).is_some());
+    }
+    for key in [
+        "gpu_name",
+        "compute_capability",
+        "cuda_driver_api",
+        "pcie_link",
+        "host_cpu",
+        "os",
+        "tool_version",
+        "git_commit",
+    ] {
+        assert!(json["machine"].get(key).is_some(), "machine lacks {key}");
+    }
+    let table = render(&report, Format::Table).unwrap();
+    assert!(table.contains("Copies") && table.contains("async") && table.contains("A1"), "{table}");
+    let md = render(&report, Format::Md).unwrap();
+    assert!(md.contains("| `copy/async/htod/pinned/nonblocking/same/1MiB` | A1 | async |"), "{md}");
+    let csv = render(&report, Format::Csv).unwrap();
+    assert_eq!(csv.lines().count(), 2);
+    assert!(csv
+        .lines()
+        .nth(1)
+        .unwrap()
+        .starts_with("copy/async/htod/pinned/nonblocking/same/1MiB,copy,cuMemcpyHtoDAsync,A1,async,"));
+}
+
+#[test]
+fn a_case_that_failed_is_reported_as_an_error_not_a_class() {
+    let mut failed = record("copy/async/htod/wc/nonblocking/same/4KiB", vec![]);
+    failed.error = Some("cuMemHostAlloc failed: CUDA_ERROR_OUT_OF_MEMORY".into());
+    let report = build(&recording(vec![failed]));
+    let r = &report.results[0];
+    assert_eq!((r.class, r.verdict), (None, None));
+    assert_eq!(report.summary.errors, 1);
+    assert!(r.explanation.starts_with("Not measured: cuMemHostAlloc failed"));
+}
