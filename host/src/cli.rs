@@ -78,6 +78,23 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Preset::Default)]
         preset: Preset,
     },
+    /// Explain one experiment: the rule, what was measured (live, or in a recording) and why that class.
+    Explain {
+        /// The experiment's id (see `async-lab list`).
+        id: String,
+        /// Take the measurement from this recording instead of measuring now.
+        #[arg(long, value_name = "FILE")]
+        replay: Option<PathBuf>,
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=1000))]
+        reps: u16,
+    },
+    /// Put a recording's classes beside those of the CUDA C++ reference program (reference/async_ref.cu).
+    Compare {
+        /// A recording made with --record.
+        recording: PathBuf,
+        /// The reference program's JSON output.
+        reference: PathBuf,
+    },
     /// Internal: run experiments in a child process (an environment variable was set for the driver).
     #[command(name = "__child", hide = true)]
     Child {

@@ -1,6 +1,6 @@
 //! Plain-words explanations: why the measured signals give the class they give.
 
-use crate::record::{CaseSetup, Family};
+use crate::record::{CaseRecord, CaseSetup, Family};
 use crate::report::CaseResult;
 use crate::rules::Verdict;
 
@@ -69,4 +69,48 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         text.push_str(&format!(" ({n} of {} repetitions agree.)", r.classes.len()));
     }
     text
+}
+
+/// The source file that holds an experiment family.
+pub fn source_file(family: Family) -> &'static str {
+    match family {
+        Family::Copy | Family::Sweep => "host/src/experiments/copies.rs",
+        Family::Memset => "host/src/experiments/memset.rs",
+        Family::Launch => "host/src/experiments/launches.rs",
+        Family::Alloc => "host/src/experiments/alloc.rs",
+        Family::Callback => "host/src/experiments/callbacks.rs",
+        Family::Wait => "host/src/experiments/waiting.rs",
+        Family::Seed => "host/src/experiments/seed.rs",
+    }
+}
+
+/// `async-lab explain`: everything about one experiment, for a learner.
+pub fn long(record: &CaseRecord) -> String {
+    let s = &record.setup;
+    let r = crate::report::result(record);
+    let mut t = format!("{}\n\n", s.id);
+    t.push_str(&format!("What it does: {}.\n", s.what));
+    match crate::rules::rule(&s.rule) {
+        Some(rule) => t.push_str(&format!("Rule {} ({}): {}.\n", rule.id, rule.case, rule.documented)),
+        None => t.push_str(&format!("Rule {}.\n", s.rule)),
+    }
+    t.push_str(&format!("Expected: {}.\n\nMeasured ({} repetitions):\n", s.expected, record.reps.len()));
+    for (i, (rep, class)) in record.reps.iter().zip(&r.classes).enumerate() {
+        let b = |v: Option<bool>| v.map_or("-", |x| if x { "yes" } else { "no" });
+        t.push_str(&format!(
+            "  #{:<2} call {:>10.1} µs, cpu {:>10.1} µs, blocker done at return: {:<3}, own work done: {:<3}, data staged: {:<3} -> {class}\n",
+            i + 1,
+            rep.host_call_ns as f64 / 1e3,
+            rep.host_cpu_ns as f64 / 1e3,
+            b(rep.blocker_done_at_return),
+            b(rep.op_done_at_return),
+            b(rep.data_captured_at_return),
+        ));
+    }
+    t.push_str(&format!("\nWhy: {}\n", why(s, &r)));
+    t.push_str(&format!(
+        "\nThe code: {} (the call), host/src/experiments/method.rs (the protocol), host/src/classify.rs (the class).\n",
+        source_file(s.family)
+    ));
+    t
 }

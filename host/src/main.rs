@@ -52,6 +52,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
             }
             Ok(Done::Ok)
         }
+        Some(Command::Explain { id, replay, reps }) => explain(&cli.gpu, &id, replay.as_deref(), reps as usize),
+        Some(Command::Compare { recording, reference }) => {
+            let rows = async_lab::compare::compare(&recording, &reference)?;
+            print!("{}", async_lab::compare::markdown(&rows));
+            Ok(if rows.iter().all(|r| r.agrees()) { Done::Ok } else { Done::WithErrors })
+        }
         Some(Command::Child { ids, reps }) => child(&cli.gpu, &ids, reps as usize),
         None => run(&cli.gpu, &cli.run),
     }
@@ -170,6 +176,35 @@ fn host_available_bytes() -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// `async-lab explain ID`: from a recording, or measured now.
+fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize) -> anyhow::Result<Done> {
+    let record = match replay {
+        Some(path) => {
+            let rec = Recording::load(path)?;
+            let Some(case) = rec.cases.into_iter().find(|c| c.setup.id == id) else {
+                bail!("{} has no experiment {id:?} (`async-lab list` shows the ids)", path.display());
+            };
+            case
+        }
+        None => {
+            let all: Vec<_> = [Preset::Full, Preset::Seed, Preset::Sweep]
+                .into_iter()
+                .flat_map(|p| experiments::catalogue(p, None))
+                .collect();
+            let Some(case) = all.into_iter().find(|c| c.setup.id == id || id.starts_with(&format!("{}/", c.setup.id)))
+            else {
+                bail!("there is no experiment {id:?} (`async-lab list --preset full` shows the ids)");
+            };
+            let gpu = open(g)?;
+            let opts = runner::RunOptions { reps, quiet: true, ptx: g.ptx.clone(), device: g.device, in_child: false };
+            let outcome = runner::run_cases(&gpu, std::slice::from_ref(&case), &opts);
+            outcome.records.into_iter().find(|r| r.setup.id == id).context("the experiment produced no record")?
+        }
+    };
+    print!("{}", async_lab::explain::long(&record));
+    Ok(Done::Ok)
 }
 
 fn child(g: &GpuArgs, ids: &[String], reps: usize) -> anyhow::Result<Done> {

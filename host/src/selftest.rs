@@ -25,10 +25,10 @@ pub fn run(gpu: &Gpu, cycles: u64) -> anyhow::Result<SelftestReport> {
     let (start, end) = (Event::new(gpu)?, Event::new(gpu)?);
 
     // Warm-up launch, so the timed one measures the spin and not the module's first use.
-    gpu.launch_spin_sleep(stream.raw(), grid, block, 1000, out.ptr)?;
-    start.record(stream.raw())?;
-    gpu.launch_spin_sleep(stream.raw(), grid, block, cycles, out.ptr)?;
-    end.record(stream.raw())?;
+    gpu.launch_spin_sleep(stream.handle(), grid, block, 1000, out.ptr)?;
+    start.record(stream.handle())?;
+    gpu.launch_spin_sleep(stream.handle(), grid, block, cycles, out.ptr)?;
+    end.record(stream.handle())?;
     stream.synchronize().context("spin_sleep failed on the GPU")?;
     let spin_us = end.ns_since(&start)? as f64 / 1e3;
 
@@ -60,7 +60,7 @@ fn check_copies(gpu: &Gpu, stream: &Stream) -> anyhow::Result<usize> {
     unsafe { drv!(cuMemcpyHtoD_v2(dev.ptr, host.as_ptr().cast(), len))? };
     // SAFETY: `sum` holds 8 bytes.
     unsafe { drv!(cuMemsetD8_v2(sum.ptr, 0, 8))? };
-    gpu.launch_checksum(stream.raw(), dev.ptr, len as u64, sum.ptr)?;
+    gpu.launch_checksum(stream.handle(), dev.ptr, len as u64, sum.ptr)?;
     let mut got = 0u64;
     stream.synchronize()?;
     // SAFETY: 8 bytes into a u64; the stream is synchronized.
@@ -69,7 +69,7 @@ fn check_copies(gpu: &Gpu, stream: &Stream) -> anyhow::Result<usize> {
     let want = pattern::checksum(unsafe { host.bytes_mut() });
     ensure!(got == want, "the GPU's checksum of the copied buffer is {got:#x}, the host's {want:#x}");
 
-    gpu.launch_fill(stream.raw(), dev.ptr, len as u64, 11)?;
+    gpu.launch_fill(stream.handle(), dev.ptr, len as u64, 11)?;
     stream.synchronize()?;
     // SAFETY: as above; `host` is not in use by the GPU.
     unsafe { drv!(cuMemcpyDtoH_v2(host.as_ptr().cast(), dev.ptr, len))? };

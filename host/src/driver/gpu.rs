@@ -6,6 +6,7 @@
 
 use super::error::{check, DriverResult};
 use super::probe::init_driver;
+use super::stream::StreamHandle;
 use super::sys::{self, CUdevice, CUfunction, CUstream};
 use crate::ptx::Ptx;
 use anyhow::{anyhow, Context as _};
@@ -88,21 +89,21 @@ impl Gpu {
 
     /// The blocker: one thread spinning on the GPU's nanosecond timer for `ns`; if `stamps` is not 0 it gets
     /// the start and end timer values (two u64).
-    pub fn launch_spin_wait_ns(&self, stream: CUstream, ns: u64, stamps: u64) -> DriverResult<()> {
+    pub fn launch_spin_wait_ns(&self, stream: StreamHandle<'_>, ns: u64, stamps: u64) -> DriverResult<()> {
         let (mut ns, mut stamps) = (ns, stamps);
         // SAFETY: spin_wait_ns(u64, *mut u64); `stamps` is 0 or a device allocation of at least 16 bytes that
         // the caller keeps alive until the stream is synchronized.
-        unsafe { self.launch(self.kernels.spin_wait_ns, 1, 1, stream, &mut [ptr(&mut ns), ptr(&mut stamps)]) }
+        unsafe { self.launch(self.kernels.spin_wait_ns, 1, 1, stream.raw(), &mut [ptr(&mut ns), ptr(&mut stamps)]) }
     }
 
     /// An empty kernel (one thread).
-    pub fn launch_empty(&self, stream: CUstream) -> DriverResult<()> {
+    pub fn launch_empty(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
         // SAFETY: `empty` takes no parameters.
-        unsafe { self.launch(self.kernels.empty, 1, 1, stream, &mut []) }
+        unsafe { self.launch(self.kernels.empty, 1, 1, stream.raw(), &mut []) }
     }
 
     /// Fills `len` bytes at device address `dst` with the test pattern for `seed`.
-    pub fn launch_fill(&self, stream: CUstream, dst: u64, len: u64, seed: u32) -> DriverResult<()> {
+    pub fn launch_fill(&self, stream: StreamHandle<'_>, dst: u64, len: u64, seed: u32) -> DriverResult<()> {
         let (mut dst, mut len, mut seed) = (dst, len, seed);
         // SAFETY: fill(*mut u8, u64, u32); the caller guarantees `dst..dst+len` is device-accessible memory
         // that stays alive until the stream is synchronized.
@@ -111,14 +112,14 @@ impl Gpu {
                 self.kernels.fill,
                 WIDE_GRID,
                 WIDE_BLOCK,
-                stream,
+                stream.raw(),
                 &mut [ptr(&mut dst), ptr(&mut len), ptr(&mut seed)],
             )
         }
     }
 
     /// Adds the checksum of `len` bytes at `src` to the u64 at `out` (which the caller zeroes first).
-    pub fn launch_checksum(&self, stream: CUstream, src: u64, len: u64, out: u64) -> DriverResult<()> {
+    pub fn launch_checksum(&self, stream: StreamHandle<'_>, src: u64, len: u64, out: u64) -> DriverResult<()> {
         let (mut src, mut len, mut out) = (src, len, out);
         // SAFETY: checksum(*const u8, u64, *mut u64); the caller guarantees both ranges are device-accessible
         // and alive until the stream is synchronized.
@@ -127,7 +128,7 @@ impl Gpu {
                 self.kernels.checksum,
                 WIDE_GRID,
                 WIDE_BLOCK,
-                stream,
+                stream.raw(),
                 &mut [ptr(&mut src), ptr(&mut len), ptr(&mut out)],
             )
         }
@@ -137,7 +138,7 @@ impl Gpu {
     /// `out[thread]` (u64 each).
     pub fn launch_spin_sleep(
         &self,
-        stream: CUstream,
+        stream: StreamHandle<'_>,
         grid: u32,
         block: u32,
         cycles: u64,
@@ -145,14 +146,16 @@ impl Gpu {
     ) -> DriverResult<()> {
         let (mut cycles, mut out) = (cycles, out);
         // SAFETY: spin_sleep(u64, *mut u64); `out` holds grid*block u64s, alive until the stream is synchronized.
-        unsafe { self.launch(self.kernels.spin_sleep, grid, block, stream, &mut [ptr(&mut cycles), ptr(&mut out)]) }
+        unsafe {
+            self.launch(self.kernels.spin_sleep, grid, block, stream.raw(), &mut [ptr(&mut cycles), ptr(&mut out)])
+        }
     }
 
     /// One thread writes the GPU's nanosecond timer to `out`.
-    pub fn launch_write_globaltimer(&self, stream: CUstream, out: u64) -> DriverResult<()> {
+    pub fn launch_write_globaltimer(&self, stream: StreamHandle<'_>, out: u64) -> DriverResult<()> {
         let mut out = out;
         // SAFETY: write_globaltimer(*mut u64); `out` is a live device allocation of at least 8 bytes.
-        unsafe { self.launch(self.kernels.write_globaltimer, 1, 1, stream, &mut [ptr(&mut out)]) }
+        unsafe { self.launch(self.kernels.write_globaltimer, 1, 1, stream.raw(), &mut [ptr(&mut out)]) }
     }
 }
 

@@ -15,4 +15,4 @@ pub use error::{check, DriverError, DriverResult};
 pub use gpu::{Gpu, Kernels};
 pub use memory::{DeviceBuffer, HostBuffer, HostKind, PageableBuffer};
 pub use probe::NoGpu;
-pub use stream::{Event, Stream, StreamKind};
+pub use stream::{Event, Stream, StreamHandle, StreamKind};

@@ -35,6 +35,25 @@ impl StreamKind {
     }
 }
 
+/// A stream to put work on: borrowed from a live `Stream`, or one of the two default streams, which always
+/// exist. Functions that take one need no `unsafe`: the lifetime keeps the stream alive.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamHandle<'s> {
+    raw: CUstream,
+    _stream: PhantomData<&'s ()>,
+}
+
+impl StreamHandle<'static> {
+    /// The legacy default stream.
+    pub const LEGACY: StreamHandle<'static> = StreamHandle { raw: sys::CU_STREAM_LEGACY, _stream: PhantomData };
+}
+
+impl StreamHandle<'_> {
+    pub fn raw(self) -> CUstream {
+        self.raw
+    }
+}
+
 /// A stream handle; created streams are destroyed on drop, the two default streams are not.
 pub struct Stream<'g> {
     raw: CUstream,
@@ -62,6 +81,11 @@ impl<'g> Stream<'g> {
 
     pub fn raw(&self) -> CUstream {
         self.raw
+    }
+
+    /// A handle for functions that enqueue work; it cannot outlive the stream.
+    pub fn handle(&self) -> StreamHandle<'_> {
+        StreamHandle { raw: self.raw, _stream: PhantomData }
     }
 
     pub fn synchronize(&self) -> DriverResult<()> {
@@ -113,9 +137,9 @@ impl<'g> Event<'g> {
         self.raw
     }
 
-    pub fn record(&self, stream: CUstream) -> DriverResult<()> {
-        // SAFETY: both handles are live in the current context.
-        unsafe { check(sys::cuEventRecord(self.raw, stream), "cuEventRecord") }
+    pub fn record(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
+        // SAFETY: both handles are live in the current context (the stream's lifetime guarantees it).
+        unsafe { check(sys::cuEventRecord(self.raw, stream.raw()), "cuEventRecord") }
     }
 
     /// Whether all work captured by the last `record` has finished.

@@ -5,7 +5,7 @@
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::classify::Class::*;
-use crate::driver::{sys, DriverResult, Gpu, PageableBuffer, Stream, StreamKind};
+use crate::driver::{sys, DriverResult, Gpu, PageableBuffer, Stream, StreamHandle, StreamKind};
 use crate::drv;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
@@ -167,9 +167,9 @@ pub fn cases(bytes: u64) -> Vec<Case> {
     v
 }
 
-struct AllocProbe<'g> {
+struct AllocProbe<'a, 'g> {
     op: AllocOp,
-    stream: Stream<'g>,
+    stream: &'a Stream<'g>,
     pool: sys::CUmemoryPool,
     /// What the call allocates or frees.
     device: u64,
@@ -177,7 +177,7 @@ struct AllocProbe<'g> {
     pageable: Option<PageableBuffer>,
 }
 
-impl AllocProbe<'_> {
+impl AllocProbe<'_, '_> {
     fn set_threshold(&self, value: u64) -> anyhow::Result<()> {
         let mut v = value;
         // SAFETY: the pool is the device's default pool; the attribute takes a pointer to a u64.
@@ -219,7 +219,7 @@ impl AllocProbe<'_> {
     }
 }
 
-impl Probe for AllocProbe<'_> {
+impl Probe for AllocProbe<'_, '_> {
     fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
         self.release()?;
         let n = self.op.bytes as usize;
@@ -282,8 +282,8 @@ impl Probe for AllocProbe<'_> {
         }
     }
 
-    fn op_stream(&self) -> Option<sys::CUstream> {
-        self.op.call.stream_ordered().then(|| self.stream.raw())
+    fn op_stream(&self) -> Option<StreamHandle<'_>> {
+        self.op.call.stream_ordered().then(|| self.stream.handle())
     }
 
     fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
@@ -292,7 +292,7 @@ impl Probe for AllocProbe<'_> {
     }
 }
 
-impl Drop for AllocProbe<'_> {
+impl Drop for AllocProbe<'_, '_> {
     fn drop(&mut self) {
         let _ = self.release();
         if self.op.call.stream_ordered() {
@@ -310,15 +310,15 @@ pub fn run(gpu: &Gpu, case: &Case, op: AllocOp, reps: usize) -> anyhow::Result<C
     unsafe { drv!(cuDeviceGetDefaultMemPool(&mut pool, gpu.device))? };
     let plan = BlockerPlan {
         stream: if op.call.stream_ordered() && op.blocker == BlockerPlacement::Same {
-            stream.raw()
+            stream.handle()
         } else {
-            blocker_stream.raw()
+            blocker_stream.handle()
         },
         ahead: case.setup.blocker_ahead,
     };
     let pageable = matches!(op.call, AllocCall::HostRegister | AllocCall::HostUnregister)
         .then(|| PageableBuffer::new(op.bytes as usize));
-    let mut probe = AllocProbe { op, stream, pool, device: 0, host: std::ptr::null_mut(), pageable };
+    let mut probe = AllocProbe { op, stream: &stream, pool, device: 0, host: std::ptr::null_mut(), pageable };
     let (warmup, blocker_ns, reps) = measure(gpu, &mut probe, plan, reps)?;
     drop(probe);
     drop(blocker_stream);

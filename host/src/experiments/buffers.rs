@@ -66,7 +66,7 @@ impl<'g> Checker<'g> {
         let sum = DeviceBuffer::new(gpu, 8)?;
         // The original checksum, computed on the GPU over a freshly filled scratch buffer (fast at any size).
         let scratch = DeviceBuffer::new(gpu, len as usize)?;
-        gpu.launch_fill(crate::driver::sys::CU_STREAM_LEGACY, scratch.ptr, len, SEED_ORIGINAL)?;
+        gpu.launch_fill(crate::driver::StreamHandle::LEGACY, scratch.ptr, len, SEED_ORIGINAL)?;
         let original = gpu_checksum(gpu, &sum, scratch.ptr, len)?;
         drop(scratch);
         let head = len.min(PROBE_BYTES);
@@ -90,7 +90,7 @@ impl<'g> Checker<'g> {
     pub fn fill(&self, gpu: &Gpu, side: &mut Side) -> anyhow::Result<()> {
         match side {
             Side::Device(d) => {
-                gpu.launch_fill(crate::driver::sys::CU_STREAM_LEGACY, d.ptr, self.len, SEED_ORIGINAL)?;
+                gpu.launch_fill(crate::driver::StreamHandle::LEGACY, d.ptr, self.len, SEED_ORIGINAL)?;
                 gpu.synchronize()?;
             }
             // SAFETY: callers fill only between repetitions, after synchronizing: nothing on the GPU uses it.
@@ -169,7 +169,7 @@ impl<'g> Checker<'g> {
 
 /// The `checksum` kernel over `len` bytes at `addr`, waited for.
 pub fn gpu_checksum(gpu: &Gpu, sum: &DeviceBuffer, addr: u64, len: u64) -> anyhow::Result<u64> {
-    let legacy = crate::driver::sys::CU_STREAM_LEGACY;
+    let legacy = crate::driver::StreamHandle::LEGACY;
     // SAFETY: `sum` holds 8 bytes.
     unsafe { drv!(cuMemsetD8_v2(sum.ptr, 0, 8))? };
     gpu.launch_checksum(legacy, addr, len, sum.ptr)?;

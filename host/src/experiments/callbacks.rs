@@ -7,7 +7,7 @@
 use super::method::{measure_with, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::classify::Class::*;
-use crate::driver::{sys, DriverResult, Gpu, Stream, StreamKind};
+use crate::driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use crate::drv;
 use crate::measure::monotonic_ns;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
@@ -70,12 +70,12 @@ unsafe extern "C" fn note_time(user: *mut c_void) {
     cell.store(monotonic_ns(), Ordering::SeqCst);
 }
 
-struct HostFuncProbe<'g> {
-    stream: Stream<'g>,
+struct HostFuncProbe<'a, 'g> {
+    stream: &'a Stream<'g>,
     ran_at: Box<AtomicU64>,
 }
 
-impl Probe for HostFuncProbe<'_> {
+impl Probe for HostFuncProbe<'_, '_> {
     fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
         self.ran_at.store(0, Ordering::SeqCst);
         Ok(())
@@ -86,8 +86,8 @@ impl Probe for HostFuncProbe<'_> {
         // repetition synchronizes the device before the next `prepare` or the drop, so the callback has run.
         unsafe { drv!(cuLaunchHostFunc(self.stream.raw(), Some(note_time), user)) }
     }
-    fn op_stream(&self) -> Option<sys::CUstream> {
-        Some(self.stream.raw())
+    fn op_stream(&self) -> Option<StreamHandle<'_>> {
+        Some(self.stream.handle())
     }
     fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
         anyhow::ensure!(self.ran_at.load(Ordering::SeqCst) != 0, "the host function never ran");
@@ -104,8 +104,8 @@ pub fn run(gpu: &Gpu, case: &Case, op: CallbackOp, reps: usize) -> anyhow::Resul
 
 fn host_func(gpu: &Gpu, case: &Case, reps: usize) -> anyhow::Result<CaseRecord> {
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
-    let plan = BlockerPlan { stream: stream.raw(), ahead: true };
-    let mut probe = HostFuncProbe { stream, ran_at: Box::new(AtomicU64::new(0)) };
+    let plan = BlockerPlan { stream: stream.handle(), ahead: true };
+    let mut probe = HostFuncProbe { stream: &stream, ran_at: Box::new(AtomicU64::new(0)) };
     let (warmup, _, mut out) = measure_with(gpu, &mut probe, plan, reps, true)?;
 
     // The delay: poll the blocker's end event from a second thread while the callback waits behind it.
@@ -116,7 +116,7 @@ fn host_func(gpu: &Gpu, case: &Case, reps: usize) -> anyhow::Result<CaseRecord> 
     let (ctx_addr, event_addr) = (ctx as usize, blocker.end_event().raw() as usize);
     for rep in out.iter_mut() {
         probe.ran_at.store(0, Ordering::SeqCst);
-        blocker.launch(probe.stream.raw(), BLOCKER_NS)?;
+        blocker.launch(probe.stream.handle(), BLOCKER_NS)?;
         probe.call(gpu)?;
         let seen_at = std::thread::scope(|s| {
             s.spawn(move || -> DriverResult<u64> {
@@ -152,7 +152,7 @@ fn stream_destroy(gpu: &Gpu, case: &Case, reps: usize) -> anyhow::Result<CaseRec
     let mut out = Vec::new();
     for _ in 0..reps {
         let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
-        let launched = blocker.launch(stream.raw(), BLOCKER_NS)?;
+        let launched = blocker.launch(stream.handle(), BLOCKER_NS)?;
         let host_call_start_ns = monotonic_ns();
         let timed = stream.destroy_timed()?;
         let blocker_done = blocker.is_done()?;

@@ -5,7 +5,7 @@ use super::buffers::{Checker, Side};
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::classify::Class::{self, *};
-use crate::driver::{sys, DriverResult, Gpu, HostKind, Stream, StreamKind};
+use crate::driver::{DriverResult, Gpu, HostKind, Stream, StreamHandle, StreamKind};
 use crate::drv;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
@@ -159,15 +159,15 @@ impl CopyOp {
 }
 
 /// The buffers and streams of one copy experiment.
-struct CopyProbe<'g> {
+struct CopyProbe<'a, 'g> {
     op: CopyOp,
     src: Side<'g>,
     dst: Side<'g>,
     checker: Checker<'g>,
-    stream: Stream<'g>,
+    stream: &'a Stream<'g>,
 }
 
-impl Probe for CopyProbe<'_> {
+impl Probe for CopyProbe<'_, '_> {
     fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
         self.checker.restore_head(&mut self.src);
         self.checker.poison(&mut self.dst)?;
@@ -196,10 +196,10 @@ impl Probe for CopyProbe<'_> {
         }
     }
 
-    fn op_stream(&self) -> Option<sys::CUstream> {
+    fn op_stream(&self) -> Option<StreamHandle<'_>> {
         Some(match self.op.form {
-            Form::Sync => sys::CU_STREAM_LEGACY,
-            Form::Async => self.stream.raw(),
+            Form::Sync => StreamHandle::LEGACY,
+            Form::Async => self.stream.handle(),
         })
     }
 
@@ -235,10 +235,10 @@ pub fn run(gpu: &Gpu, case: &Case, op: CopyOp, reps: usize) -> anyhow::Result<Ca
     checker.fill(gpu, &mut src)?;
     let dst = Side::new(gpu, dst_host, len)?;
     let plan = BlockerPlan {
-        stream: if op.blocker == BlockerPlacement::Same { stream.raw() } else { other.raw() },
+        stream: if op.blocker == BlockerPlacement::Same { stream.handle() } else { other.handle() },
         ahead: op.blocker == BlockerPlacement::Same,
     };
-    let mut probe = CopyProbe { op, src, dst, checker, stream };
+    let mut probe = CopyProbe { op, src, dst, checker, stream: &stream };
     let (warmup, blocker_ns, reps) = measure(gpu, &mut probe, plan, reps)?;
     Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
 }

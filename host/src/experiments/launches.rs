@@ -7,7 +7,7 @@
 use super::method::{measure_with, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::classify::Class::*;
-use crate::driver::{sys, DriverResult, Event, Gpu, Stream, StreamKind};
+use crate::driver::{sys, DriverResult, Event, Gpu, Stream, StreamHandle, StreamKind};
 use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
@@ -151,23 +151,23 @@ pub fn cases() -> Vec<Case> {
 }
 
 /// A warm launch, or the 1 ms kernel of the CUDA_LAUNCH_BLOCKING experiment.
-struct LaunchProbe<'g> {
-    stream: Stream<'g>,
+struct LaunchProbe<'a, 'g> {
+    stream: &'a Stream<'g>,
     kernel_ns: Option<u64>,
 }
 
-impl Probe for LaunchProbe<'_> {
+impl Probe for LaunchProbe<'_, '_> {
     fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
         Ok(())
     }
     fn call(&mut self, gpu: &Gpu) -> DriverResult<()> {
         match self.kernel_ns {
-            Some(ns) => gpu.launch_spin_wait_ns(self.stream.raw(), ns, 0),
-            None => gpu.launch_empty(self.stream.raw()),
+            Some(ns) => gpu.launch_spin_wait_ns(self.stream.handle(), ns, 0),
+            None => gpu.launch_empty(self.stream.handle()),
         }
     }
-    fn op_stream(&self) -> Option<sys::CUstream> {
-        Some(self.stream.raw())
+    fn op_stream(&self) -> Option<StreamHandle<'_>> {
+        Some(self.stream.handle())
     }
     fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
         Ok(None)
@@ -175,14 +175,14 @@ impl Probe for LaunchProbe<'_> {
 }
 
 /// The first use of a kernel from a freshly loaded module.
-struct FirstProbe<'g> {
-    stream: Stream<'g>,
+struct FirstProbe<'a, 'g> {
+    stream: &'a Stream<'g>,
     step: FirstStep,
     module: Option<cust::module::Module>,
     function: sys::CUfunction,
 }
 
-impl Probe for FirstProbe<'_> {
+impl Probe for FirstProbe<'_, '_> {
     fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
         // Unload last repetition's module first (outside the timed span), then load a new one.
         self.module = None;
@@ -224,8 +224,8 @@ impl Probe for FirstProbe<'_> {
             }
         }
     }
-    fn op_stream(&self) -> Option<sys::CUstream> {
-        (self.step == FirstStep::Launch).then(|| self.stream.raw())
+    fn op_stream(&self) -> Option<StreamHandle<'_>> {
+        (self.step == FirstStep::Launch).then(|| self.stream.handle())
     }
     fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
         Ok(None)
@@ -238,16 +238,18 @@ pub fn run(gpu: &Gpu, case: &Case, op: LaunchOp, reps: usize) -> anyhow::Result<
     match op {
         LaunchOp::Warm | LaunchOp::EnvBlocking => {
             let env = matches!(op, LaunchOp::EnvBlocking);
-            let plan = BlockerPlan { stream: stream.raw(), ahead: true };
-            let mut probe = LaunchProbe { stream, kernel_ns: env.then_some(ENV_BLOCKING_KERNEL_NS) };
+            let plan = BlockerPlan { stream: stream.handle(), ahead: true };
+            let mut probe = LaunchProbe { stream: &stream, kernel_ns: env.then_some(ENV_BLOCKING_KERNEL_NS) };
             let (warmup, blocker_ns, reps) = measure_with(gpu, &mut probe, plan, reps, !env)?;
             Ok(case_record(case, Some(warmup), (!env).then_some(blocker_ns), reps))
         }
         LaunchOp::First { step, blocker, .. } => {
             let same = blocker == BlockerPlacement::Same;
-            let plan =
-                BlockerPlan { stream: if same { stream.raw() } else { other.raw() }, ahead: case.setup.blocker_ahead };
-            let mut probe = FirstProbe { stream, step, module: None, function: std::ptr::null_mut() };
+            let plan = BlockerPlan {
+                stream: if same { stream.handle() } else { other.handle() },
+                ahead: case.setup.blocker_ahead,
+            };
+            let mut probe = FirstProbe { stream: &stream, step, module: None, function: std::ptr::null_mut() };
             let (_, blocker_ns, reps) = measure_with(gpu, &mut probe, plan, reps, true)?;
             // The warm-up is a first use too, but without a blocker; it is not kept, to keep the classes clean.
             Ok(case_record(case, None, Some(blocker_ns), reps))
@@ -263,10 +265,10 @@ fn queue_depth(gpu: &Gpu, case: &Case, stream: &Stream, reps: usize) -> anyhow::
     let mut out = Vec::new();
     let mut series = None;
     // One warm-up round of launches so that the first measured one is not a first launch.
-    gpu.launch_spin_wait_ns(stream.raw(), QUEUE_FILLER_NS, 0)?;
+    gpu.launch_spin_wait_ns(stream.handle(), QUEUE_FILLER_NS, 0)?;
     gpu.synchronize()?;
     for _ in 0..reps {
-        let blocker_launch = blocker.launch(stream.raw(), QUEUE_BLOCKER_NS)?;
+        let blocker_launch = blocker.launch(stream.handle(), QUEUE_BLOCKER_NS)?;
         let mut times = Vec::new();
         let mut blocked: Option<(usize, u64, bool)> = None;
         let mut host_call_start_ns = 0;
@@ -274,11 +276,11 @@ fn queue_depth(gpu: &Gpu, case: &Case, stream: &Stream, reps: usize) -> anyhow::
         while times.len() < QUEUE_MAX_LAUNCHES {
             let start = monotonic_ns();
             let w = Stopwatch::start();
-            gpu.launch_spin_wait_ns(stream.raw(), QUEUE_FILLER_NS, 0)?;
+            gpu.launch_spin_wait_ns(stream.handle(), QUEUE_FILLER_NS, 0)?;
             let t = w.stop();
             times.push(t.wall_ns);
             if blocker.is_done()? {
-                after_event.record(stream.raw())?;
+                after_event.record(stream.handle())?;
                 let op_done = after_event.is_done()?;
                 blocked = Some((times.len() - 1, t.wall_ns, op_done));
                 host_call_start_ns = start;
@@ -289,7 +291,7 @@ fn queue_depth(gpu: &Gpu, case: &Case, stream: &Stream, reps: usize) -> anyhow::
         if blocked.is_some() {
             for _ in 0..QUEUE_AFTER {
                 let w = Stopwatch::start();
-                gpu.launch_spin_wait_ns(stream.raw(), QUEUE_FILLER_NS, 0)?;
+                gpu.launch_spin_wait_ns(stream.handle(), QUEUE_FILLER_NS, 0)?;
                 times.push(w.stop().wall_ns);
             }
         }

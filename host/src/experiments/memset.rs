@@ -4,7 +4,7 @@ use super::buffers::gpu_checksum;
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::classify::Class::*;
-use crate::driver::{sys, DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamKind};
+use crate::driver::{DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
 use crate::drv;
 use crate::pattern::checksum_term;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
@@ -129,15 +129,15 @@ enum Memory<'g> {
     Host(HostBuffer<'g>),
 }
 
-struct MemsetProbe<'g> {
+struct MemsetProbe<'a, 'g> {
     op: MemsetOp,
     mem: Memory<'g>,
-    stream: Stream<'g>,
+    stream: &'a Stream<'g>,
     sum: DeviceBuffer<'g>,
     want: u64,
 }
 
-impl MemsetProbe<'_> {
+impl MemsetProbe<'_, '_> {
     fn addr(&self) -> u64 {
         match &self.mem {
             Memory::Device(d) => d.ptr,
@@ -146,7 +146,7 @@ impl MemsetProbe<'_> {
     }
 }
 
-impl Probe for MemsetProbe<'_> {
+impl Probe for MemsetProbe<'_, '_> {
     fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
         // SAFETY: the buffer holds `bytes` bytes; the device is idle between repetitions.
         unsafe { drv!(cuMemsetD8_v2(self.addr(), 0, self.op.bytes as usize))? };
@@ -165,8 +165,8 @@ impl Probe for MemsetProbe<'_> {
         }
     }
 
-    fn op_stream(&self) -> Option<sys::CUstream> {
-        Some(if self.op.asynchronous { self.stream.raw() } else { sys::CU_STREAM_LEGACY })
+    fn op_stream(&self) -> Option<StreamHandle<'_>> {
+        Some(if self.op.asynchronous { self.stream.handle() } else { StreamHandle::LEGACY })
     }
 
     fn verify(&mut self, gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
@@ -187,10 +187,10 @@ pub fn run(gpu: &Gpu, case: &Case, op: MemsetOp, reps: usize) -> anyhow::Result<
     let other = Stream::new(gpu, StreamKind::NonBlocking)?;
     let want = (0..op.bytes).fold(0u64, |acc, i| acc.wrapping_add(checksum_term(i, VALUE)));
     let plan = BlockerPlan {
-        stream: if op.blocker == BlockerPlacement::Same { stream.raw() } else { other.raw() },
+        stream: if op.blocker == BlockerPlacement::Same { stream.handle() } else { other.handle() },
         ahead: op.blocker == BlockerPlacement::Same,
     };
-    let mut probe = MemsetProbe { op, mem, stream, sum: DeviceBuffer::new(gpu, 8)?, want };
+    let mut probe = MemsetProbe { op, mem, stream: &stream, sum: DeviceBuffer::new(gpu, 8)?, want };
     let (warmup, blocker_ns, reps) = measure(gpu, &mut probe, plan, reps)?;
     Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
 }

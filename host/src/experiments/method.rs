@@ -17,7 +17,7 @@
 //! waited. A warm-up repetition without a blocker measures the call alone (W = wall time + device time), and
 //! the blocker is then `clamp(3 W, 20 ms, 2 s)`.
 
-use crate::driver::{sys::CUstream, DeviceBuffer, DriverResult, Event, Gpu};
+use crate::driver::{DeviceBuffer, DriverResult, Event, Gpu, StreamHandle};
 use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::Rep;
 use std::time::Duration;
@@ -32,7 +32,7 @@ pub trait Probe {
     /// THE call. Exactly one driver call, ideally.
     fn call(&mut self, gpu: &Gpu) -> DriverResult<()>;
     /// The stream the call puts work on, where it does (`None` for allocation, registration, ...).
-    fn op_stream(&self) -> Option<CUstream>;
+    fn op_stream(&self) -> Option<StreamHandle<'_>>;
     /// Right after the return, with the blocker still running ahead of a call whose work has not started:
     /// overwrite the source if the call reads host memory. Returns whether it did.
     fn probe_source(&mut self) -> bool {
@@ -57,7 +57,7 @@ impl<'g> Blocker<'g> {
     }
 
     /// Enqueues the blocker on `stream`; returns the host time just before.
-    pub fn launch(&self, stream: CUstream, ns: u64) -> DriverResult<u64> {
+    pub fn launch(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<u64> {
         let t = monotonic_ns();
         self.start.record(stream)?;
         self.gpu.launch_spin_wait_ns(stream, ns, self.stamps.ptr)?;
@@ -85,8 +85,8 @@ impl<'g> Blocker<'g> {
 
 /// Where the blocker goes for a repetition.
 #[derive(Clone, Copy)]
-pub struct BlockerPlan {
-    pub stream: CUstream,
+pub struct BlockerPlan<'s> {
+    pub stream: StreamHandle<'s>,
     /// Whether the blocker is ordered before the call (probing the source is only safe then).
     pub ahead: bool,
 }
@@ -114,10 +114,7 @@ pub fn run_rep(
     let timed = watch.stop();
 
     // Signals first, errors after: reading them is what must happen right at the return.
-    let op_end_recorded = match probe.op_stream() {
-        Some(s) => Some(op_end.record(s)),
-        None => None,
-    };
+    let op_end_recorded = probe.op_stream().map(|s| op_end.record(s));
     let blocker_done = if blocker_launch.is_some() { Some(blocker.is_done()?) } else { None };
     let op_done = match &op_end_recorded {
         Some(Ok(())) => Some(op_end.is_done()?),

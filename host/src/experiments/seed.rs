@@ -33,7 +33,7 @@ const STEPS: [(&str, &str); 4] = [
 ];
 
 pub fn cases() -> Vec<Case> {
-    [HostKind::Pageable, HostKind::Pinned].into_iter().map(|kind| group_case(kind)).collect()
+    [HostKind::Pageable, HostKind::Pinned].into_iter().map(group_case).collect()
 }
 
 /// The case that runs a whole sequence (its records carry the per-step setups).
@@ -115,7 +115,7 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
         let mut prior_done = [None; 4];
         let mut own_done = [None; 4];
 
-        events[0].record(s)?;
+        events[0].record(stream.handle())?;
         for step in 0..4 {
             starts[step] = monotonic_ns();
             let w = Stopwatch::start();
@@ -148,7 +148,7 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
                 }
             };
             timed[step] = w.stop();
-            events[step + 1].record(s)?;
+            events[step + 1].record(stream.handle())?;
             if step > 0 {
                 prior_done[step] = Some(events[step].is_done()?);
             }

@@ -242,9 +242,9 @@ pub fn run(gpu: &Gpu, case: &Case, op: WaitOp, reps: usize) -> anyhow::Result<Ca
             let (start, end) = (Event::new(gpu)?, Event::with_flags(gpu, flags)?);
             for i in 0..=reps {
                 let launched = monotonic_ns();
-                start.record(stream.raw())?;
-                gpu.launch_spin_wait_ns(stream.raw(), KERNEL_NS, 0)?;
-                end.record(stream.raw())?;
+                start.record(stream.handle())?;
+                gpu.launch_spin_wait_ns(stream.handle(), KERNEL_NS, 0)?;
+                end.record(stream.handle())?;
                 let call_start = monotonic_ns();
                 let w = Stopwatch::start();
                 let r = end.synchronize();
