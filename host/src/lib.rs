@@ -9,6 +9,7 @@
 
 pub mod classify;
 pub mod cli;
+pub mod clock;
 pub mod compare;
 pub mod driver;
 pub mod experiments;

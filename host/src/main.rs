@@ -111,6 +111,7 @@ fn measure(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Recording> {
     let gpu = open(g)?;
     let machine = MachineInfo::read(&gpu)?;
     preflight(&cases, &machine)?;
+    let clock = async_lab::clock::calibrate(&gpu, 50)?;
     runner::install_ctrl_c();
     let opts = runner::RunOptions {
         reps: args.reps as usize,
@@ -129,6 +130,7 @@ fn measure(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Recording> {
         reps_per_case: opts.reps,
         partial: outcome.partial,
         machine,
+        clock: Some(clock),
         cases: outcome.records,
     };
     if let Some(path) = &args.record {

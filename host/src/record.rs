@@ -39,6 +39,9 @@ pub struct Rep {
     pub host_blocker_launch_ns: Option<u64>,
     /// The blocker's `%globaltimer` at its start and end.
     pub blocker_gpu_ns: Option<[u64; 2]>,
+    /// The start and end events of the call's own work, in ns after the blocker's start event (GPU clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_gpu_ns_from_blocker: Option<[i64; 2]>,
     /// Extra numbers some experiments measure (e.g. a callback's delay).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metrics: BTreeMap<String, f64>,
@@ -134,6 +137,9 @@ pub struct Recording {
     /// True when the run was interrupted: what was measured is kept, the rest is missing.
     pub partial: bool,
     pub machine: MachineInfo,
+    /// How the host's monotonic clock maps onto the GPU's `%globaltimer`, measured at the start of the run.
+    #[serde(default)]
+    pub clock: Option<crate::clock::ClockOffset>,
     pub cases: Vec<CaseRecord>,
 }
 

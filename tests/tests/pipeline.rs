@@ -52,6 +52,7 @@ fn recording(cases: Vec<CaseRecord>) -> Recording {
         reps_per_case: 5,
         partial: false,
         machine: machine(),
+        clock: None,
         cases,
     }
 }

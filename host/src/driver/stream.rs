@@ -164,6 +164,14 @@ impl<'g> Event<'g> {
         unsafe { check(sys::cuEventElapsedTime(&mut ms, start.raw, self.raw), "cuEventElapsedTime")? };
         Ok((ms as f64 * 1e6).max(0.0) as u64)
     }
+
+    /// Signed nanoseconds from `start` to `self` (negative when `self` completed first).
+    pub fn signed_ns_since(&self, start: &Event<'_>) -> DriverResult<i64> {
+        let mut ms = 0f32;
+        // SAFETY: as in `ns_since`.
+        unsafe { check(sys::cuEventElapsedTime(&mut ms, start.raw, self.raw), "cuEventElapsedTime")? };
+        Ok((ms as f64 * 1e6) as i64)
+    }
 }
 
 impl Drop for Event<'_> {

@@ -69,6 +69,11 @@ impl<'g> Blocker<'g> {
         self.end.is_done()
     }
 
+    /// The event recorded right before the blocker.
+    pub fn start_event(&self) -> &Event<'g> {
+        &self.start
+    }
+
     /// The event recorded right after the blocker, for polling from another thread.
     pub fn end_event(&self) -> &Event<'g> {
         &self.end
@@ -138,6 +143,13 @@ pub fn run_rep(
         Some(_) => Some(op_end.ns_since(&op_start)?),
         None => None,
     };
+    // Where the call's work sat on the GPU's timeline, relative to the blocker's start (for timelines).
+    let op_gpu_ns_from_blocker = match (probe.op_stream(), blocker_launch) {
+        (Some(_), Some(_)) => {
+            Some([op_start.signed_ns_since(blocker.start_event())?, op_end.signed_ns_since(blocker.start_event())?])
+        }
+        _ => None,
+    };
     let data_captured_at_return = probe.verify(gpu, probed)?;
     Ok(Rep {
         host_call_ns: timed.wall_ns,
@@ -150,6 +162,7 @@ pub fn run_rep(
         host_call_start_ns,
         host_blocker_launch_ns: blocker_launch,
         blocker_gpu_ns,
+        op_gpu_ns_from_blocker,
         metrics: Default::default(),
     })
 }
