@@ -42,6 +42,12 @@ pub struct Rep {
     /// The start and end events of the call's own work, in ns after the blocker's start event (GPU clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op_gpu_ns_from_blocker: Option<[i64; 2]>,
+    /// For experiments without a blocker (the seed): the start and end events of the call's work, in ns after
+    /// a reference event whose `%globaltimer` value is `gpu_origin_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_gpu_ns_from_origin: Option<[i64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_origin_ns: Option<u64>,
     /// Extra numbers some experiments measure (e.g. a callback's delay).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metrics: BTreeMap<String, f64>,

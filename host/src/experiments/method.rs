@@ -163,6 +163,8 @@ pub fn run_rep(
         host_blocker_launch_ns: blocker_launch,
         blocker_gpu_ns,
         op_gpu_ns_from_blocker,
+        op_gpu_ns_from_origin: None,
+        gpu_origin_ns: None,
         metrics: Default::default(),
     })
 }

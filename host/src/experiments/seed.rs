@@ -89,6 +89,7 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
     pattern::fill(&mut reference, 0, 0x5EED);
     let events: Vec<Event> = (0..5).map(|_| Event::new(gpu)).collect::<Result<_, _>>()?;
     let flag = Box::new(AtomicBool::new(false));
+    let origin = DeviceBuffer::new(gpu, 8)?;
     let mut records: Vec<CaseRecord> = (0..4)
         .map(|s| CaseRecord {
             setup: step_setup(kind, s),
@@ -115,6 +116,9 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
         let mut prior_done = [None; 4];
         let mut own_done = [None; 4];
 
+        // The GPU's clock at the sequence's start, for timelines: the stamp kernel runs at once (the stream is
+        // idle) and the first event completes right after it.
+        gpu.launch_write_globaltimer(stream.handle(), origin.ptr)?;
         events[0].record(stream.handle())?;
         for step in 0..4 {
             starts[step] = monotonic_ns();
@@ -165,6 +169,9 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
         if rep == 0 {
             continue; // warm-up: buffers touched, streams and staging buffers created
         }
+        let mut gpu_origin_ns = 0u64;
+        // SAFETY: 8 bytes into a u64; the stream is synchronized.
+        unsafe { drv!(cuMemcpyDtoH_v2((&mut gpu_origin_ns as *mut u64).cast(), origin.ptr, 8))? };
         for step in 0..4 {
             let mut r = Rep {
                 host_call_ns: timed[step].wall_ns,
@@ -172,6 +179,11 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
                 blocker_done_at_return: prior_done[step],
                 op_done_at_return: own_done[step],
                 op_device_ns: Some(events[step + 1].ns_since(&events[step])?),
+                op_gpu_ns_from_origin: Some([
+                    events[step].signed_ns_since(&events[0])?,
+                    events[step + 1].signed_ns_since(&events[0])?,
+                ]),
+                gpu_origin_ns: Some(gpu_origin_ns),
                 host_call_start_ns: starts[step],
                 ..Rep::default()
             };
