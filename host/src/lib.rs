@@ -14,6 +14,7 @@ pub mod compare;
 pub mod driver;
 pub mod experiments;
 pub mod explain;
+pub mod html;
 pub mod info;
 pub mod measure;
 pub mod output;
