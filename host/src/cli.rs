@@ -95,6 +95,18 @@ pub enum Command {
         /// The reference program's JSON output.
         reference: PathBuf,
     },
+    /// Write one self-contained HTML page (timelines and plots) from recordings; no GPU needed.
+    #[command(
+        after_help = "A live run first: `async-lab --record run.json`, then `async-lab report --replay run.json`."
+    )]
+    Report {
+        /// A recording made with --record; repeat for several (each becomes a section of the page).
+        #[arg(long, value_name = "FILE", required = true)]
+        replay: Vec<PathBuf>,
+        /// Where to write the page.
+        #[arg(long, value_name = "PATH", default_value = "async-lab-report.html")]
+        out: PathBuf,
+    },
     /// Internal: run experiments in a child process (an environment variable was set for the driver).
     #[command(name = "__child", hide = true)]
     Child {

@@ -58,6 +58,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
             print!("{}", async_lab::compare::markdown(&rows));
             Ok(if rows.iter().all(|r| r.agrees()) { Done::Ok } else { Done::WithErrors })
         }
+        Some(Command::Report { replay, out }) => {
+            async_lab::html::write(&replay, &out)?;
+            eprintln!("async-lab: report written to {}", out.display());
+            Ok(Done::Ok)
+        }
         Some(Command::Child { ids, reps }) => child(&cli.gpu, &ids, reps as usize),
         None => run(&cli.gpu, &cli.run),
     }
