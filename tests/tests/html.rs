@@ -1,0 +1,689 @@
+//! `async-lab report`: the HTML page, rendered without a GPU.
+//!
+//! The page is made from a SYNTHETIC recording built here: every number in it is made up (plausible, so that
+//! the page looks like a real one, but not a measurement), and it is labelled so on the page. It never goes
+//! under recordings/. The committed recordings (`recordings/async-lab-*.json`, real GPUs), where there are
+//! any, are rendered too. Checked: one well-formed, self-contained page (no script, nothing fetched), a
+//! timeline for every experiment, the plots where their data is, and escaped text.
+//!
+//! The synthetic page is also written to `target/report-check/synthetic.html`, where `cargo xtask test` loads
+//! it in headless Chromium when there are no committed recordings.
+
+use async_lab::classify::Class;
+use async_lab::clock::ClockOffset;
+use async_lab::experiments::{catalogue, Preset};
+use async_lab::html::{element_id, render, Source};
+use async_lab::record::{BlockerPlacement, CaseRecord, CaseSetup, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
+use async_lab::report::build;
+use async_lab::rules::Expected;
+use async_lab::units::parse_size;
+use async_lab_tests::{bin_path, project_root};
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// `%globaltimer − CLOCK_MONOTONIC` in the synthetic runs.
+const OFFSET: i64 = 1_700_000_000_000_000;
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+/// Text that must come out escaped wherever it is shown.
+const HOSTILE: &str = "<script>alert('x')</script> & \"quoted\"";
+
+fn machine(name: &str) -> async_lab::info::MachineInfo {
+    serde_json::from_value(serde_json::json!({
+        "gpu_name": name, "gpu_ordinal": 0, "compute_capability": "9.0", "sm_count": 132,
+        "memory_total_bytes": 150u64 << 30, "memory_free_bytes": 149u64 << 30, "cuda_driver_api": "13.0",
+        "driver_release": "synthetic", "pci_bus_id": "0000:00:00.0", "pcie_link": "32.0 GT/s PCIe x16",
+        "pcie_max_link": "32.0 GT/s PCIe x16", "sm_clock_max_mhz": 1980, "memory_clock_max_mhz": 2619,
+        "async_engine_count": 3, "concurrent_managed_access": true, "pageable_memory_access": false,
+        "host_cpu": "synthetic <CPU>", "host_cpus": 16, "os": "synthetic", "tool_version": "0.1.0",
+        "git_commit": "synthetic"
+    }))
+    .unwrap()
+}
+
+fn setup(preset: Preset, sizes: Option<&[u64]>, id: &str) -> CaseSetup {
+    catalogue(preset, sizes)
+        .into_iter()
+        .find(|c| c.setup.id == id)
+        .unwrap_or_else(|| panic!("no experiment {id} in the {preset:?} catalogue"))
+        .setup
+}
+
+fn record(setup: CaseSetup, blocker_ns: Option<u64>, reps: Vec<Rep>) -> CaseRecord {
+    CaseRecord { setup, blocker_ns, warmup: None, reps, series: None, error: None }
+}
+
+/// Small spread over five repetitions.
+const JITTER: [f64; 5] = [1.0, 1.03, 0.97, 1.01, 0.99];
+
+/// What one repetition behind a blocker did (host times relative to the blocker's launch).
+struct Behind {
+    blocker_ns: u64,
+    /// When the call started, after the blocker's launch.
+    call_at: u64,
+    call_ns: u64,
+    /// The call's work, in ns after the blocker's start.
+    work: Option<(i64, i64)>,
+    waited: bool,
+    done: Option<bool>,
+    captured: Option<bool>,
+}
+
+/// Five repetitions of `b`, each at its own (made-up) host time; the blocker starts 8 µs after its launch.
+fn reps_behind(b: &Behind, base: u64) -> Vec<Rep> {
+    JITTER
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            let launch = base + i as u64 * 500 * MS;
+            let blocker_start = (launch + 8 * US) as i64 + OFFSET;
+            let call_ns = (b.call_ns as f64 * j) as u64;
+            Rep {
+                host_call_ns: call_ns,
+                host_cpu_ns: call_ns * 9 / 10,
+                blocker_done_at_return: Some(b.waited),
+                op_done_at_return: b.done,
+                data_captured_at_return: b.captured,
+                blocker_device_ns: Some(b.blocker_ns),
+                op_device_ns: b.work.map(|(s, e)| (e - s) as u64),
+                host_call_start_ns: launch + b.call_at,
+                host_blocker_launch_ns: Some(launch),
+                blocker_gpu_ns: Some([blocker_start as u64, blocker_start as u64 + b.blocker_ns]),
+                op_gpu_ns_from_blocker: b.work.map(|(s, e)| [s, e]),
+                ..Rep::default()
+            }
+        })
+        .collect()
+}
+
+fn copies(base: u64) -> Vec<CaseRecord> {
+    let d = |id: &str| setup(Preset::Default, None, id);
+    let blocker = 20 * MS;
+    let after = blocker as i64 + 3_000;
+    let mut hostile = d("copy/async/htod/pinned/nonblocking/same/1MiB");
+    hostile.what = format!("a pinned copy whose description holds {HOSTILE}");
+    let mut failed = record(d("copy/async/htod/wc/nonblocking/same/4KiB"), None, vec![]);
+    failed.error = Some("cuMemHostAlloc failed: <CUDA_ERROR_OUT_OF_MEMORY> & nothing was measured".into());
+    vec![
+        record(
+            hostile,
+            Some(blocker),
+            reps_behind(
+                &Behind {
+                    blocker_ns: blocker,
+                    call_at: 30 * US,
+                    call_ns: 5 * US,
+                    work: Some((after, after + 45_000)),
+                    waited: false,
+                    done: Some(false),
+                    captured: Some(false),
+                },
+                base,
+            ),
+        ),
+        record(
+            d("copy/async/htod/pageable/nonblocking/same/1MiB"),
+            Some(blocker),
+            reps_behind(
+                &Behind {
+                    blocker_ns: blocker,
+                    call_at: 30 * US,
+                    call_ns: 380 * US,
+                    work: Some((after, after + 90_000)),
+                    waited: false,
+                    done: Some(false),
+                    captured: Some(true),
+                },
+                base + 10_000 * MS,
+            ),
+        ),
+        record(
+            d("copy/async/dtoh/pageable/nonblocking/same/1MiB"),
+            Some(blocker),
+            reps_behind(
+                &Behind {
+                    blocker_ns: blocker,
+                    call_at: 30 * US,
+                    call_ns: blocker + 8 * US + 3 * US + 110 * US + 6 * US - 30 * US,
+                    work: Some((after, after + 110_000)),
+                    waited: true,
+                    done: Some(true),
+                    captured: None,
+                },
+                base + 20_000 * MS,
+            ),
+        ),
+        record(
+            d("alloc/mem-free/nonblocking"),
+            Some(blocker),
+            reps_behind(
+                &Behind {
+                    blocker_ns: blocker,
+                    call_at: 30 * US,
+                    call_ns: blocker + 8 * US + 4 * US - 30 * US,
+                    work: None,
+                    waited: true,
+                    done: None,
+                    captured: None,
+                },
+                base + 30_000 * MS,
+            ),
+        ),
+        failed,
+    ]
+}
+
+fn queue(base: u64) -> CaseRecord {
+    let depth = 1024usize;
+    let mut series: Vec<f64> = (0..depth).map(|i| 2.1 + 0.4 * ((i * 37 % 17) as f64 / 17.0)).collect();
+    series.push(299_400.0);
+    series.extend((0..256).map(|i| 2.6 + 0.5 * ((i * 13 % 11) as f64 / 11.0)));
+    let reps = (0..5)
+        .map(|i| {
+            let launch = base + i * 1_000 * MS;
+            let blocker_start = (launch + 8 * US) as i64 + OFFSET;
+            let call_at = 2_400 * US;
+            let metrics = BTreeMap::from([
+                ("queue_depth".to_owned(), depth as f64),
+                ("launch_us_before_full".to_owned(), 2.3),
+                ("launch_us_blocked".to_owned(), 299_400.0),
+                ("launch_us_after_full".to_owned(), 2.8),
+            ]);
+            Rep {
+                host_call_ns: (300 * MS + 8 * US) - call_at + 2 * US,
+                host_cpu_ns: 299 * MS,
+                blocker_done_at_return: Some(true),
+                op_done_at_return: Some(false),
+                blocker_device_ns: Some(300 * MS),
+                host_call_start_ns: launch + call_at,
+                host_blocker_launch_ns: Some(launch),
+                blocker_gpu_ns: Some([blocker_start as u64, blocker_start as u64 + 300 * MS]),
+                metrics,
+                ..Rep::default()
+            }
+        })
+        .collect();
+    let mut r = record(setup(Preset::Default, None, "launch/queue-depth/nonblocking/same"), Some(300 * MS), reps);
+    r.series = Some(series);
+    r
+}
+
+fn waits(base: u64) -> Vec<CaseRecord> {
+    [
+        ("wait/stream-sync/spin", 0.99, 3.4),
+        ("wait/stream-sync/yield", 0.97, 5.8),
+        ("wait/stream-sync/blocking-sync", 0.002, 57.0),
+        ("wait/stream-sync/auto", 0.98, 3.7),
+        ("wait/event-sync/default", 0.99, 3.1),
+        ("wait/event-sync/blocking-sync", 0.003, 61.0),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(k, (id, cpu, latency))| {
+        let reps = JITTER
+            .iter()
+            .enumerate()
+            .map(|(i, j)| {
+                let wall = 100 * MS + (latency * j * 1e3) as u64 + 9 * US;
+                Rep {
+                    host_call_ns: wall,
+                    host_cpu_ns: (wall as f64 * cpu) as u64,
+                    op_done_at_return: Some(true),
+                    op_device_ns: Some(100 * MS),
+                    host_call_start_ns: base + (k as u64 * 10 + i as u64) * 200 * MS,
+                    metrics: BTreeMap::from([
+                        ("cpu_fraction".to_owned(), cpu),
+                        ("wake_latency_us".to_owned(), latency * j),
+                    ]),
+                    ..Rep::default()
+                }
+            })
+            .collect();
+        record(setup(Preset::Default, None, id), None, reps)
+    })
+    .collect()
+}
+
+/// One step of the seed sequence: host call [start, start + len] and GPU work [gpu0, gpu1], all in µs after
+/// the sequence's start (the reference stamp runs 5 µs before it).
+struct Step {
+    host: (f64, f64),
+    gpu: (f64, f64),
+    prior_done: bool,
+    own_done: bool,
+}
+
+fn seed(kind: &str, base: u64, steps: [Step; 4]) -> Vec<CaseRecord> {
+    let group = setup(Preset::Seed, None, &format!("seed/{kind}"));
+    let names = [
+        ("1-htod", "cuMemcpyHtoDAsync"),
+        ("2-launch", "cuLaunchKernel"),
+        ("3-dtoh", "cuMemcpyDtoHAsync"),
+        ("4-callback", "cuLaunchHostFunc"),
+    ];
+    let ns = |us: f64| (us * 1e3) as i64;
+    names
+        .iter()
+        .zip(&steps)
+        .enumerate()
+        .map(|(k, ((step, call), s))| {
+            // As host/src/experiments/seed.rs sets up its steps.
+            let mut setup = group.clone();
+            setup.id = format!("seed/{kind}/{step}");
+            setup.call = (*call).to_owned();
+            setup.blocker = if k == 0 { BlockerPlacement::None } else { BlockerPlacement::Same };
+            setup.blocker_ahead = k > 0;
+            let (rule, expected) = match k {
+                0 if kind == "pageable" => ("A2", Expected::classes(&[Class::Async, Class::Staged])),
+                1 => ("K4", Expected::classes(&[Class::Async, Class::WaitedThenStaged])),
+                2 if kind == "pageable" => ("A2", Expected::classes(&[Class::Blocking])),
+                3 => ("CB1", Expected::classes(&[Class::Async])),
+                _ => ("A1", Expected::classes(&[Class::Async])),
+            };
+            setup.rule = rule.into();
+            setup.expected = expected;
+            let reps = JITTER
+                .iter()
+                .enumerate()
+                .map(|(i, j)| {
+                    let start = base + i as u64 * 100 * MS;
+                    let origin_host = start as i64 - 5_000;
+                    let mut rep = Rep {
+                        host_call_ns: (ns(s.host.1 - s.host.0) as f64 * j) as u64,
+                        host_cpu_ns: (ns(s.host.1 - s.host.0) as f64 * j * 0.95) as u64,
+                        blocker_done_at_return: (k > 0).then_some(s.prior_done),
+                        op_done_at_return: Some(s.own_done),
+                        op_device_ns: Some(ns(s.gpu.1 - s.gpu.0) as u64),
+                        host_call_start_ns: start + ns(s.host.0) as u64,
+                        op_gpu_ns_from_origin: Some([ns(s.gpu.0) + 5_000, ns(s.gpu.1) + 5_000]),
+                        gpu_origin_ns: Some((origin_host + OFFSET) as u64),
+                        ..Rep::default()
+                    };
+                    if k == 3 {
+                        rep.metrics.insert("concluded_after_enqueue".into(), 0.0);
+                        rep.metrics.insert("concluded_after_sync".into(), 1.0);
+                    }
+                    rep
+                })
+                .collect();
+            record(setup, None, reps)
+        })
+        .collect()
+}
+
+fn seeds(base: u64) -> Vec<CaseRecord> {
+    let step = |host, gpu, prior_done, own_done| Step { host, gpu, prior_done, own_done };
+    let mut v = seed(
+        "pageable",
+        base,
+        [
+            step((0.0, 3100.0), (50.0, 3300.0), false, false),
+            step((3102.0, 3150.0), (3300.0, 3820.0), false, false),
+            step((3152.0, 4950.0), (3820.0, 4900.0), true, true),
+            step((4952.0, 4958.0), (4960.0, 4975.0), true, false),
+        ],
+    );
+    v.extend(seed(
+        "pinned",
+        base + 10_000 * MS,
+        [
+            step((0.0, 8.0), (10.0, 210.0), false, false),
+            step((10.0, 50.0), (210.0, 730.0), false, false),
+            step((52.0, 58.0), (730.0, 930.0), false, false),
+            step((60.0, 64.0), (930.0, 950.0), false, false),
+        ],
+    ));
+    v
+}
+
+fn sweep(base: u64) -> Vec<CaseRecord> {
+    let sizes: Vec<u64> = ["4KiB", "16KiB", "64KiB", "256KiB", "1MiB", "4MiB", "16MiB", "64MiB", "256MiB", "1GiB"]
+        .iter()
+        .map(|s| parse_size(s).unwrap())
+        .collect();
+    let mut out = Vec::new();
+    let mut n = 0;
+    for dir in ["htod", "dtoh"] {
+        for host in ["pageable", "pinned"] {
+            for &bytes in &sizes {
+                // GB/s = bytes per ns.
+                let bw = match (dir, host) {
+                    (_, "pinned") => 52.0,
+                    ("htod", _) => 14.0,
+                    _ => 9.5,
+                };
+                let device = 2_000 + (bytes as f64 / bw) as u64;
+                let blocker = (3 * device).clamp(20 * MS, 2_000 * MS);
+                let after = blocker as i64 + 3_000;
+                let work = Some((after, after + device as i64));
+                let wait_end = blocker + 8 * US - 30 * US;
+                let b = match (dir, host) {
+                    (_, "pinned") => Behind {
+                        blocker_ns: blocker,
+                        call_at: 30 * US,
+                        call_ns: 4 * US + bytes / 200_000,
+                        work,
+                        waited: false,
+                        done: Some(false),
+                        captured: (dir == "htod").then_some(false),
+                    },
+                    ("htod", _) if bytes <= 64 << 10 => Behind {
+                        blocker_ns: blocker,
+                        call_at: 30 * US,
+                        call_ns: 3 * US + bytes / 6,
+                        work,
+                        waited: false,
+                        done: Some(false),
+                        captured: Some(true),
+                    },
+                    ("htod", _) => Behind {
+                        blocker_ns: blocker,
+                        call_at: 30 * US,
+                        call_ns: wait_end + 3 * US + (bytes as f64 / bw * 0.97) as u64,
+                        work,
+                        waited: true,
+                        done: Some(false),
+                        captured: None,
+                    },
+                    _ => Behind {
+                        blocker_ns: blocker,
+                        call_at: 30 * US,
+                        call_ns: wait_end + 3 * US + device + 5 * US,
+                        work,
+                        waited: true,
+                        done: Some(true),
+                        captured: None,
+                    },
+                };
+                let id = format!("sweep/{dir}/{host}/{}", async_lab::units::format_size(bytes));
+                let reps = reps_behind(&b, base + n * 20_000 * MS);
+                out.push(record(setup(Preset::Sweep, Some(&sizes), &id), Some(blocker), reps));
+                n += 1;
+            }
+        }
+    }
+    out
+}
+
+fn recording(preset: &str, clock: Option<ClockOffset>, cases: Vec<CaseRecord>) -> Recording {
+    Recording {
+        kind: RECORDING_KIND.into(),
+        schema_version: SCHEMA_VERSION,
+        created: "2026-12-02T00:00:00Z".into(),
+        preset: preset.into(),
+        args: vec!["--synthetic".into()],
+        reps_per_case: 5,
+        partial: false,
+        machine: machine("SYNTHETIC GPU (made-up numbers, not a measurement)"),
+        clock,
+        cases,
+    }
+}
+
+/// The synthetic fixture: a run with a clock offset and every kind of experiment, and an older-style one
+/// without (and with a partial blocker record).
+fn synthetic() -> Vec<Source> {
+    let clock = Some(ClockOffset { gpu_minus_host_ns: OFFSET, uncertainty_ns: 1_800, samples: 50 });
+    let base = 5_000_000 * MS;
+    let mut cases = copies(base);
+    cases.push(queue(base + 100_000 * MS));
+    cases.extend(waits(base + 200_000 * MS));
+    cases.extend(seeds(base + 300_000 * MS));
+    cases.extend(sweep(base + 400_000 * MS));
+    let full = recording("synthetic", clock, cases);
+
+    let mut older = copies(base);
+    older.truncate(2);
+    // No blocker stamps at all in one repetition set: only the host span can be drawn.
+    for rep in &mut older[1].reps {
+        rep.blocker_gpu_ns = None;
+        rep.op_gpu_ns_from_blocker = None;
+    }
+    let mut old = recording("synthetic-older", None, older);
+    old.partial = true;
+    vec![
+        Source { label: "SYNTHETIC fixture (made-up numbers) <1>".into(), recording: full },
+        Source { label: "SYNTHETIC older-style fixture (no clock offset)".into(), recording: old },
+    ]
+}
+
+/// Where `cargo xtask test` finds the pages this test writes.
+fn report_check_dir() -> PathBuf {
+    let dir = project_root().join("target/report-check");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Checks that `html` is one well-formed page that loads nothing: every tag closed in order, exactly one
+/// html/head/body, no script, no external style sheet, font or image, links only within the page, and no
+/// stray `<` in text (text that was not escaped). Returns the element ids.
+fn check_page(html: &str) -> Vec<String> {
+    assert!(html.starts_with("<!DOCTYPE html>\n<html"), "not an HTML5 page");
+    const VOID: [&str; 6] = ["meta", "br", "hr", "img", "link", "input"];
+    let mut stack: Vec<String> = Vec::new();
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut ids = Vec::new();
+    let mut rest = &html["<!DOCTYPE html>".len()..];
+    while let Some(open) = rest.find('<') {
+        rest = &rest[open + 1..];
+        // The end of the tag: the first `>` outside quotes.
+        let mut quote = None;
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| match quote {
+                Some(q) => {
+                    if c == q {
+                        quote = None;
+                    }
+                    false
+                }
+                None if c == '"' || c == '\'' => {
+                    quote = Some(c);
+                    false
+                }
+                None => c == '>',
+            })
+            .map(|(i, _)| i)
+            .unwrap_or_else(|| panic!("a tag never ends: <{}", &rest[..rest.len().min(80)]));
+        let tag = &rest[..end];
+        rest = &rest[end + 1..];
+        let name: String = tag.trim_start_matches('/').chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
+        assert!(!name.is_empty(), "a `<` that starts no tag (unescaped text?): <{}", &tag[..tag.len().min(80)]);
+        let name = name.to_ascii_lowercase();
+        if let Some(closing) = tag.strip_prefix('/') {
+            let closing = closing.trim().to_ascii_lowercase();
+            let open = stack.pop().unwrap_or_else(|| panic!("</{closing}> closes nothing"));
+            assert_eq!(open, closing, "<{open}> closed by </{closing}>");
+            continue;
+        }
+        *counts.entry(name.clone()).or_default() += 1;
+        assert!(name != "script" && name != "link" && name != "img" && name != "iframe", "<{name}> in the page");
+        for attr in ["src", "href"] {
+            for (i, _) in tag.match_indices(&format!(" {attr}=\"")) {
+                let value = &tag[i + attr.len() + 3..];
+                let value = &value[..value.find('"').unwrap()];
+                assert!(value.starts_with('#'), "{attr}=\"{value}\" leaves the page");
+            }
+        }
+        if let Some(i) = tag.find(" id=\"") {
+            let value = &tag[i + 5..];
+            ids.push(value[..value.find('"').unwrap()].to_owned());
+        }
+        if name == "style" {
+            let close = rest.find("</style>").expect("<style> is closed");
+            let css = &rest[..close];
+            for fetch in ["url(", "@import", "@font-face", "http:", "https:"] {
+                assert!(!css.contains(fetch), "the CSS fetches something: {fetch}");
+            }
+            rest = &rest[close + "</style>".len()..];
+            continue;
+        }
+        if !tag.ends_with('/') && !VOID.contains(&name.as_str()) {
+            stack.push(name);
+        }
+    }
+    assert!(stack.is_empty(), "never closed: {stack:?}");
+    for one in ["html", "head", "body", "style"] {
+        assert_eq!(counts.get(one), Some(&1), "<{one}> should appear once");
+    }
+    let head = &html[..html.find("</head>").unwrap()];
+    assert_eq!(head.matches("<title>").count(), 1, "the page has one title");
+    for (i, _) in html.match_indices("http") {
+        // The SVG namespace is a name, not something fetched.
+        let around = &html[i.saturating_sub(7)..];
+        assert!(
+            around.starts_with("xmlns=\"http://www.w3.org/2000/svg\""),
+            "a web address in the page: {}",
+            &html[i..i + 40]
+        );
+    }
+    let mut seen = HashSet::new();
+    for id in &ids {
+        assert!(seen.insert(id), "the id {id} appears twice");
+    }
+    ids
+}
+
+/// Every experiment of `rec` has its timeline (its own, or its step's group inside the seed's) and its card.
+fn assert_every_experiment_has_a_timeline(ids: &[String], rec: &Recording, suffix: &str) {
+    for case in &rec.cases {
+        for prefix in ["timeline", "case"] {
+            let id = element_id(prefix, &case.setup.id) + suffix;
+            assert!(ids.contains(&id), "no element with id {id}");
+        }
+    }
+}
+
+#[test]
+fn a_synthetic_report_is_one_self_contained_page() {
+    let sources = synthetic();
+    let html = render(&sources);
+    let ids = check_page(&html);
+    assert_every_experiment_has_a_timeline(&ids, &sources[0].recording, "");
+    // The older recording repeats two experiments: their ids are made unique.
+    assert_every_experiment_has_a_timeline(&ids, &sources[1].recording, "--r2");
+    for plot in ["plot-sweep", "plot-queue", "plot-wait"] {
+        assert!(ids.iter().any(|id| id == plot), "no {plot}");
+        let at = html.find(&format!("id=\"{plot}\"")).unwrap();
+        let figure = &html[at..at + html[at..].find("</figure>").unwrap()];
+        assert!(figure.matches("<svg").count() >= 1 && figure.contains("<polyline"), "{plot} has no drawing");
+        assert!(!figure.contains("could not be drawn"), "{plot}: {figure}");
+    }
+    for seed in ["timeline-seed-pageable", "timeline-seed-pinned"] {
+        let at = html.find(&format!("<svg class=\"tl\" id=\"{seed}\"")).unwrap_or_else(|| panic!("no {seed}"));
+        let svg = &html[at..at + html[at..].find("</svg>").unwrap()];
+        assert_eq!(svg.matches("<g id=\"timeline-seed-").count(), 4, "the seed's four steps on one timeline");
+    }
+    // The crossover of the made-up sweep, and the clock paragraph with its uncertainty.
+    assert!(html.contains("H→D crossover 256KiB") && html.contains("D→H crossover 4KiB"));
+    assert!(html.contains("How the clocks were aligned") && html.contains("±1.8 µs"));
+    assert!(html.contains("call returned") && html.contains("operation finished"));
+    std::fs::write(report_check_dir().join("synthetic.html"), &html).unwrap();
+}
+
+#[test]
+fn text_from_recordings_is_escaped() {
+    let html = render(&synthetic());
+    assert!(!html.contains("<script") && !html.contains("alert('x')"), "unescaped text in the page");
+    assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;quoted&quot;"));
+    assert!(html.contains("&lt;CUDA_ERROR_OUT_OF_MEMORY&gt; &amp; nothing was measured"));
+    assert!(html.contains("synthetic &lt;CPU&gt;") && html.contains("(made-up numbers) &lt;1&gt;"));
+}
+
+#[test]
+fn missing_data_is_said_not_drawn() {
+    let html = render(&synthetic());
+    // The failed experiment: a box with its timeline's id that says why.
+    assert!(html.contains(
+        "<div class=\"timeline-missing\" id=\"timeline-copy-async-htod-wc-nonblocking-same-4KiB\">Nothing to draw: \
+         the experiment failed"
+    ));
+    // No clock offset: an estimate, drawn dashed and said so; no blocker stamps: said so.
+    assert!(html.contains("This recording has no host/GPU clock offset"));
+    assert!(html.contains("span blocker approx"));
+    assert!(html.contains("The blocker&#39;s GPU times were not recorded"));
+    assert!(html.contains("Partial recording"));
+}
+
+#[test]
+fn plots_appear_only_with_their_data() {
+    let mut sources = synthetic();
+    sources.truncate(1);
+    sources[0].recording.cases.retain(|c| c.setup.id.starts_with("copy/"));
+    let html = render(&sources);
+    check_page(&html);
+    for plot in ["plot-sweep", "plot-queue", "plot-wait"] {
+        assert!(!html.contains(&format!("id=\"{plot}\"")), "{plot} without its data");
+    }
+}
+
+#[test]
+fn the_committed_recordings_render() {
+    let dir = project_root().join("recordings");
+    let Ok(entries) = std::fs::read_dir(&dir) else { return };
+    let mut files: Vec<PathBuf> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "json")
+                && p.file_name().unwrap().to_string_lossy().starts_with("async-lab-")
+        })
+        .collect();
+    files.sort();
+    let sources: Vec<Source> = files
+        .iter()
+        .map(|p| Source { label: p.display().to_string(), recording: Recording::load(p).unwrap() })
+        .collect();
+    if sources.is_empty() {
+        return;
+    }
+    let html = render(&sources);
+    let ids = check_page(&html);
+    let mut seen = HashSet::new();
+    for (i, s) in sources.iter().enumerate() {
+        for case in &s.recording.cases {
+            // A repeated experiment gets its recording's number appended.
+            let first = seen.insert(case.setup.id.clone());
+            let suffix = if first { String::new() } else { format!("--r{}", i + 1) };
+            let id = element_id("timeline", &case.setup.id);
+            assert!(ids.contains(&(id + &suffix)), "{}: no timeline for {}", s.label, case.setup.id);
+        }
+        let report = build(&s.recording);
+        let has = |prefix: &str| report.results.iter().any(|r| r.id.starts_with(prefix) && r.class.is_some());
+        if has("sweep/") {
+            assert!(ids.iter().any(|id| id.starts_with("plot-sweep")), "{}: no sweep plot", s.label);
+        }
+        if has("wait/") {
+            assert!(ids.iter().any(|id| id.starts_with("plot-wait")), "{}: no wait plot", s.label);
+        }
+    }
+}
+
+#[test]
+fn the_report_command_writes_the_page_and_needs_a_recording() {
+    let dir = std::env::temp_dir().join(format!("async-lab-html-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("synthetic.json");
+    synthetic().remove(0).recording.save(&file).unwrap();
+    let out = dir.join("page.html");
+    let o = Command::new(bin_path())
+        .args(["report", "--replay", file.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&out).unwrap();
+    check_page(&html);
+    assert!(html.contains("id=\"plot-sweep\"") && html.contains("id=\"timeline-seed-pinned-3-dtoh\""));
+
+    let o = Command::new(bin_path()).arg("report").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--replay <FILE>"), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let o = Command::new(bin_path())
+        .args(["report", "--replay", dir.join("missing.json").to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read the recording"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
