@@ -1,13 +1,16 @@
 //! `cargo xtask test`: every check that CI runs, in order, stopping at the first that fails.
 //!
 //! Formatting (both workspaces), the PTX build and a check of the module, the CUDA stub's symbol list against
-//! cust_raw's bindings, clippy, and the workspace's tests (which get the paths of the PTX and of the debug
-//! `async-lab` binary through `ASYNC_LAB_PTX` and `ASYNC_LAB_BIN`). Nothing here needs a GPU.
+//! cust_raw's bindings, clippy, the workspace's tests (which get the paths of the PTX and of the debug
+//! `async-lab` binary through `ASYNC_LAB_PTX` and `ASYNC_LAB_BIN`), and the HTML report loaded in a real
+//! browser (headless Chromium, which `.ci/run` installs). Nothing here needs a GPU.
 
 use std::collections::BTreeSet;
 use std::env;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use xshell::{cmd, Shell};
@@ -18,7 +21,7 @@ use crate::{flags, host_target_dir, project_root, ptx_path};
 impl flags::Test {
     pub(crate) fn run(self, sh: &Shell) -> anyhow::Result<()> {
         let channel = pinned_channel()?;
-        let steps: [(&str, &dyn Fn() -> anyhow::Result<()>); 8] = [
+        let steps: [(&str, &dyn Fn() -> anyhow::Result<()>); 9] = [
             ("rustfmt: host workspace", &|| fmt_host(sh)),
             ("rustfmt: gpu-kernels", &|| fmt_gpu_kernels(sh, &channel)),
             ("build-ptx", &|| flags::BuildPtx.run(sh).map(drop)),
@@ -27,6 +30,7 @@ impl flags::Test {
             ("clippy", &|| clippy(sh)),
             ("build async-lab (debug)", &|| build_host(sh)),
             ("cargo test --workspace", &|| run_tests(sh)),
+            ("HTML report in headless Chromium", &|| check_report_in_chromium(sh)),
         ];
 
         let count = steps.len();
@@ -155,6 +159,174 @@ fn compare_symbols(committed: &str, expected: &BTreeSet<String>) -> anyhow::Resu
     Ok(())
 }
 
+/// Debian's Chromium, which `.ci/run` installs.
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Where the report check works: the page, Chromium's output, the screenshot. The html test
+/// (`tests/tests/html.rs`) writes its synthetic page here too.
+const REPORT_CHECK: &str = "target/report-check";
+
+/// How long Chromium may take to load the page once.
+const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Renders the report of the committed recordings (`async-lab report`), or takes the synthetic page that the
+/// html test wrote when there are none yet, loads it in headless Chromium and checks that it loaded without
+/// console messages (the page has no script: any message is an error, such as a blocked fetch) and that
+/// every timeline and plot is in the DOM after loading. Saves a screenshot to look at:
+/// `target/report-check/report.png`.
+fn check_report_in_chromium(sh: &Shell) -> anyhow::Result<()> {
+    if !Path::new(CHROMIUM).exists() {
+        bail!(
+            "{CHROMIUM} is missing: this step loads the HTML report in headless Chromium. `.ci/run` installs it; \
+             here, run `apt-get update && apt-get install -y --no-install-recommends chromium`"
+        );
+    }
+    let dir = project_root().join(REPORT_CHECK);
+    fs::create_dir_all(&dir).with_context(|| format!("creating {REPORT_CHECK}"))?;
+    let recordings = committed_recordings()?;
+    let page = if recordings.is_empty() {
+        let page = dir.join("synthetic.html");
+        if !page.exists() {
+            bail!(
+                "no recordings/async-lab-*.json, and {} is missing: the html test (tests/tests/html.rs) writes it",
+                page.display()
+            );
+        }
+        eprintln!("no recordings/async-lab-*.json yet: checking the synthetic page that the html test wrote");
+        page
+    } else {
+        let page = dir.join("report.html");
+        let bin = host_target_dir().join("debug/async-lab");
+        let replays: Vec<String> =
+            recordings.iter().flat_map(|r| ["--replay".to_owned(), r.display().to_string()]).collect();
+        cmd!(sh, "{bin} report {replays...} --out {page}").run().context("async-lab report failed")?;
+        page
+    };
+    let source = fs::read_to_string(&page).with_context(|| format!("reading {}", page.display()))?;
+    for banned in ["<script", " src=\"http", " href=\"http", "url(http", "@import"] {
+        if source.contains(banned) {
+            bail!("{} is not self-contained: it has `{banned}`", page.display());
+        }
+    }
+    let ids = page_ids(&source);
+    if !ids.iter().any(|id| id.starts_with("timeline-")) {
+        bail!("{} has no timeline", page.display());
+    }
+
+    let url = format!("file://{}", page.display());
+    let (dom, log) = chromium(&dir, &["--enable-logging=stderr", "--v=0", "--dump-dom", &url])?;
+    let console: Vec<&str> =
+        log.lines().filter(|line| line.contains(":CONSOLE") || line.contains("Uncaught")).collect();
+    if !console.is_empty() {
+        bail!(
+            "the page logged to the console while loading (it has no script, so this is an error):\n    {}",
+            console.join("\n    ")
+        );
+    }
+    let missing: Vec<&String> = ids.iter().filter(|id| !dom.contains(&format!("id=\"{id}\""))).collect();
+    if !dom.contains("</html>") || !missing.is_empty() {
+        bail!(
+            "after loading, the DOM lacks {} of the page's {} timelines and plots: {:?}",
+            missing.len(),
+            ids.len(),
+            missing
+        );
+    }
+    let png = dir.join("report.png");
+    let _ = fs::remove_file(&png);
+    let screenshot = format!("--screenshot={}", png.display());
+    chromium(&dir, &[&screenshot, "--window-size=1400,3000", &url])?;
+    let size = fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
+    if size < 10_000 {
+        bail!("Chromium wrote no usable screenshot ({} bytes at {})", size, png.display());
+    }
+    eprintln!(
+        "{}: loaded in Chromium without console messages; {} timelines and plots in the DOM; screenshot {}",
+        page.strip_prefix(project_root()).unwrap_or(&page).display(),
+        ids.len(),
+        png.strip_prefix(project_root()).unwrap_or(&png).display()
+    );
+    Ok(())
+}
+
+/// `recordings/async-lab-*.json`, sorted.
+fn committed_recordings() -> anyhow::Result<Vec<PathBuf>> {
+    let dir = project_root().join("recordings");
+    if !dir.exists() {
+        return Ok(vec![]);
+    }
+    let mut files = Vec::new();
+    for entry in fs::read_dir(&dir).with_context(|| format!("listing {}", dir.display()))? {
+        let path = entry?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if name.starts_with("async-lab-") && name.ends_with(".json") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The `id`s of the page's timelines and plots.
+fn page_ids(html: &str) -> Vec<String> {
+    html.match_indices(" id=\"")
+        .filter_map(|(i, m)| html[i + m.len()..].split('"').next())
+        .filter(|id| id.starts_with("timeline-") || id.starts_with("plot-"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Runs headless Chromium once with a fresh profile and `args`; returns its stdout and stderr. Fails if it
+/// fails or takes longer than `CHROMIUM_TIMEOUT`.
+fn chromium(dir: &Path, args: &[&str]) -> anyhow::Result<(String, String)> {
+    let profile = dir.join("chromium-profile");
+    let _ = fs::remove_dir_all(&profile);
+    let (out_path, err_path) = (dir.join("chromium.stdout"), dir.join("chromium.stderr"));
+    let mut command = Command::new(CHROMIUM);
+    command
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(&out_path)?)
+        .stderr(fs::File::create(&err_path)?);
+    eprintln!("$ {CHROMIUM} --headless ... {}", args.join(" "));
+    let mut child = command.spawn().with_context(|| format!("starting {CHROMIUM}"))?;
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if started.elapsed() > CHROMIUM_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "Chromium did not finish within {} s (its output: {})",
+                CHROMIUM_TIMEOUT.as_secs(),
+                err_path.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let _ = fs::remove_dir_all(&profile);
+    let stdout = fs::read_to_string(&out_path).unwrap_or_default();
+    let stderr = fs::read_to_string(&err_path).unwrap_or_default();
+    if !status.success() {
+        bail!("Chromium failed ({status}); its stderr:\n{stderr}");
+    }
+    Ok((stdout, stderr))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +338,12 @@ mod tests {
                       pub fn not_a_driver_fn() {}\n    pub fn cuInit(Flags: c_uint) -> CUresult;\n";
         let names: Vec<String> = binding_names(source).into_iter().collect();
         assert_eq!(names, ["cuCtxCreate_v2", "cuInit"]);
+    }
+
+    #[test]
+    fn finds_the_ids_of_timelines_and_plots() {
+        let html = r#"<svg class="tl" id="timeline-a-b"></svg><figure id="plot-sweep"></figure><p id="other">"#;
+        assert_eq!(page_ids(html), ["timeline-a-b", "plot-sweep"]);
     }
 
     #[test]
