@@ -30,10 +30,15 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         ));
     } else {
         text.push_str(&format!("{} returned after {call}", s.call));
-        let blocker = r.blocker_us.map_or("the blocker".to_owned(), |b| format!("the {} blocker", ms(b)));
+        let blocker = match (s.family, r.blocker_us) {
+            (Family::Seed, _) => "the work ahead of it in the stream".to_owned(),
+            (_, Some(b)) => format!("the {} blocker", ms(b)),
+            (_, None) => "the blocker".to_owned(),
+        };
         text.push_str(&match (r.waited_for_prior_work, s.blocker_ahead) {
-            (None, _) if s.family == Family::Seed => ", with nothing ahead of it in the stream".to_owned(),
+            (None, _) if s.family == Family::Seed => ", with nothing unfinished ahead of it in the stream".to_owned(),
             (None, _) => String::new(),
+            (Some(true), true) if s.family == Family::Seed => format!(", after {blocker} had finished: it waited for it"),
             (Some(true), true) => format!(", after {blocker} ahead of it had finished: it waited for the work ahead"),
             (Some(true), false) => format!(
                 ", after {blocker} on another stream had finished, work it does not depend on: it waited for the whole device"
