@@ -12,7 +12,8 @@ cargo xtask <task>
 Tasks:
   build-ptx             build the kernels (gpu-kernels/) to target/ptx/async_lab_kernels.ptx
   run [-- ARGS]         build-ptx, build async-lab (release) and run it with ARGS
-  test                  everything CI checks: formatting, PTX, stub symbols, clippy, build, tests
+  test                  everything CI checks: formatting, PTX, stub symbols, clippy, build, tests,
+                        and the HTML report loaded in headless Chromium
   bundle [--out DIR]    build-ptx, build async-lab (release), and put it, the PTX and run.sh in DIR
                         (default target/bundle), ready to copy to a GPU machine
   help                  this text
