@@ -833,16 +833,21 @@ static Rep run_rep(Runner& r, bool with_blocker, u64 blocker_ns) {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 
     // 4. signals, immediately
+    // The op's own state comes from a stream query made before anything else is enqueued: an event
+    // recorded after the return is not complete until the GPU has processed it, a few microseconds later,
+    // even when the op itself had already finished.
     cudaError_t rec_err = cudaSuccess, qb = cudaSuccess, qo = cudaErrorNotReady;
+    if (dw) qo = cudaStreamQuery(os);
     if (dw) rec_err = cudaEventRecord(g.ev_o1, os);
     if (with_blocker) qb = cudaEventQuery(g.ev_b1);
-    if (dw && rec_err == cudaSuccess) qo = cudaEventQuery(g.ev_o1);
     out.blocker_done = with_blocker ? (qb == cudaSuccess) : false;
     out.op_done = dw ? (qo == cudaSuccess ? 1 : 0) : -1;
 
     // 5. data-capture probe (host-source copies whose op has not completed)
     bool probed = false;
-    if (call_err == cudaSuccess && rec_err == cudaSuccess && r.can_probe() && out.op_done == 0) {
+    // Only while the blocker ahead still runs has the copy certainly not started reading the source.
+    if (call_err == cudaSuccess && rec_err == cudaSuccess && r.can_probe() && out.op_done == 0 &&
+        with_blocker && c.blocker_ahead() && !out.blocker_done) {
         r.probe();
         probed = true;
     }
@@ -851,7 +856,7 @@ static Rep run_rep(Runner& r, bool with_blocker, u64 blocker_ns) {
         throw Failure(std::string("the call under test, ") + r.call_name() + " -> " + errstr(call_err));
     if (rec_err != cudaSuccess) throw Failure("cudaEventRecord(ev_o1) -> " + errstr(rec_err));
     if (with_blocker) check_query(qb, "cudaEventQuery(ev_b1)");
-    if (dw) check_query(qo, "cudaEventQuery(ev_o1)");
+    if (dw) check_query(qo, "cudaStreamQuery(op stream)");
 
     // 6. drain; device times
     CK(cudaDeviceSynchronize());

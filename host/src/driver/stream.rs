@@ -52,6 +52,20 @@ impl StreamHandle<'_> {
     pub fn raw(self) -> CUstream {
         self.raw
     }
+
+    /// Whether all work enqueued on the stream so far has finished (`cuStreamQuery`).
+    ///
+    /// Right after a call returns this is the way to ask whether the call's work is done: an event recorded
+    /// after the return completes only once the GPU has processed it, microseconds later, even when the
+    /// call's work had already finished.
+    pub fn is_idle(self) -> DriverResult<bool> {
+        // SAFETY: the handle is a live stream (its lifetime says so) or a default stream.
+        match unsafe { sys::cuStreamQuery(self.raw) } {
+            sys::CUDA_SUCCESS => Ok(true),
+            sys::CUDA_ERROR_NOT_READY => Ok(false),
+            rc => Err(super::error::DriverError { code: rc, call: "cuStreamQuery" }),
+        }
+    }
 }
 
 /// A stream handle; created streams are destroyed on drop, the two default streams are not.

@@ -7,7 +7,7 @@
 use super::method::{measure_with, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::classify::Class::*;
-use crate::driver::{sys, DriverResult, Event, Gpu, Stream, StreamHandle, StreamKind};
+use crate::driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
@@ -261,7 +261,6 @@ pub fn run(gpu: &Gpu, case: &Case, op: LaunchOp, reps: usize) -> anyhow::Result<
 /// Launches short kernels behind a long blocker until a launch returns only after the blocker finished.
 fn queue_depth(gpu: &Gpu, case: &Case, stream: &Stream, reps: usize) -> anyhow::Result<CaseRecord> {
     let blocker = Blocker::new(gpu)?;
-    let after_event = Event::new(gpu)?;
     let mut out = Vec::new();
     let mut series = None;
     // One warm-up round of launches so that the first measured one is not a first launch.
@@ -280,8 +279,7 @@ fn queue_depth(gpu: &Gpu, case: &Case, stream: &Stream, reps: usize) -> anyhow::
             let t = w.stop();
             times.push(t.wall_ns);
             if blocker.is_done()? {
-                after_event.record(stream.handle())?;
-                let op_done = after_event.is_done()?;
+                let op_done = stream.handle().is_idle()?;
                 blocked = Some((times.len() - 1, t.wall_ns, op_done));
                 host_call_start_ns = start;
                 cpu_ns = t.cpu_ns;

@@ -7,7 +7,7 @@
 //!    stream (it is then "ahead" of the call) or on another stream. Events bracket it.
 //! 3. Read the host clocks, make THE call, read the clocks again. Nothing else happens in between.
 //! 4. Right after the return, ask: had the blocker finished (did the call wait for it)? Had the call's own
-//!    work finished (an event recorded after the call)? For copies out of host memory that had not run yet,
+//!    work finished (a query of its stream, before anything else is enqueued)? For copies out of host memory that had not run yet,
 //!    overwrite the start of the source: if the data that arrives is still the original, the driver had
 //!    staged it before returning.
 //! 5. Synchronize, read the device times, and verify what arrived (a wrong result is an error, never a
@@ -118,13 +118,14 @@ pub fn run_rep(
     let result = probe.call(gpu);
     let timed = watch.stop();
 
-    // Signals first, errors after: reading them is what must happen right at the return.
-    let op_end_recorded = probe.op_stream().map(|s| op_end.record(s));
-    let blocker_done = if blocker_launch.is_some() { Some(blocker.is_done()?) } else { None };
-    let op_done = match &op_end_recorded {
-        Some(Ok(())) => Some(op_end.is_done()?),
+    // Signals first, errors after: reading them is what must happen right at the return. The call's own
+    // state comes from a stream query made before anything else is enqueued (see `StreamHandle::is_idle`).
+    let op_done = match (probe.op_stream(), &result) {
+        (Some(s), Ok(())) => Some(s.is_idle()?),
         _ => None,
     };
+    let op_end_recorded = probe.op_stream().map(|s| op_end.record(s));
+    let blocker_done = if blocker_launch.is_some() { Some(blocker.is_done()?) } else { None };
     let probed = blocker_done == Some(false) && plan.ahead && op_done == Some(false) && probe.probe_source();
     result?;
     if let Some(r) = op_end_recorded {

@@ -4,6 +4,12 @@
 //! whether its own work had; after the last call, whether the callback had run (the question's "has the
 //! stream concluded?"), and after synchronizing.
 //!
+//! Whether a call waited for the work ahead of it is read off the GPU's timeline: the events between the
+//! steps give the time each step's work ended on the GPU's clock, the host/GPU clock offset (see `clock.rs`)
+//! puts that on the host's clock, and that is compared with the call's start and return. (Querying the event
+//! right after the call cannot tell: an event recorded just after a blocking call is itself still pending for
+//! a few microseconds.) Whether its own work was done comes from a query of the stream right at the return.
+//!
 //! The kernel comes from a module loaded just before, so its launch is a first launch: under lazy loading
 //! (the default on Linux since CUDA 12.2) that is when the kernel is loaded.
 
@@ -22,6 +28,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// The seed program's sizes.
 pub const BUFFER_BYTES: usize = 10_000_000;
 pub const KERNEL_CYCLES: u64 = 1_000_000;
+/// How much later than the work it follows an event may complete: allowed for when comparing times.
+const EVENT_SLACK_NS: i64 = 2_000;
 const GRID: u32 = 128;
 const BLOCK: u32 = 128;
 
@@ -90,6 +98,7 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
     let events: Vec<Event> = (0..5).map(|_| Event::new(gpu)).collect::<Result<_, _>>()?;
     let flag = Box::new(AtomicBool::new(false));
     let origin = DeviceBuffer::new(gpu, 8)?;
+    let clock = crate::clock::calibrate(gpu, 50)?;
     let mut records: Vec<CaseRecord> = (0..4)
         .map(|s| CaseRecord {
             setup: step_setup(kind, s),
@@ -113,7 +122,6 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
         let s = stream.raw();
         let mut timed = [Timed::default(); 4];
         let mut starts = [0u64; 4];
-        let mut prior_done = [None; 4];
         let mut own_done = [None; 4];
 
         // The GPU's clock at the sequence's start, for timelines: the stamp kernel runs at once (the stream is
@@ -121,9 +129,6 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
         gpu.launch_write_globaltimer(stream.handle(), origin.ptr)?;
         events[0].record(stream.handle())?;
         for step in 0..4 {
-            // Work ahead that had already finished before the call cannot be waited for: then there is
-            // nothing ahead, as far as this call is concerned.
-            let pending_before = step > 0 && !events[step].is_done()?;
             starts[step] = monotonic_ns();
             let w = Stopwatch::start();
             // SAFETY: the buffers are live and `BUFFER_BYTES` long; they are not touched by the host until the
@@ -155,11 +160,8 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
                 }
             };
             timed[step] = w.stop();
+            own_done[step] = if rc == sys::CUDA_SUCCESS { Some(stream.handle().is_idle()?) } else { None };
             events[step + 1].record(stream.handle())?;
-            if pending_before {
-                prior_done[step] = Some(events[step].is_done()?);
-            }
-            own_done[step] = Some(events[step + 1].is_done()?);
             crate::driver::check(rc, STEPS[step].1)?;
         }
         let concluded_after_enqueue = flag.load(Ordering::SeqCst);
@@ -175,11 +177,22 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
         let mut gpu_origin_ns = 0u64;
         // SAFETY: 8 bytes into a u64; the stream is synchronized.
         unsafe { drv!(cuMemcpyDtoH_v2((&mut gpu_origin_ns as *mut u64).cast(), origin.ptr, 8))? };
+        let origin_host = clock.to_host(gpu_origin_ns);
         for step in 0..4 {
+            // When the work ahead ended, on the host's clock: did it end during the call (the call waited for
+            // it), after it (the call did not), or before the call even started (nothing to wait for)?
+            let prior_done = if step == 0 {
+                None
+            } else {
+                let prior_end = origin_host + events[step].signed_ns_since(&events[0])?;
+                let (start, end) = (starts[step] as i64, (starts[step] + timed[step].wall_ns) as i64);
+                let margin = clock.uncertainty_ns as i64 + EVENT_SLACK_NS;
+                (prior_end > start + margin).then_some(prior_end <= end + margin)
+            };
             let mut r = Rep {
                 host_call_ns: timed[step].wall_ns,
                 host_cpu_ns: timed[step].cpu_ns,
-                blocker_done_at_return: prior_done[step],
+                blocker_done_at_return: prior_done,
                 op_done_at_return: own_done[step],
                 op_device_ns: Some(events[step + 1].ns_since(&events[step])?),
                 op_gpu_ns_from_origin: Some([
