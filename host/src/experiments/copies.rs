@@ -91,7 +91,8 @@ impl CopyOp {
         let c = |v: &[Class]| Expected::classes(v);
         match (self.form, self.dir) {
             (_, Dir::HtoD) if pageable && self.bytes <= SMALL => ("G1", c(&[Async, Staged])),
-            (Form::Sync, Dir::HtoD) if pageable && other => ("S1", c(&[Staged, Blocking])),
+            // Without a blocker ahead the staging probe cannot run safely, so staged data shows as `async`.
+            (Form::Sync, Dir::HtoD) if pageable && other => ("S1", c(&[Staged, Async, Blocking])),
             (Form::Sync, Dir::HtoD) if pageable => ("S1", c(&[WaitedThenStaged, Blocking])),
             (Form::Sync, Dir::HtoD) => ("S2", c(&[Blocking])),
             (Form::Sync, Dir::DtoH) => ("S3", c(&[Blocking])),
