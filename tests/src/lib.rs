@@ -41,3 +41,20 @@ fn existing_input(var: &str, default: &str, what: &str, make_it: &str) -> PathBu
     );
     path
 }
+
+/// The committed recordings (`recordings/async-lab-*.json`), sorted. Panics if there are none: tests that replay
+/// them would otherwise pass by testing nothing.
+pub fn recording_files() -> Vec<PathBuf> {
+    let dir = project_root().join("recordings");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "json")
+                && p.file_name().unwrap().to_string_lossy().starts_with("async-lab-")
+        })
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no recordings in {}: the replay tests would test nothing", dir.display());
+    files
+}

@@ -620,23 +620,11 @@ fn plots_appear_only_with_their_data() {
 
 #[test]
 fn the_committed_recordings_render() {
-    let dir = project_root().join("recordings");
-    let Ok(entries) = std::fs::read_dir(&dir) else { return };
-    let mut files: Vec<PathBuf> = entries
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "json")
-                && p.file_name().unwrap().to_string_lossy().starts_with("async-lab-")
-        })
-        .collect();
-    files.sort();
+    let files = async_lab_tests::recording_files();
     let sources: Vec<Source> = files
         .iter()
         .map(|p| Source { label: p.display().to_string(), recording: Recording::load(p).unwrap() })
         .collect();
-    if sources.is_empty() {
-        return;
-    }
     let html = render(&sources);
     let ids = check_page(&html);
     let mut seen = HashSet::new();

@@ -5,22 +5,10 @@
 use async_lab::output::{render, Format};
 use async_lab::record::Recording;
 use async_lab::report::build;
-use async_lab_tests::project_root;
 use std::path::PathBuf;
 
 fn recordings() -> Vec<PathBuf> {
-    let dir = project_root().join("recordings");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "json")
-                && p.file_name().unwrap().to_string_lossy().starts_with("async-lab-")
-        })
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no recordings in {}: the replay snapshots would test nothing", dir.display());
-    files
+    async_lab_tests::recording_files()
 }
 
 /// One line per experiment: what the snapshot pins.
