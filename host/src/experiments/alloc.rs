@@ -199,7 +199,6 @@ impl AllocProbe<'_, '_> {
 
     /// Frees whatever the last call left allocated or registered.
     fn release(&mut self) -> anyhow::Result<()> {
-        let n = self.op.bytes as usize;
         // SAFETY: each branch undoes exactly what a previous `call` or `prepare` did, once; the device is
         // synchronized before `verify` and `prepare` run.
         unsafe {
@@ -218,7 +217,6 @@ impl AllocProbe<'_, '_> {
                 _ => {}
             }
         }
-        let _ = n;
         self.device = 0;
         self.host = std::ptr::null_mut();
         Ok(())

@@ -169,10 +169,9 @@ struct CopyProbe<'a, 'g> {
 }
 
 impl Probe for CopyProbe<'_, '_> {
-    fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
+    fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
         self.checker.restore_head(&mut self.src);
         self.checker.poison(&mut self.dst)?;
-        let _ = gpu;
         Ok(())
     }
 

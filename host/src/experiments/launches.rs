@@ -80,10 +80,10 @@ impl LaunchOp {
                 let same = blocker == BlockerPlacement::Same;
                 let step_slug = if step == FirstStep::Launch { "launch" } else { "get-function" };
                 let ahead = same && step == FirstStep::Launch;
-                let expected = match (lazy, ahead, step) {
-                    (false, _, _) => Expected::classes(&[Async]),
-                    (true, true, _) => Expected::classes(&[Async, WaitedThenStaged]),
-                    (true, false, _) => Expected::classes(&[Async, DeviceSync]),
+                let expected = match (lazy, ahead) {
+                    (false, _) => Expected::classes(&[Async]),
+                    (true, true) => Expected::classes(&[Async, WaitedThenStaged]),
+                    (true, false) => Expected::classes(&[Async, DeviceSync]),
                 };
                 (
                     format!(
