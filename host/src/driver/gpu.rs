@@ -3,11 +3,17 @@
 //! Everything else made on the GPU (streams, events, buffers) borrows `&Gpu` through a lifetime, so the
 //! compiler refuses any order of drops that would free the context first (with cust's own types that
 //! mistake is a crash at exit).
+//!
+//! With several GPUs open (the peer experiments), each has its own context and only one is current on the
+//! thread. Every constructor and every helper here that is not itself under test makes its `Gpu`'s context
+//! current first (`bind`), so objects land on the GPU they borrow. The calls that experiments time
+//! (`launch`, `launch_empty`, `launch_spin_sleep`) do not: one extra driver call would sit inside the
+//! measured span. Their callers bind before the clock starts.
 
 use super::error::{check, DriverResult};
 use super::probe::init_driver;
 use super::stream::StreamHandle;
-use super::sys::{self, CUdevice, CUfunction, CUstream};
+use super::sys::{self, CUcontext, CUdevice, CUfunction, CUstream};
 use crate::ptx::Ptx;
 use anyhow::{anyhow, Context as _};
 use std::ffi::c_void;
@@ -31,7 +37,11 @@ pub struct Gpu {
     pub kernels: Kernels,
     pub device: CUdevice,
     pub ordinal: i32,
+    /// How many GPUs the driver sees (this one included).
+    pub device_count: i32,
     pub ptx: Ptx,
+    /// The primary context's handle (owned by `_context`), for `bind` and the peer calls.
+    context: CUcontext,
     // Declaration order is drop order: the module goes before the context.
     module: cust::module::Module,
     _context: cust::context::Context,
@@ -48,7 +58,28 @@ impl Gpu {
         let context = cust::context::Context::new(device).map_err(|e| anyhow!("creating the CUDA context: {e}"))?;
         let module = load_module(&ptx)?;
         let kernels = lookup_kernels(&module)?;
-        Ok(Gpu { kernels, device: device.as_raw(), ordinal, ptx, module, _context: context })
+        let raw = context.as_raw();
+        Ok(Gpu {
+            kernels,
+            device: device.as_raw(),
+            ordinal,
+            device_count: count,
+            ptx,
+            context: raw,
+            module,
+            _context: context,
+        })
+    }
+
+    /// Makes this GPU's context current on the calling thread (cheap when it already is).
+    pub fn bind(&self) -> DriverResult<()> {
+        // SAFETY: `self.context` is the primary context retained by `_context`, alive as long as `self`.
+        unsafe { check(sys::cuCtxSetCurrent(self.context), "cuCtxSetCurrent") }
+    }
+
+    /// The context's raw handle (for calls that name a context, such as `cuMemcpyPeer`).
+    pub fn context(&self) -> CUcontext {
+        self.context
     }
 
     /// Loads the PTX once more as a separate module (the first-launch experiments need a fresh one).
@@ -63,7 +94,8 @@ impl Gpu {
 
     /// Waits for all work on the device (`cuCtxSynchronize`).
     pub fn synchronize(&self) -> DriverResult<()> {
-        // SAFETY: the context made current in `open` is alive for as long as `self`.
+        self.bind()?;
+        // SAFETY: this GPU's context is current (just bound) and alive for as long as `self`.
         unsafe { check(sys::cuCtxSynchronize(), "cuCtxSynchronize") }
     }
 
@@ -90,13 +122,14 @@ impl Gpu {
     /// The blocker: one thread spinning on the GPU's nanosecond timer for `ns`; if `stamps` is not 0 it gets
     /// the start and end timer values (two u64).
     pub fn launch_spin_wait_ns(&self, stream: StreamHandle<'_>, ns: u64, stamps: u64) -> DriverResult<()> {
+        self.bind()?;
         let (mut ns, mut stamps) = (ns, stamps);
         // SAFETY: spin_wait_ns(u64, *mut u64); `stamps` is 0 or a device allocation of at least 16 bytes that
         // the caller keeps alive until the stream is synchronized.
         unsafe { self.launch(self.kernels.spin_wait_ns, 1, 1, stream.raw(), &mut [ptr(&mut ns), ptr(&mut stamps)]) }
     }
 
-    /// An empty kernel (one thread).
+    /// An empty kernel (one thread). Timed by the launch experiments, so it does not `bind`.
     pub fn launch_empty(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
         // SAFETY: `empty` takes no parameters.
         unsafe { self.launch(self.kernels.empty, 1, 1, stream.raw(), &mut []) }
@@ -104,6 +137,7 @@ impl Gpu {
 
     /// Fills `len` bytes at device address `dst` with the test pattern for `seed`.
     pub fn launch_fill(&self, stream: StreamHandle<'_>, dst: u64, len: u64, seed: u32) -> DriverResult<()> {
+        self.bind()?;
         let (mut dst, mut len, mut seed) = (dst, len, seed);
         // SAFETY: fill(*mut u8, u64, u32); the caller guarantees `dst..dst+len` is device-accessible memory
         // that stays alive until the stream is synchronized.
@@ -120,6 +154,7 @@ impl Gpu {
 
     /// Adds the checksum of `len` bytes at `src` to the u64 at `out` (which the caller zeroes first).
     pub fn launch_checksum(&self, stream: StreamHandle<'_>, src: u64, len: u64, out: u64) -> DriverResult<()> {
+        self.bind()?;
         let (mut src, mut len, mut out) = (src, len, out);
         // SAFETY: checksum(*const u8, u64, *mut u64); the caller guarantees both ranges are device-accessible
         // and alive until the stream is synchronized.
@@ -153,6 +188,7 @@ impl Gpu {
 
     /// One thread writes the GPU's nanosecond timer to `out`.
     pub fn launch_write_globaltimer(&self, stream: StreamHandle<'_>, out: u64) -> DriverResult<()> {
+        self.bind()?;
         let mut out = out;
         // SAFETY: write_globaltimer(*mut u64); `out` is a live device allocation of at least 8 bytes.
         unsafe { self.launch(self.kernels.write_globaltimer, 1, 1, stream.raw(), &mut [ptr(&mut out)]) }

@@ -49,7 +49,8 @@ pub struct DeviceBuffer<'g> {
 }
 
 impl<'g> DeviceBuffer<'g> {
-    pub fn new(_gpu: &'g Gpu, len: usize) -> DriverResult<DeviceBuffer<'g>> {
+    pub fn new(gpu: &'g Gpu, len: usize) -> DriverResult<DeviceBuffer<'g>> {
+        gpu.bind()?;
         let mut ptr = 0;
         // SAFETY: valid out-pointer; the context is alive for 'g. A zero-length request is bumped to 1 byte.
         unsafe { check(sys::cuMemAlloc_v2(&mut ptr, len.max(1)), "cuMemAlloc")? };
@@ -115,7 +116,8 @@ pub struct HostBuffer<'g> {
 }
 
 impl<'g> HostBuffer<'g> {
-    pub fn new(_gpu: &'g Gpu, kind: HostKind, len: usize) -> DriverResult<HostBuffer<'g>> {
+    pub fn new(gpu: &'g Gpu, kind: HostKind, len: usize) -> DriverResult<HostBuffer<'g>> {
+        gpu.bind()?;
         let bytes = len.max(1);
         let mut pageable = None;
         let ptr: *mut u8 = match kind {

@@ -7,6 +7,7 @@
 pub mod error;
 pub mod gpu;
 pub mod memory;
+pub mod peer;
 pub mod probe;
 pub mod stream;
 pub mod sys;
@@ -14,5 +15,6 @@ pub mod sys;
 pub use error::{check, DriverError, DriverResult};
 pub use gpu::{Gpu, Kernels};
 pub use memory::{DeviceBuffer, HostBuffer, HostKind, PageableBuffer};
+pub use peer::PeerLink;
 pub use probe::NoGpu;
 pub use stream::{Event, Stream, StreamHandle, StreamKind};

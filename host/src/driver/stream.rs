@@ -77,7 +77,8 @@ pub struct Stream<'g> {
 }
 
 impl<'g> Stream<'g> {
-    pub fn new(_gpu: &'g Gpu, kind: StreamKind) -> DriverResult<Stream<'g>> {
+    pub fn new(gpu: &'g Gpu, kind: StreamKind) -> DriverResult<Stream<'g>> {
+        gpu.bind()?;
         let (raw, owned) = match kind {
             StreamKind::Legacy => (sys::CU_STREAM_LEGACY, false),
             StreamKind::PerThread => (sys::CU_STREAM_PER_THREAD, false),
@@ -85,7 +86,7 @@ impl<'g> Stream<'g> {
                 let flags =
                     if kind == StreamKind::NonBlocking { sys::CU_STREAM_NON_BLOCKING } else { sys::CU_STREAM_DEFAULT };
                 let mut raw = std::ptr::null_mut();
-                // SAFETY: `raw` is a valid out-pointer; the context is current and alive (`_gpu` borrows it).
+                // SAFETY: `raw` is a valid out-pointer; `gpu`'s context was just made current and is alive for 'g.
                 unsafe { check(sys::cuStreamCreate(&mut raw, flags), "cuStreamCreate")? };
                 (raw, true)
             }
@@ -140,7 +141,8 @@ impl<'g> Event<'g> {
         Self::with_flags(gpu, sys::CU_EVENT_DEFAULT)
     }
 
-    pub fn with_flags(_gpu: &'g Gpu, flags: u32) -> DriverResult<Event<'g>> {
+    pub fn with_flags(gpu: &'g Gpu, flags: u32) -> DriverResult<Event<'g>> {
+        gpu.bind()?;
         let mut raw = std::ptr::null_mut();
         // SAFETY: valid out-pointer; the context is alive for 'g.
         unsafe { check(sys::cuEventCreate(&mut raw, flags), "cuEventCreate")? };

@@ -24,6 +24,9 @@ pub const CUDA_ERROR_STUB_LIBRARY: CuResult = 34;
 pub const CUDA_ERROR_NO_DEVICE: CuResult = 100;
 pub const CUDA_ERROR_INVALID_DEVICE: CuResult = 101;
 pub const CUDA_ERROR_NOT_READY: CuResult = 600;
+pub const CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: CuResult = 217;
+pub const CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: CuResult = 704;
+pub const CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: CuResult = 705;
 pub const CUDA_ERROR_INSUFFICIENT_DRIVER: CuResult = 35;
 pub const CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: CuResult = 803;
 pub const CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: CuResult = 804;
@@ -43,6 +46,10 @@ pub const CU_CTX_SCHED_AUTO: c_uint = 0;
 pub const CU_CTX_SCHED_SPIN: c_uint = 1;
 pub const CU_CTX_SCHED_YIELD: c_uint = 2;
 pub const CU_CTX_SCHED_BLOCKING_SYNC: c_uint = 4;
+/// `CUdevice_P2PAttribute` values (declared as integers, like the results).
+pub const CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: c_int = 1;
+pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED: c_int = 2;
+pub const CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: c_int = 3;
 
 #[link(name = "cuda")]
 extern "C" {
@@ -56,6 +63,8 @@ extern "C" {
     pub fn cuDeviceGetName(name: *mut c_char, len: c_int, device: CUdevice) -> CuResult;
     pub fn cuDeviceGetAttribute(value: *mut c_int, attribute: CUdevice_attribute, device: CUdevice) -> CuResult;
     pub fn cuDeviceTotalMem_v2(bytes: *mut usize, device: CUdevice) -> CuResult;
+    pub fn cuDeviceCanAccessPeer(can: *mut c_int, device: CUdevice, peer: CUdevice) -> CuResult;
+    pub fn cuDeviceGetP2PAttribute(value: *mut c_int, attribute: c_int, src: CUdevice, dst: CUdevice) -> CuResult;
     pub fn cuDeviceGetDefaultMemPool(pool: *mut CUmemoryPool, device: CUdevice) -> CuResult;
 
     pub fn cuCtxCreate_v2(ctx: *mut CUcontext, flags: c_uint, device: CUdevice) -> CuResult;
@@ -63,6 +72,8 @@ extern "C" {
     pub fn cuCtxSetCurrent(ctx: CUcontext) -> CuResult;
     pub fn cuCtxGetCurrent(ctx: *mut CUcontext) -> CuResult;
     pub fn cuCtxSynchronize() -> CuResult;
+    pub fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CuResult;
+    pub fn cuCtxDisablePeerAccess(peer: CUcontext) -> CuResult;
 
     pub fn cuStreamCreate(stream: *mut CUstream, flags: c_uint) -> CuResult;
     pub fn cuStreamDestroy_v2(stream: CUstream) -> CuResult;
@@ -98,6 +109,21 @@ extern "C" {
     pub fn cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, bytes: usize, stream: CUstream) -> CuResult;
     pub fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, bytes: usize, stream: CUstream) -> CuResult;
     pub fn cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream) -> CuResult;
+    pub fn cuMemcpyPeer(
+        dst: CUdeviceptr,
+        dst_ctx: CUcontext,
+        src: CUdeviceptr,
+        src_ctx: CUcontext,
+        bytes: usize,
+    ) -> CuResult;
+    pub fn cuMemcpyPeerAsync(
+        dst: CUdeviceptr,
+        dst_ctx: CUcontext,
+        src: CUdeviceptr,
+        src_ctx: CUcontext,
+        bytes: usize,
+        stream: CUstream,
+    ) -> CuResult;
     pub fn cuMemsetD8_v2(dst: CUdeviceptr, value: u8, count: usize) -> CuResult;
     pub fn cuMemsetD8Async(dst: CUdeviceptr, value: u8, count: usize, stream: CUstream) -> CuResult;
 

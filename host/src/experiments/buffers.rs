@@ -50,6 +50,8 @@ impl<'g> Side<'g> {
 
 /// Per-experiment verification state: the reference bytes and the checksums of what may arrive.
 pub struct Checker<'g> {
+    /// The GPU that verifies (the destination's, for copies between GPUs).
+    gpu: &'g Gpu,
     pub len: u64,
     reference: Vec<u8>,
     sum: DeviceBuffer<'g>,
@@ -83,7 +85,7 @@ impl<'g> Checker<'g> {
                 "the GPU's checksum of the pattern disagrees with the host's"
             );
         }
-        Ok(Checker { len, reference, sum, original, probed })
+        Ok(Checker { gpu, len, reference, sum, original, probed })
     }
 
     /// Makes `side` hold the original pattern.
@@ -127,9 +129,12 @@ impl<'g> Checker<'g> {
     /// Fills a destination with bytes that are neither pattern.
     pub fn poison(&self, side: &mut Side) -> anyhow::Result<()> {
         match side {
-            // SAFETY: `d` holds `len` bytes; the memset is synchronous for device memory once followed by the
-            // device synchronization that every repetition does after `prepare`.
-            Side::Device(d) => unsafe { drv!(cuMemsetD8_v2(d.ptr, 0x5A, self.len as usize))? },
+            Side::Device(d) => {
+                self.gpu.bind()?;
+                // SAFETY: `d` holds `len` bytes; the memset is synchronous for device memory once followed by the
+                // device synchronization that every repetition does after `prepare`.
+                unsafe { drv!(cuMemsetD8_v2(d.ptr, 0x5A, self.len as usize))? }
+            }
             // SAFETY: between repetitions, nothing on the GPU uses the buffer.
             Side::Host(h) => unsafe { h.bytes_mut() }.fill(0x5A),
         }
@@ -170,6 +175,7 @@ impl<'g> Checker<'g> {
 /// The `checksum` kernel over `len` bytes at `addr`, waited for.
 pub fn gpu_checksum(gpu: &Gpu, sum: &DeviceBuffer, addr: u64, len: u64) -> anyhow::Result<u64> {
     let legacy = crate::driver::StreamHandle::LEGACY;
+    gpu.bind()?;
     // SAFETY: `sum` holds 8 bytes.
     unsafe { drv!(cuMemsetD8_v2(sum.ptr, 0, 8))? };
     gpu.launch_checksum(legacy, addr, len, sum.ptr)?;

@@ -38,6 +38,10 @@ pub trait Probe {
     fn probe_source(&mut self) -> bool {
         false
     }
+    /// Waits until every GPU the call touches is idle. One GPU unless the call spans two (the peer copies).
+    fn settle(&self, gpu: &Gpu) -> DriverResult<()> {
+        gpu.synchronize()
+    }
     /// After the device is synchronized: checks the result. Returns whether the delivered data was the
     /// original (`Some(true)`) or the overwritten one (`Some(false)`) when `probed`, else `None`.
     fn verify(&mut self, gpu: &Gpu, probed: bool) -> anyhow::Result<Option<bool>>;
@@ -79,8 +83,14 @@ impl<'g> Blocker<'g> {
         &self.end
     }
 
+    /// The GPU the blocker runs on.
+    pub fn gpu(&self) -> &'g Gpu {
+        self.gpu
+    }
+
     /// After synchronization: the blocker's device time and its `%globaltimer` stamps.
     pub fn read(&self) -> DriverResult<(u64, [u64; 2])> {
+        self.gpu.bind()?;
         let mut stamps = [0u64; 2];
         // SAFETY: 16 bytes from a 16-byte device buffer into a [u64; 2]; the caller synchronized the device.
         unsafe { crate::drv!(cuMemcpyDtoH_v2(stamps.as_mut_ptr().cast(), self.stamps.ptr, 16))? };
@@ -106,9 +116,11 @@ pub fn run_rep(
 ) -> anyhow::Result<Rep> {
     let (op_start, op_end) = (Event::new(gpu)?, Event::new(gpu)?);
     probe.prepare(gpu)?;
-    gpu.synchronize()?;
+    probe.settle(gpu)?;
 
     let blocker_launch = if blocker_ns > 0 { Some(blocker.launch(plan.stream, blocker_ns)?) } else { None };
+    // The call runs in `gpu`'s context (the blocker may have been launched on another GPU's).
+    gpu.bind()?;
     if let Some(s) = probe.op_stream() {
         op_start.record(s)?;
     }
@@ -132,7 +144,7 @@ pub fn run_rep(
         r?;
     }
 
-    gpu.synchronize()?;
+    probe.settle(gpu)?;
     let (blocker_device_ns, blocker_gpu_ns) = match blocker_launch {
         Some(_) => {
             let (ns, stamps) = blocker.read()?;
@@ -144,9 +156,11 @@ pub fn run_rep(
         Some(_) => Some(op_end.ns_since(&op_start)?),
         None => None,
     };
-    // Where the call's work sat on the GPU's timeline, relative to the blocker's start (for timelines).
+    // Where the call's work sat on the GPU's timeline, relative to the blocker's start (for timelines). Events
+    // of two GPUs have no common clock, so a blocker on another GPU gives no placement.
+    let same_gpu = blocker.gpu().ordinal == gpu.ordinal;
     let op_gpu_ns_from_blocker = match (probe.op_stream(), blocker_launch) {
-        (Some(_), Some(_)) => {
+        (Some(_), Some(_)) if same_gpu => {
             Some([op_start.signed_ns_since(blocker.start_event())?, op_end.signed_ns_since(blocker.start_event())?])
         }
         _ => None,
@@ -195,11 +209,24 @@ pub fn measure_with(
     use_blocker: bool,
 ) -> anyhow::Result<(Rep, u64, Vec<Rep>)> {
     let blocker = Blocker::new(gpu)?;
-    let warmup = run_rep(gpu, probe, plan, &blocker, 0)?;
+    measure_using(gpu, probe, plan, &blocker, reps, use_blocker)
+}
+
+/// Like `measure_with`, with a blocker made by the caller (on another GPU, for the peer copies; `plan.stream`
+/// must then be a stream of the blocker's GPU).
+pub fn measure_using(
+    gpu: &Gpu,
+    probe: &mut dyn Probe,
+    plan: BlockerPlan,
+    blocker: &Blocker,
+    reps: usize,
+    use_blocker: bool,
+) -> anyhow::Result<(Rep, u64, Vec<Rep>)> {
+    let warmup = run_rep(gpu, probe, plan, blocker, 0)?;
     let blocker_ns = if use_blocker { blocker_ns_for(&warmup) } else { 0 };
     let mut out = Vec::with_capacity(reps);
     for _ in 0..reps {
-        out.push(run_rep(gpu, probe, plan, &blocker, blocker_ns)?);
+        out.push(run_rep(gpu, probe, plan, blocker, blocker_ns)?);
     }
     Ok((warmup, blocker_ns, out))
 }
