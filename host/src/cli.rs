@@ -57,6 +57,10 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Also run the peer experiments from each GPU to itself: a check of the peer code on a machine with one
+    /// GPU (the records say LOOPBACK; they are not peer measurements).
+    #[arg(long)]
+    pub peer_loopback: bool,
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {

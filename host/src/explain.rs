@@ -17,6 +17,9 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
     if let Some(e) = &r.error {
         return format!("Not measured: {e}");
     }
+    if let Some(reason) = &r.not_run {
+        return format!("Not run: {reason}.");
+    }
     let Some(class) = r.class else { return "Not measured.".into() };
     let call = r.host_call_us.map_or(String::new(), |c| ms(c.median));
     let mut text = String::new();
@@ -30,8 +33,10 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         ));
     } else {
         text.push_str(&format!("{} returned after {call}", s.call));
+        let on_dst_gpu = s.family == Family::Peer && s.blocker == crate::record::BlockerPlacement::Other;
         let blocker = match (s.family, r.blocker_us) {
             (Family::Seed, _) => "the work ahead of it in the stream".to_owned(),
+            (_, Some(b)) if on_dst_gpu => format!("the {} blocker on the destination GPU", ms(b)),
             (_, Some(b)) => format!("the {} blocker", ms(b)),
             (_, None) => "the blocker".to_owned(),
         };
@@ -39,7 +44,13 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
             (None, _) if s.family == Family::Seed => ", with nothing unfinished ahead of it in the stream".to_owned(),
             (None, _) => String::new(),
             (Some(true), true) if s.family == Family::Seed => format!(", after {blocker} had finished: it waited for it"),
+            (Some(true), true) if on_dst_gpu => format!(
+                ", after {blocker} had finished: it waited for work on the other GPU, which this call is documented to be ordered after"
+            ),
             (Some(true), true) => format!(", after {blocker} ahead of it had finished: it waited for the work ahead"),
+            (Some(true), false) if on_dst_gpu => format!(
+                ", after {blocker} had finished, work on another GPU that it does not depend on: it waited for that GPU"
+            ),
             (Some(true), false) => format!(
                 ", after {blocker} on another stream had finished, work it does not depend on: it waited for the whole device"
             ),
@@ -58,6 +69,23 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
                 " Overwriting the source right after the return changed what arrived: the GPU reads the caller's buffer itself, later.",
             ),
             None => {}
+        }
+        if let Some(p) = &s.peer {
+            if p.src_gpu.is_some() && p.src_gpu == p.dst_gpu {
+                text.push_str(" Source and destination were on the same GPU (loopback): a check of the code, not a peer measurement.");
+            } else if p.access {
+                text.push_str(
+                    " Peer access was on: the copy engines move the data across the link between the GPUs directly.",
+                );
+            } else {
+                text.push_str(" Peer access was off: the driver moves the data through a buffer in host memory (GPU → host → GPU).");
+            }
+            if let Some(bw) = r.bandwidth_gb_s {
+                text.push_str(&format!(
+                    " On the GPU the copy took {} ({bw:.1} GB/s).",
+                    r.device_us.map_or("?".into(), ms)
+                ));
+            }
         }
     }
     text.push_str(&format!(" Class: {class}."));
@@ -86,6 +114,7 @@ pub fn source_file(family: Family) -> &'static str {
         Family::Callback => "host/src/experiments/callbacks.rs",
         Family::Wait => "host/src/experiments/waiting.rs",
         Family::Seed => "host/src/experiments/seed.rs",
+        Family::Peer => "host/src/experiments/peer.rs",
     }
 }
 

@@ -32,6 +32,13 @@ pub struct MachineInfo {
     pub os: String,
     pub tool_version: String,
     pub git_commit: String,
+    /// How many GPUs the driver sees, their names by ordinal, and what it says about each ordered pair.
+    #[serde(default)]
+    pub gpu_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_names: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peer_links: Vec<crate::driver::PeerLink>,
 }
 
 fn attr(gpu: &Gpu, a: sys::CUdevice_attribute) -> i32 {
@@ -45,14 +52,23 @@ fn attr(gpu: &Gpu, a: sys::CUdevice_attribute) -> i32 {
     }
 }
 
+/// The name of GPU `ordinal`.
+fn device_name(ordinal: i32) -> anyhow::Result<String> {
+    let mut device = 0;
+    // SAFETY: valid out-pointer; the driver is initialised (a `Gpu` exists) and callers pass ordinals below the count.
+    unsafe { check(sys::cuDeviceGet(&mut device, ordinal), "cuDeviceGet")? };
+    let mut name = [0 as std::ffi::c_char; 256];
+    // SAFETY: the buffer holds 256 chars and the driver writes at most `len` including the NUL.
+    unsafe { check(sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, device), "cuDeviceGetName")? };
+    // SAFETY: NUL-terminated by the driver within the buffer (checked call above).
+    Ok(unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned())
+}
+
 impl MachineInfo {
     pub fn read(gpu: &Gpu) -> anyhow::Result<MachineInfo> {
         use sys::CUdevice_attribute as A;
-        let mut name = [0 as std::ffi::c_char; 256];
-        // SAFETY: the buffer holds 256 chars and the driver writes at most `len` including the NUL.
-        unsafe { check(sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, gpu.device), "cuDeviceGetName")? };
-        // SAFETY: NUL-terminated by the driver within the buffer (checked call above).
-        let gpu_name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
+        gpu.bind()?;
+        let gpu_name = device_name(gpu.ordinal)?;
         let (mut free, mut total) = (0usize, 0usize);
         // SAFETY: valid out-pointers; the context is current.
         unsafe { check(sys::cuMemGetInfo_v2(&mut free, &mut total), "cuMemGetInfo")? };
@@ -97,6 +113,9 @@ impl MachineInfo {
             os: os_name(),
             tool_version: env!("CARGO_PKG_VERSION").to_owned(),
             git_commit: crate::GIT_COMMIT.to_owned(),
+            gpu_count: Some(gpu.device_count),
+            gpu_names: (0..gpu.device_count).map(device_name).collect::<anyhow::Result<_>>()?,
+            peer_links: crate::driver::peer::links(gpu.device_count)?,
         })
     }
 }
@@ -169,6 +188,21 @@ impl fmt::Display for MachineInfo {
             "copy engines       {} (concurrent managed access: {}, pageable memory access: {})",
             self.async_engine_count, self.concurrent_managed_access, self.pageable_memory_access
         )?;
+        if let Some(n) = self.gpu_count {
+            let names: Vec<String> = self.gpu_names.iter().enumerate().map(|(i, n)| format!("{i}: {n}")).collect();
+            writeln!(f, "GPUs               {n} ({})", names.join(", "))?;
+        }
+        for l in &self.peer_links {
+            writeln!(
+                f,
+                "peer {} → {}         {} (performance rank {}, native atomics {})",
+                l.src,
+                l.dst,
+                if l.can_access { "direct access possible" } else { "no direct access" },
+                l.performance_rank,
+                l.native_atomics
+            )?;
+        }
         writeln!(f, "host               {} ({} CPUs), {}", self.host_cpu, self.host_cpus, self.os)?;
         write!(f, "async-lab          {} ({})", self.tool_version, self.git_commit)
     }

@@ -124,6 +124,7 @@ fn measure(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Recording> {
         ptx: g.ptx.clone(),
         device: g.device,
         in_child: false,
+        peer_loopback: args.peer_loopback,
     };
     let outcome = runner::run_cases(&gpu, &cases, &opts);
     let recording = Recording {
@@ -205,7 +206,14 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
                 bail!("there is no experiment {id:?} (`async-lab list --preset full` shows the ids)");
             };
             let gpu = open(g)?;
-            let opts = runner::RunOptions { reps, quiet: true, ptx: g.ptx.clone(), device: g.device, in_child: false };
+            let opts = runner::RunOptions {
+                reps,
+                quiet: true,
+                ptx: g.ptx.clone(),
+                device: g.device,
+                in_child: false,
+                peer_loopback: false,
+            };
             let outcome = runner::run_cases(&gpu, std::slice::from_ref(&case), &opts);
             outcome.records.into_iter().find(|r| r.setup.id == id).context("the experiment produced no record")?
         }
@@ -223,7 +231,14 @@ fn child(g: &GpuArgs, ids: &[String], reps: usize) -> anyhow::Result<Done> {
         bail!("__child: unknown experiment ids in {ids:?}");
     }
     let gpu = open(g)?;
-    let opts = runner::RunOptions { reps, quiet: true, ptx: g.ptx.clone(), device: g.device, in_child: true };
+    let opts = runner::RunOptions {
+        reps,
+        quiet: true,
+        ptx: g.ptx.clone(),
+        device: g.device,
+        in_child: true,
+        peer_loopback: false,
+    };
     let outcome = runner::run_cases(&gpu, &cases, &opts);
     let text = serde_json::to_string(&outcome.records).context("serializing the child's records")?;
     println!("{text}");

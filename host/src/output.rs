@@ -40,7 +40,13 @@ fn notes(r: &CaseResult) -> String {
     if let Some(e) = &r.error {
         return format!("ERROR: {e}");
     }
+    if let Some(reason) = &r.not_run {
+        return format!("not run: {reason}");
+    }
     let mut n = Vec::new();
+    if let Some(bw) = r.bandwidth_gb_s {
+        n.push(format!("{bw:.1} GB/s"));
+    }
     if r.agreement < 1.0 && !r.classes.is_empty() {
         n.push(format!("{:.0}% of reps agree", r.agreement * 100.0));
     }
@@ -82,10 +88,29 @@ fn families(report: &Report) -> Vec<(Family, Vec<&CaseResult>)> {
     out
 }
 
+/// The verdict column: "not run" where the machine could not run the experiment.
+fn verdict_word(r: &CaseResult) -> String {
+    if r.not_run.is_some() {
+        return "not run".into();
+    }
+    r.verdict.map_or("-".into(), |v| v.to_string())
+}
+
+/// The reason none of a family's experiments ran, when they all share one (the table then says it once).
+fn common_not_run<'r>(results: &[&'r CaseResult]) -> Option<&'r str> {
+    let first = results.first()?.not_run.as_deref()?;
+    results.iter().all(|r| r.not_run.as_deref() == Some(first)).then_some(first)
+}
+
 fn footer(report: &Report) -> String {
     let s = &report.summary;
+    let not_run = if s.not_run > 0 {
+        format!(", {} not run ({})", s.not_run, s.not_run_reasons.join("; "))
+    } else {
+        String::new()
+    };
     let mut t = format!(
-        "{} matches, {} deviates, {} undocumented, {} errors ({} repetitions each; call time: median [min–max])\n",
+        "{} matches, {} deviates, {} undocumented, {} errors{not_run} ({} repetitions each; call time: median [min–max])\n",
         s.matches, s.deviates, s.undocumented, s.errors, report.reps_per_case
     );
     for f in &s.findings {
@@ -97,6 +122,10 @@ fn footer(report: &Report) -> String {
 fn table(report: &Report) -> String {
     let mut out = header(report);
     for (family, results) in families(report) {
+        if let Some(reason) = common_not_run(&results) {
+            let _ = writeln!(out, "\n{}: {} experiments not run: {reason}", family.title(), results.len());
+            continue;
+        }
         let mut t = Table::new();
         t.load_preset(UTF8_BORDERS_ONLY);
         t.set_header(["id", "rule", "class", "expected", "verdict", "call time", "device", "notes"]);
@@ -106,7 +135,7 @@ fn table(report: &Report) -> String {
                 Cell::new(&r.rule),
                 Cell::new(r.class.map_or("-".into(), |c| c.to_string())),
                 Cell::new(r.expected.to_string()),
-                Cell::new(r.verdict.map_or("-".into(), |v| v.to_string())),
+                Cell::new(verdict_word(r)),
                 Cell::new(call_time(r)),
                 Cell::new(r.device_us.map_or("-".into(), fmt_us)),
                 Cell::new(notes(r)),
@@ -122,6 +151,10 @@ fn markdown(report: &Report) -> String {
     let mut out = format!("# async-lab results\n\n{}\n", header(report));
     for (family, results) in families(report) {
         let _ = writeln!(out, "## {}\n", family.title());
+        if let Some(reason) = common_not_run(&results) {
+            let _ = writeln!(out, "{} experiments not run: {reason}.\n", results.len());
+            continue;
+        }
         out.push_str("| id | rule | class | expected | verdict | call time | device | notes |\n|---|---|---|---|---|---|---|---|\n");
         for r in results {
             let _ = writeln!(
@@ -131,7 +164,7 @@ fn markdown(report: &Report) -> String {
                 r.rule,
                 r.class.map_or("-".into(), |c| c.to_string()),
                 r.expected,
-                r.verdict.map_or("-".into(), |v| v.to_string()),
+                verdict_word(r),
                 call_time(r),
                 r.device_us.map_or("-".into(), fmt_us),
                 notes(r).replace('|', "\\|")
@@ -162,7 +195,12 @@ fn csv(report: &Report) -> anyhow::Result<String> {
         "data_captured_at_return",
         "device_us",
         "bytes",
+        "bandwidth_gb_s",
+        "src_gpu",
+        "dst_gpu",
+        "peer_access",
         "error",
+        "not_run",
     ])?;
     let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
     let b = |v: Option<bool>| v.map_or(String::new(), |x| x.to_string());
@@ -186,7 +224,12 @@ fn csv(report: &Report) -> anyhow::Result<String> {
             b(r.data_captured_at_return),
             opt(r.device_us),
             r.bytes.to_string(),
+            opt(r.bandwidth_gb_s),
+            r.peer.and_then(|p| p.src_gpu).map_or(String::new(), |g| g.to_string()),
+            r.peer.and_then(|p| p.dst_gpu).map_or(String::new(), |g| g.to_string()),
+            r.peer.map_or(String::new(), |p| p.access.to_string()),
             r.error.clone().unwrap_or_default(),
+            r.not_run.clone().unwrap_or_default(),
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)

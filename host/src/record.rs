@@ -64,6 +64,7 @@ pub enum Family {
     Wait,
     Seed,
     Sweep,
+    Peer,
 }
 
 impl Family {
@@ -77,6 +78,7 @@ impl Family {
             Family::Wait => "Waiting (scheduling flags)",
             Family::Seed => "The seed program",
             Family::Sweep => "Size sweep",
+            Family::Peer => "Peer copies (GPU to GPU)",
         }
     }
 }
@@ -113,6 +115,19 @@ pub struct CaseSetup {
     pub bytes: u64,
     /// A sentence on what this experiment does.
     pub what: String,
+    /// For copies between two GPUs: which two, and whether direct (peer) access was on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<PeerSetup>,
+}
+
+/// The two GPUs of a peer experiment (absent in the experiment's template, before the pairs are known).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerSetup {
+    /// The copy's source GPU; the call's stream belongs to it.
+    pub src_gpu: Option<i32>,
+    pub dst_gpu: Option<i32>,
+    /// Whether direct access between the two was enabled (both directions) during the measurement.
+    pub access: bool,
 }
 
 /// One experiment's raw measurements.
@@ -128,6 +143,10 @@ pub struct CaseRecord {
     pub series: Option<Vec<f64>>,
     /// Set when the experiment could not be measured; its reps are then empty or incomplete.
     pub error: Option<String>,
+    /// Set when the experiment was not run because this machine cannot run it (e.g. "needs 2 GPUs"): not a
+    /// failure, and not a result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 /// A whole run.
@@ -180,8 +199,8 @@ impl Recording {
         }
         let rec: Recording = serde_json::from_value(value).context("its fields do not match the recording format")?;
         for case in &rec.cases {
-            if case.error.is_none() && case.reps.is_empty() {
-                bail!("experiment {} has neither repetitions nor an error", case.setup.id);
+            if case.error.is_none() && case.skipped.is_none() && case.reps.is_empty() {
+                bail!("experiment {} has neither repetitions nor an error nor a reason it was not run", case.setup.id);
             }
         }
         Ok(rec)

@@ -41,6 +41,16 @@ pub struct CaseResult {
     pub what: String,
     pub explanation: String,
     pub error: Option<String>,
+    /// Why the experiment was not run on this machine (e.g. "needs 2 GPUs"); not an error, not a result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
+    /// Bytes over the median device time of the copy, where that time is the copy alone (blocker ahead in
+    /// its stream, so the copy's start event fires when the copy can start).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bandwidth_gb_s: Option<f64>,
+    /// For copies between GPUs: source and destination GPU, and whether peer access was on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer: Option<crate::record::PeerSetup>,
 }
 
 /// A run's results and where they were measured.
@@ -63,6 +73,9 @@ pub struct Summary {
     pub deviates: usize,
     pub undocumented: usize,
     pub errors: usize,
+    /// Experiments this machine could not run (with the reasons, each once).
+    pub not_run: usize,
+    pub not_run_reasons: Vec<String>,
     /// Facts drawn from several experiments (sweep crossover, queue depth, ...), in plain words.
     pub findings: Vec<String>,
 }
@@ -71,6 +84,13 @@ pub fn build(rec: &Recording) -> Report {
     let results: Vec<CaseResult> = rec.cases.iter().map(result).collect();
     let mut summary = Summary::default();
     for r in &results {
+        if let Some(reason) = &r.not_run {
+            summary.not_run += 1;
+            if !summary.not_run_reasons.contains(reason) {
+                summary.not_run_reasons.push(reason.clone());
+            }
+            continue;
+        }
         match (r.verdict, &r.error) {
             (_, Some(_)) => summary.errors += 1,
             (Some(Verdict::Matches), _) => summary.matches += 1,
@@ -120,7 +140,7 @@ fn current_rule(setup: &CaseSetup) -> Option<(String, Expected)> {
             .map(|c| (c.setup.id.clone(), c.setup))
             .collect()
     });
-    let now = map.get(&setup.id)?;
+    let now = map.get(crate::experiments::peer::template_id(&setup.id))?;
     (now.blocker_ahead == setup.blocker_ahead && now.call == setup.call)
         .then(|| (now.rule.clone(), now.expected.clone()))
 }
@@ -175,8 +195,16 @@ pub fn result(case: &CaseRecord) -> CaseResult {
         what: s.what.clone(),
         explanation: String::new(),
         error: case.error.clone(),
+        not_run: case.skipped.clone(),
+        bandwidth_gb_s: None,
+        peer: s.peer,
     };
-    if case.error.is_none() && reps.is_empty() {
+    // Bytes per nanosecond are GB/s.
+    let copies = matches!(s.family, Family::Copy | Family::Sweep | Family::Peer);
+    if copies && s.blocker == crate::record::BlockerPlacement::Same && s.bytes > 0 {
+        r.bandwidth_gb_s = r.device_us.filter(|&us| us > 0.0).map(|us| s.bytes as f64 / (us * 1e3));
+    }
+    if case.error.is_none() && case.skipped.is_none() && reps.is_empty() {
         r.error = Some("no repetitions were measured".into());
     }
     r.explanation = crate::explain::why(s, &r);
@@ -221,6 +249,65 @@ fn findings(results: &[CaseResult]) -> Vec<String> {
             ));
         } else if let Some(d) = q.metrics.get("queue_depth_at_least") {
             out.push(format!("the launch queue held at least {d:.0} pending launches without blocking"));
+        }
+    }
+    out.extend(peer_findings(results));
+    out
+}
+
+/// One line per peer call and access setting: the classes over every pair and size, the bandwidth at the
+/// largest size per pair, and whether the call waited for work on the destination GPU.
+fn peer_findings(results: &[CaseResult]) -> Vec<String> {
+    let measured: Vec<&CaseResult> = results
+        .iter()
+        .filter(|r| r.family == Family::Peer && r.class.is_some())
+        .filter(|r| r.peer.is_some_and(|p| p.src_gpu.is_some() && p.src_gpu != p.dst_gpu))
+        .collect();
+    let mut out = Vec::new();
+    let mut calls: Vec<&str> = measured.iter().map(|r| r.call.as_str()).collect();
+    calls.dedup();
+    calls.sort();
+    calls.dedup();
+    for call in calls {
+        for access in [true, false] {
+            let group: Vec<&&CaseResult> =
+                measured.iter().filter(|r| r.call == call && r.peer.is_some_and(|p| p.access == access)).collect();
+            let same: Vec<&&&CaseResult> = group.iter().filter(|r| !r.id.contains("/dst-gpu/")).collect();
+            if same.is_empty() {
+                continue;
+            }
+            let mut counts: BTreeMap<Class, usize> = BTreeMap::new();
+            for r in &same {
+                *counts.entry(r.class.unwrap()).or_default() += 1;
+            }
+            let classes: Vec<String> = counts.iter().map(|(c, n)| format!("{c} in {n}")).collect();
+            let largest = same.iter().map(|r| r.bytes).max().unwrap_or(0);
+            let bandwidth: Vec<String> = same
+                .iter()
+                .filter(|r| r.bytes == largest)
+                .filter_map(|r| {
+                    let p = r.peer?;
+                    Some(format!("GPU {} → {} {:.1} GB/s", p.src_gpu?, p.dst_gpu?, r.bandwidth_gb_s?))
+                })
+                .collect();
+            let mut line = format!(
+                "{call} with peer access {}: {} of {} pair × size experiments",
+                if access { "on" } else { "off" },
+                classes.join(", "),
+                same.len()
+            );
+            if !bandwidth.is_empty() {
+                line.push_str(&format!("; at {}: {}", format_size(largest), bandwidth.join(", ")));
+            }
+            let dst: Vec<&&&CaseResult> = group.iter().filter(|r| r.id.contains("/dst-gpu/")).collect();
+            if !dst.is_empty() {
+                let waited = dst.iter().filter(|r| r.waited_for_prior_work == Some(true)).count();
+                line.push_str(&format!(
+                    "; with a blocker on the destination GPU it waited for that blocker in {waited} of {} pairs",
+                    dst.len()
+                ));
+            }
+            out.push(line);
         }
     }
     out

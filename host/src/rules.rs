@@ -142,6 +142,10 @@ pub const RULES: &[Rule] = &[
     Rule { id: "ST4", case: "device allocation (cuMemAlloc, cuMemAllocManaged)", documented: "serializes the device (Implicit Synchronization); whether the host waits is not documented" },
     Rule { id: "CB1", case: "cuLaunchHostFunc", documented: "enqueue returns at once; the function runs once earlier work is done" },
     Rule { id: "SD1", case: "cuStreamDestroy with work pending", documented: "returns at once; resources are freed later" },
+    Rule { id: "P1", case: "cuMemcpyPeer between two GPUs, peer access on", documented: "asynchronous with respect to the host, but ordered after all pending work of the current context and of both GPUs' contexts (API reference); device-to-device copies get no host synchronization (API synchronization behavior)" },
+    Rule { id: "P2", case: "cuMemcpyPeerAsync between two GPUs, peer access on", documented: "asynchronous with respect to the host and to all work in other streams and on other GPUs" },
+    Rule { id: "P3", case: "cuMemcpyDtoDAsync between two GPUs (unified addressing), peer access on", documented: "no rule of its own: the async copy rule (A1) calls device ↔ device copies fully asynchronous" },
+    Rule { id: "P4", case: "a copy between two GPUs with peer access off", documented: "the call's own page still promises no host wait, without conditions; the Programming Guide says such copies go through host memory; whether the host then waits is not said" },
     Rule { id: "W1", case: "context scheduling flags", documented: "SPIN busy-waits; YIELD yields the thread; BLOCKING_SYNC sleeps; AUTO spins with fewer active contexts than CPUs" },
     Rule { id: "W2", case: "cuEventSynchronize", documented: "busy-waits unless the event was created with BLOCKING_SYNC" },
 ];

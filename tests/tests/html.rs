@@ -51,7 +51,7 @@ fn setup(preset: Preset, sizes: Option<&[u64]>, id: &str) -> CaseSetup {
 }
 
 fn record(setup: CaseSetup, blocker_ns: Option<u64>, reps: Vec<Rep>) -> CaseRecord {
-    CaseRecord { setup, blocker_ns, warmup: None, reps, series: None, error: None }
+    CaseRecord { setup, blocker_ns, warmup: None, reps, series: None, error: None, skipped: None }
 }
 
 /// Small spread over five repetitions.

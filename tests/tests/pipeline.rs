@@ -39,7 +39,7 @@ fn record(id: &str, reps: Vec<Rep>) -> CaseRecord {
         .find(|c| c.setup.id == id)
         .unwrap_or_else(|| panic!("no case {id}"))
         .setup;
-    CaseRecord { setup, blocker_ns: Some(20_000_000), warmup: None, reps, series: None, error: None }
+    CaseRecord { setup, blocker_ns: Some(20_000_000), warmup: None, reps, series: None, error: None, skipped: None }
 }
 
 fn recording(cases: Vec<CaseRecord>) -> Recording {
@@ -172,4 +172,109 @@ fn a_case_that_failed_is_reported_as_an_error_not_a_class() {
     assert_eq!((r.class, r.verdict), (None, None));
     assert_eq!(report.summary.errors, 1);
     assert!(r.explanation.starts_with("Not measured: cuMemHostAlloc failed"));
+}
+
+/// A peer template's record for one ordered pair, as `experiments::peer::run` makes it.
+fn peer_record(template: &str, src: i32, dst: i32, reps: Vec<Rep>) -> CaseRecord {
+    let mut r = record(template, reps);
+    r.setup.id = async_lab::experiments::peer::pair_id(template, src, dst);
+    let access = r.setup.peer.unwrap().access;
+    r.setup.peer = Some(async_lab::record::PeerSetup { src_gpu: Some(src), dst_gpu: Some(dst), access });
+    r
+}
+
+#[test]
+fn peer_pairs_get_rules_bandwidth_and_findings() {
+    let early = || (0..5).map(|_| rep(8, Some(false), Some(false), None)).collect::<Vec<_>>();
+    let waited = || (0..5).map(|_| rep(20_400, Some(true), Some(true), None)).collect::<Vec<_>>();
+    let rec = recording(vec![
+        peer_record("peer/peer-async/p2p-on/same/256MiB", 0, 1, early()),
+        peer_record("peer/peer-async/p2p-on/same/256MiB", 1, 0, early()),
+        // Staged through the host and the host waited: P4 promises no wait, so this deviates.
+        peer_record("peer/peer-async/p2p-off/same/256MiB", 0, 1, waited()),
+        peer_record("peer/peer-async/p2p-off/same/256MiB", 1, 0, early()),
+        // cuMemcpyPeer is ordered after the destination GPU's work: waiting for it is `blocking`, not device-sync.
+        peer_record("peer/peer/p2p-on/dst-gpu/1MiB", 0, 1, waited()),
+        // The async form is not: the same signals there mean it waited for another GPU.
+        peer_record("peer/peer-async/p2p-on/dst-gpu/1MiB", 0, 1, waited()),
+    ]);
+    let report = build(&rec);
+    let got: Vec<(&str, &str, Option<Class>, Option<Verdict>)> =
+        report.results.iter().map(|r| (r.id.as_str(), r.rule.as_str(), r.class, r.verdict)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("peer/peer-async/p2p-on/same/256MiB/gpu0-to-gpu1", "P2", Some(Class::Async), Some(Verdict::Matches)),
+            ("peer/peer-async/p2p-on/same/256MiB/gpu1-to-gpu0", "P2", Some(Class::Async), Some(Verdict::Matches)),
+            ("peer/peer-async/p2p-off/same/256MiB/gpu0-to-gpu1", "P4", Some(Class::Blocking), Some(Verdict::Deviates)),
+            ("peer/peer-async/p2p-off/same/256MiB/gpu1-to-gpu0", "P4", Some(Class::Async), Some(Verdict::Matches)),
+            ("peer/peer/p2p-on/dst-gpu/1MiB/gpu0-to-gpu1", "P1", Some(Class::Blocking), Some(Verdict::Deviates)),
+            (
+                "peer/peer-async/p2p-on/dst-gpu/1MiB/gpu0-to-gpu1",
+                "P2",
+                Some(Class::DeviceSync),
+                Some(Verdict::Deviates)
+            ),
+        ]
+    );
+    // 256 MiB in 50 µs of device time: bytes per nanosecond are GB/s.
+    let bw = report.results[0].bandwidth_gb_s.unwrap();
+    assert!((bw - 268_435_456.0 / 50_000.0).abs() < 1e-6, "{bw}");
+    // Device time behind a blocker on the other GPU is not the copy alone: no bandwidth there.
+    assert_eq!(report.results[4].bandwidth_gb_s, None);
+    assert!(
+        report.results[2].explanation.contains("through a buffer in host memory"),
+        "{}",
+        report.results[2].explanation
+    );
+    assert!(
+        report.results[4].explanation.contains("documented to be ordered after"),
+        "{}",
+        report.results[4].explanation
+    );
+    let findings = report.summary.findings.join("\n");
+    assert!(
+        findings
+            .contains("cuMemcpyPeerAsync with peer access off: async in 1, blocking in 1 of 2 pair × size experiments"),
+        "{findings}"
+    );
+    assert!(findings.contains("GPU 1 → 0 5368.7 GB/s"), "{findings}");
+    assert!(findings.contains("waited for that blocker in 1 of 1 pairs"), "{findings}");
+}
+
+#[test]
+fn experiments_a_machine_cannot_run_are_not_run_not_errors() {
+    let mut skipped = record("peer/peer-async/p2p-on/same/4KiB", vec![]);
+    skipped.skipped = Some("needs 2 GPUs: this machine has 1".into());
+    let mut also = record("peer/dtod-async/p2p-off/same/4KiB", vec![]);
+    also.skipped = skipped.skipped.clone();
+    let rec = recording(vec![
+        record(
+            "copy/async/htod/pinned/nonblocking/same/1MiB",
+            (0..5).map(|_| rep(5, Some(false), Some(false), Some(false))).collect(),
+        ),
+        skipped,
+        also,
+    ]);
+    // It survives a round trip through the recording format (a record without reps needs a reason).
+    let rec = Recording::parse(&serde_json::to_string(&rec).unwrap()).unwrap();
+    let report = build(&rec);
+    let s = &report.summary;
+    assert_eq!((s.matches, s.errors, s.not_run), (1, 0, 2));
+    assert_eq!(s.not_run_reasons, vec!["needs 2 GPUs: this machine has 1".to_owned()]);
+    assert_eq!(report.results[1].class, None);
+    assert_eq!(report.results[1].explanation, "Not run: needs 2 GPUs: this machine has 1.");
+    let table = render(&report, Format::Table).unwrap();
+    assert!(
+        table.contains("Peer copies (GPU to GPU): 2 experiments not run: needs 2 GPUs: this machine has 1"),
+        "{table}"
+    );
+    assert!(table.contains("0 errors, 2 not run (needs 2 GPUs: this machine has 1)"), "{table}");
+    let csv = render(&report, Format::Csv).unwrap();
+    assert!(csv.lines().nth(2).unwrap().ends_with(",needs 2 GPUs: this machine has 1"), "{csv}");
+    // A record with neither repetitions, nor an error, nor a reason is refused.
+    let mut bad: serde_json::Value = serde_json::to_value(&rec).unwrap();
+    bad["cases"][1]["skipped"] = serde_json::Value::Null;
+    let err = Recording::parse(&bad.to_string()).unwrap_err().to_string();
+    assert!(err.contains("neither repetitions nor an error"), "{err}");
 }

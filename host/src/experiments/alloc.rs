@@ -139,6 +139,7 @@ impl AllocOp {
                 host_memory: None,
                 bytes: self.bytes,
                 what,
+                peer: None,
             },
             op: Op::Alloc(self),
         }

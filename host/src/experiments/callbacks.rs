@@ -55,6 +55,7 @@ pub fn cases() -> Vec<Case> {
                     host_memory: None,
                     bytes: 0,
                     what: what.into(),
+                    peer: None,
                 },
                 op: Op::Callback(op),
             }

@@ -145,6 +145,7 @@ impl CopyOp {
                 host_memory: self.host,
                 bytes: self.bytes,
                 what,
+                peer: None,
             },
             op: Op::Copy(self),
         }

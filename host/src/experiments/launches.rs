@@ -128,6 +128,7 @@ impl LaunchOp {
                 host_memory: None,
                 bytes: 0,
                 what,
+                peer: None,
             },
             op: Op::Launch(self),
         }

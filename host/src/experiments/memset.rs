@@ -81,6 +81,7 @@ impl MemsetOp {
                     self.stream.slug(),
                     if same { "ahead of it in the same stream" } else { "on another, non-blocking stream" }
                 ),
+                peer: None,
             },
             op: Op::Memset(self),
         }

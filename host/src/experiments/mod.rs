@@ -11,6 +11,7 @@ pub mod copies;
 pub mod launches;
 pub mod memset;
 pub mod method;
+pub mod peer;
 pub mod runner;
 pub mod seed;
 pub mod waiting;
@@ -37,6 +38,8 @@ pub enum Op {
     Wait(waiting::WaitOp),
     /// The seed program's sequence; one run yields several records.
     Seed(HostKind),
+    /// A copy between two GPUs; one run yields a record per ordered pair of GPUs.
+    Peer(peer::PeerOp),
 }
 
 impl Case {
@@ -51,7 +54,7 @@ impl Case {
 
 /// A record from a case's setup and measurements.
 pub fn case_record(case: &Case, warmup: Option<Rep>, blocker_ns: Option<u64>, reps: Vec<Rep>) -> CaseRecord {
-    CaseRecord { setup: case.setup.clone(), blocker_ns, warmup, reps, series: None, error: None }
+    CaseRecord { setup: case.setup.clone(), blocker_ns, warmup, reps, series: None, error: None, skipped: None }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -64,6 +67,8 @@ pub enum Preset {
     Seed,
     /// Async copies from 4 KiB to 1 GiB, pageable against pinned.
     Sweep,
+    /// Copies between GPUs from 4 KiB to 1 GiB, every ordered pair, peer access on and off (needs 2 GPUs).
+    Peer,
 }
 
 impl Preset {
@@ -73,6 +78,7 @@ impl Preset {
             Preset::Full => "full",
             Preset::Seed => "seed",
             Preset::Sweep => "sweep",
+            Preset::Peer => "peer",
         }
     }
 }
@@ -102,15 +108,18 @@ pub fn catalogue(preset: Preset, sizes: Option<&[u64]>) -> Vec<Case> {
         Preset::Default => {
             let mut v = copies::default_cases(copy_sizes, MID_SIZE);
             v.extend(others());
+            v.extend(peer::cases(copy_sizes, MID_SIZE, false));
             v
         }
         Preset::Full => {
             let mut v = copies::full_cases(copy_sizes);
             v.extend(others());
+            v.extend(peer::cases(copy_sizes, MID_SIZE, true));
             v
         }
         Preset::Seed => seed::cases(),
         Preset::Sweep => copies::sweep_cases(sizes.unwrap_or(&sweep_sizes())),
+        Preset::Peer => peer::cases(sizes.unwrap_or(&sweep_sizes()), MID_SIZE, false),
     }
 }
 
@@ -155,7 +164,7 @@ mod tests {
 
     #[test]
     fn ids_are_unique_in_every_preset() {
-        for preset in [Preset::Default, Preset::Full, Preset::Seed, Preset::Sweep] {
+        for preset in [Preset::Default, Preset::Full, Preset::Seed, Preset::Sweep, Preset::Peer] {
             let cases = catalogue(preset, None);
             let mut ids: Vec<&str> = cases.iter().map(|c| c.setup.id.as_str()).collect();
             ids.sort();

@@ -1,11 +1,13 @@
 //! Runs a list of experiments: one at a time, with a progress bar, stopping cleanly on Ctrl-C, and in a
-//! child process for those that need an environment variable set before the driver starts.
+//! child process for those that need an environment variable set before the driver starts. The peer
+//! experiments need every GPU of the machine; the others are opened the first time one of those runs.
 
 use super::{Case, Op};
 use crate::driver::Gpu;
 use crate::record::CaseRecord;
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -34,6 +36,38 @@ pub struct RunOptions {
     pub device: i32,
     /// True inside a child process: run everything here.
     pub in_child: bool,
+    /// Also measure each GPU's peer copies against itself (checks the peer code on a one-GPU machine).
+    pub peer_loopback: bool,
+}
+
+/// The GPU a run was started on, and the machine's other GPUs once a peer experiment asks for them. They
+/// are opened once per run: opening a GPU creates its context, which takes far longer than an experiment.
+pub struct Gpus<'m> {
+    main: &'m Gpu,
+    others: OnceCell<Result<Vec<Gpu>, String>>,
+}
+
+impl<'m> Gpus<'m> {
+    pub fn new(main: &'m Gpu) -> Gpus<'m> {
+        Gpus { main, others: OnceCell::new() }
+    }
+
+    /// Every GPU of the machine, in ordinal order.
+    pub fn all(&self) -> anyhow::Result<Vec<&Gpu>> {
+        let others = self.others.get_or_init(|| {
+            let opened: anyhow::Result<Vec<Gpu>> = (0..self.main.device_count)
+                .filter(|&i| i != self.main.ordinal)
+                .map(|i| Gpu::open(i, self.main.ptx.clone()).with_context(|| format!("opening GPU {i}")))
+                .collect();
+            // Opening made each new context current in turn; the rest of the run expects the main one.
+            let rebound = self.main.bind().map_err(anyhow::Error::from);
+            opened.and_then(|v| rebound.map(|()| v)).map_err(|e| format!("{e:#}"))
+        });
+        let others = others.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut all: Vec<&Gpu> = others.iter().chain(std::iter::once(self.main)).collect();
+        all.sort_by_key(|g| g.ordinal);
+        Ok(all)
+    }
 }
 
 /// What a run produced, and whether it was cut short.
@@ -43,6 +77,7 @@ pub struct RunOutcome {
 }
 
 pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
+    let gpus = Gpus::new(gpu);
     let bar = if opts.quiet || !std::io::stderr().is_terminal() {
         ProgressBar::with_draw_target(Some(cases.len() as u64), ProgressDrawTarget::hidden())
     } else {
@@ -97,7 +132,7 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
             break;
         }
         bar.set_message(case.setup.id.clone());
-        match run_case(gpu, case, opts.reps) {
+        match run_case(&gpus, case, opts) {
             Ok(recs) => out.extend(recs),
             Err(e) => out.push(failed(case, &e)),
         }
@@ -114,7 +149,10 @@ fn failed(case: &Case, e: &anyhow::Error) -> CaseRecord {
 }
 
 /// Measures one experiment in this process.
-pub fn run_case(gpu: &Gpu, case: &Case, reps: usize) -> anyhow::Result<Vec<CaseRecord>> {
+pub fn run_case(gpus: &Gpus, case: &Case, opts: &RunOptions) -> anyhow::Result<Vec<CaseRecord>> {
+    let (gpu, reps) = (gpus.main, opts.reps);
+    // A peer experiment leaves another GPU's context current; everything else runs on the main one.
+    gpu.bind()?;
     let recs = match &case.op {
         Op::Copy(op) => vec![super::copies::run(gpu, case, *op, reps)?],
         Op::Memset(op) => vec![super::memset::run(gpu, case, *op, reps)?],
@@ -123,6 +161,15 @@ pub fn run_case(gpu: &Gpu, case: &Case, reps: usize) -> anyhow::Result<Vec<CaseR
         Op::Callback(op) => vec![super::callbacks::run(gpu, case, *op, reps)?],
         Op::Wait(op) => vec![super::waiting::run(gpu, case, *op, reps)?],
         Op::Seed(kind) => super::seed::run(gpu, *kind, reps)?,
+        Op::Peer(op) => {
+            let all = gpus.all()?;
+            let recs = super::peer::run(&all, case, *op, reps, opts.peer_loopback);
+            for g in &all {
+                g.synchronize()
+                    .with_context(|| format!("GPU {} reported an error after this experiment", g.ordinal))?;
+            }
+            recs
+        }
     };
     // Leave nothing in flight for the next experiment, and surface an asynchronous error here.
     gpu.synchronize().context("the GPU reported an error after this experiment")?;

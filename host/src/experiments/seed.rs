@@ -79,6 +79,7 @@ fn step_setup(kind: HostKind, step: usize) -> CaseSetup {
         host_memory: (step != 1 && step != 3).then_some(kind),
         bytes: if step == 0 || step == 2 { BUFFER_BYTES as u64 } else { 0 },
         what,
+        peer: None,
     }
 }
 
@@ -107,6 +108,7 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
             reps: vec![],
             series: None,
             error: None,
+            skipped: None,
         })
         .collect();
 

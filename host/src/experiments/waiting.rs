@@ -104,6 +104,7 @@ fn case(id: String, call: &str, rule: &str, expected: Expected, what: String, op
             host_memory: None,
             bytes: 0,
             what,
+            peer: None,
         },
         op: Op::Wait(op),
     }

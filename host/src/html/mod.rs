@@ -154,14 +154,20 @@ fn recording_section(o: &mut String, ids: &mut Ids, number: usize, source: &Sour
     machine(o, &report, rec);
     let s = &report.summary;
     let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let not_run = if s.not_run > 0 {
+        format!(" {} not run on this machine ({}).", count(s.not_run, "was", "were"), s.not_run_reasons.join("; "))
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         o,
-        "<p class=\"summary\">{}: {} the documented rule, {} from it, {} no rule, {} not measured.</p>",
+        "<p class=\"summary\">{}: {} the documented rule, {} from it, {} no rule, {} not measured.{}</p>",
         count(report.results.len(), "experiment", "experiments"),
         count(s.matches, "matches", "match"),
         count(s.deviates, "deviates", "deviate"),
         count(s.undocumented, "has", "have"),
-        count(s.errors, "was", "were")
+        count(s.errors, "was", "were"),
+        escape(&not_run)
     );
     if !s.findings.is_empty() {
         o.push_str("<ul class=\"findings\">\n");
@@ -202,6 +208,16 @@ fn recording_section(o: &mut String, ids: &mut Ids, number: usize, source: &Sour
     let mut done_seed: HashSet<String> = HashSet::new();
     for family in families {
         let _ = writeln!(o, "<h3>{}</h3>", escape(family.title()));
+        let members: Vec<usize> = (0..report.results.len()).filter(|&i| report.results[i].family == family).collect();
+        if let Some(reason) = common_not_run(members.iter().map(|&i| &report.results[i])) {
+            // Nothing of this family ran: one line, not a card per experiment. The overview's links land here.
+            let _ = write!(o, "<p class=\"missing\" id=\"{}\">", escape(&case_ids[members[0]]));
+            for &i in &members[1..] {
+                let _ = write!(o, "<span id=\"{}\"></span>", escape(&case_ids[i]));
+            }
+            let _ = writeln!(o, "Not run on this machine ({} experiments): {}.</p>", members.len(), escape(reason));
+            continue;
+        }
         for (i, (record, result)) in rec.cases.iter().zip(&report.results).enumerate() {
             if result.family != family {
                 continue;
@@ -218,6 +234,12 @@ fn recording_section(o: &mut String, ids: &mut Ids, number: usize, source: &Sour
         }
     }
     o.push_str("</section>\n");
+}
+
+/// The reason none of `results` was run, when they all share one.
+fn common_not_run<'r>(mut results: impl Iterator<Item = &'r CaseResult>) -> Option<&'r str> {
+    let first = results.next()?.not_run.as_deref()?;
+    results.all(|r| r.not_run.as_deref() == Some(first)).then_some(first)
 }
 
 /// `seed/pageable` for `seed/pageable/1-htod`.
@@ -301,6 +323,9 @@ fn plot(o: &mut String, id: &str, title: &str, f: &plots::Figure) {
 }
 
 fn verdict_word(r: &CaseResult) -> (&'static str, String) {
+    if r.not_run.is_some() {
+        return ("not-run", "not run".into());
+    }
     match (r.verdict, &r.error) {
         (_, Some(_)) => ("error", "error".into()),
         (Some(v), None) => (

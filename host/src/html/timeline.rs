@@ -153,9 +153,10 @@ pub fn for_case(record: &CaseRecord, clock: Option<&ClockOffset>) -> Timeline {
     let s = &record.setup;
     let mut t = Timeline::default();
     let Some(index) = median_index(&record.reps, |r| r.host_call_ns) else {
-        t.notes.push(match &record.error {
-            Some(e) => format!("Nothing to draw: the experiment failed ({e})."),
-            None => "Nothing to draw: no repetition was measured.".to_owned(),
+        t.notes.push(match (&record.error, &record.skipped) {
+            (Some(e), _) => format!("Nothing to draw: the experiment failed ({e})."),
+            (None, Some(reason)) => format!("Nothing to draw: not run on this machine ({reason})."),
+            (None, None) => "Nothing to draw: no repetition was measured.".to_owned(),
         });
         return t;
     };
@@ -407,8 +408,9 @@ mod tests {
             host_memory: None,
             bytes: 1,
             what: String::new(),
+            peer: None,
         };
-        CaseRecord { setup, blocker_ns: None, warmup: None, reps, series: None, error: None }
+        CaseRecord { setup, blocker_ns: None, warmup: None, reps, series: None, error: None, skipped: None }
     }
 
     /// A call 30 µs after its blocker's launch; the blocker starts 8 µs after it on the GPU (offset 1000 s).

@@ -1,0 +1,392 @@
+//! Copies from one GPU's memory to another's (rules P1–P4): `cuMemcpyPeer`, `cuMemcpyPeerAsync`, and
+//! `cuMemcpyDtoDAsync` given two pointers on different GPUs (unified addressing tells the driver which), each
+//! with direct (peer) access between the two GPUs switched on and switched off, for every ordered pair of
+//! GPUs on the machine.
+//!
+//! With peer access on, the copy engines move the data across the link (NVLink or PCIe) directly. With it
+//! off, the driver copies through a buffer in host memory: GPU A → host → GPU B. That is where a host wait
+//! could hide, and the documentation of these calls does not mention it.
+//!
+//! Each experiment here is a template: one run yields one record per ordered pair (`.../gpu0-to-gpu1`). The
+//! call's stream belongs to the source GPU, and the source GPU's context is current during the call. The
+//! blocker runs either ahead of the call in that stream (`same`), or on a stream of the destination GPU
+//! (`dst-gpu`), which `cuMemcpyPeer` is documented to serialize with and the async forms are documented
+//! not to wait for. On a machine with one GPU the family reports "needs 2 GPUs" and runs nothing.
+
+use super::buffers::{Checker, Side};
+use super::method::{measure_using, Blocker, BlockerPlan, Probe};
+use super::{case_record, Case, Op};
+use crate::classify::Class::Async;
+use crate::driver::peer::{can_access_peer, ordered_pairs, set_peer_access};
+use crate::driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
+use crate::drv;
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, PeerSetup};
+use crate::rules::Expected;
+use crate::units::format_size;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerCall {
+    /// `cuMemcpyPeer`: no stream argument (the legacy stream of the current context).
+    Peer,
+    /// `cuMemcpyPeerAsync` on a non-blocking stream of the source GPU.
+    PeerAsync,
+    /// `cuMemcpyDtoDAsync` with pointers on two GPUs, on a non-blocking stream of the source GPU.
+    DtoDAsync,
+}
+
+impl PeerCall {
+    pub const ALL: [PeerCall; 3] = [PeerCall::Peer, PeerCall::PeerAsync, PeerCall::DtoDAsync];
+
+    fn slug(self) -> &'static str {
+        match self {
+            PeerCall::Peer => "peer",
+            PeerCall::PeerAsync => "peer-async",
+            PeerCall::DtoDAsync => "dtod-async",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PeerCall::Peer => "cuMemcpyPeer",
+            PeerCall::PeerAsync => "cuMemcpyPeerAsync",
+            PeerCall::DtoDAsync => "cuMemcpyDtoDAsync",
+        }
+    }
+
+    fn stream(self) -> StreamKind {
+        if self == PeerCall::Peer {
+            StreamKind::Legacy
+        } else {
+            StreamKind::NonBlocking
+        }
+    }
+}
+
+/// Where the blocker runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerBlocker {
+    /// Ahead of the copy in its own stream, on the source GPU.
+    Same,
+    /// On a non-blocking stream of the destination GPU.
+    DstGpu,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct PeerOp {
+    pub call: PeerCall,
+    /// Direct access between the two GPUs on (both directions) or off.
+    pub access: bool,
+    pub blocker: PeerBlocker,
+    pub bytes: u64,
+}
+
+impl PeerOp {
+    pub fn id(&self) -> String {
+        format!(
+            "peer/{}/{}/{}/{}",
+            self.call.slug(),
+            if self.access { "p2p-on" } else { "p2p-off" },
+            if self.blocker == PeerBlocker::Same { "same" } else { "dst-gpu" },
+            format_size(self.bytes)
+        )
+    }
+
+    /// Whether the blocker is ordered before the copy: in its stream, or, for `cuMemcpyPeer`, on the
+    /// destination GPU, whose pending work that call is documented to be serialized with.
+    fn blocker_ahead(&self) -> bool {
+        self.blocker == PeerBlocker::Same || self.call == PeerCall::Peer
+    }
+
+    /// The rule and its prediction. Every page promises the host no wait; none says whether that still holds
+    /// when the driver must stage the copy through host memory (access off), so that gets its own rule.
+    pub fn rule(&self) -> (&'static str, Expected) {
+        let rule = match (self.access, self.call) {
+            (false, _) => "P4",
+            (true, PeerCall::Peer) => "P1",
+            (true, PeerCall::PeerAsync) => "P2",
+            (true, PeerCall::DtoDAsync) => "P3",
+        };
+        (rule, Expected::classes(&[Async]))
+    }
+
+    pub fn case(self) -> Case {
+        let (rule, expected) = self.rule();
+        let what = format!(
+            "{} of {} from one GPU's memory to another's, peer access {}, {}, with a blocker {}",
+            self.call.name(),
+            format_size(self.bytes),
+            if self.access {
+                "on (the copy goes over the link directly)"
+            } else {
+                "off (the driver stages the copy through host memory)"
+            },
+            match self.call {
+                PeerCall::Peer => "on the source GPU's legacy default stream (the call has no stream argument)",
+                _ => "on a non-blocking stream of the source GPU",
+            },
+            match self.blocker {
+                PeerBlocker::Same => "ahead of it in the same stream",
+                PeerBlocker::DstGpu => "on a non-blocking stream of the destination GPU",
+            }
+        );
+        Case {
+            setup: CaseSetup {
+                id: self.id(),
+                family: Family::Peer,
+                call: self.call.name().to_owned(),
+                rule: rule.to_owned(),
+                expected,
+                stream: Some(self.call.stream()),
+                blocker: if self.blocker == PeerBlocker::Same {
+                    BlockerPlacement::Same
+                } else {
+                    BlockerPlacement::Other
+                },
+                blocker_stream: Some(if self.blocker == PeerBlocker::Same {
+                    self.call.stream()
+                } else {
+                    StreamKind::NonBlocking
+                }),
+                blocker_ahead: self.blocker_ahead(),
+                host_memory: None,
+                bytes: self.bytes,
+                what,
+                peer: Some(PeerSetup { src_gpu: None, dst_gpu: None, access: self.access }),
+            },
+            op: Op::Peer(self),
+        }
+    }
+}
+
+/// The peer experiments: every call, with access on and off, at each of `sizes` with the blocker ahead in the
+/// stream; and at `mid` with the blocker on the destination GPU. `all_placements` puts the second placement
+/// at every size too (the full preset).
+pub fn cases(sizes: &[u64], mid: u64, all_placements: bool) -> Vec<Case> {
+    let mut v = Vec::new();
+    for call in PeerCall::ALL {
+        for access in [true, false] {
+            for &bytes in sizes {
+                v.push(PeerOp { call, access, blocker: PeerBlocker::Same, bytes }.case());
+            }
+            let dst_sizes: &[u64] = if all_placements { sizes } else { std::slice::from_ref(&mid) };
+            for &bytes in dst_sizes {
+                v.push(PeerOp { call, access, blocker: PeerBlocker::DstGpu, bytes }.case());
+            }
+        }
+    }
+    v
+}
+
+/// A record's id: the template's, and the pair.
+pub fn pair_id(template: &str, src: i32, dst: i32) -> String {
+    format!("{template}/gpu{src}-to-gpu{dst}")
+}
+
+/// The template's id of a per-pair record id (the id itself where it names no pair).
+pub fn template_id(id: &str) -> &str {
+    match id.rsplit_once('/') {
+        Some((head, last)) if last.starts_with("gpu") && last.contains("-to-gpu") => head,
+        _ => id,
+    }
+}
+
+/// The two buffers and the stream of one pair's experiment.
+struct PeerProbe<'a, 'g> {
+    op: PeerOp,
+    src_gpu: &'g Gpu,
+    dst_gpu: &'g Gpu,
+    src: Side<'g>,
+    dst: Side<'g>,
+    /// On the destination GPU: poisons and verifies `dst`.
+    checker: Checker<'g>,
+    stream: &'a Stream<'g>,
+}
+
+impl Probe for PeerProbe<'_, '_> {
+    fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
+        self.checker.poison(&mut self.dst)
+    }
+
+    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+        let n = self.op.bytes as usize;
+        let (dst, src) = (self.dst.addr(), self.src.addr());
+        let (dst_ctx, src_ctx) = (self.dst_gpu.context(), self.src_gpu.context());
+        // SAFETY: `dst` and `src` are live device allocations of `n` bytes on the two GPUs, owned by this probe
+        // and untouched until both GPUs are synchronized; both contexts are alive (their `Gpu`s outlive the
+        // probe), and `run_rep` made the source GPU's context, which owns `self.stream`, current.
+        unsafe {
+            match self.op.call {
+                PeerCall::Peer => drv!(cuMemcpyPeer(dst, dst_ctx, src, src_ctx, n)),
+                PeerCall::PeerAsync => drv!(cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, n, self.stream.raw())),
+                PeerCall::DtoDAsync => drv!(cuMemcpyDtoDAsync_v2(dst, src, n, self.stream.raw())),
+            }
+        }
+    }
+
+    fn op_stream(&self) -> Option<StreamHandle<'_>> {
+        Some(self.stream.handle())
+    }
+
+    fn settle(&self, _gpu: &Gpu) -> DriverResult<()> {
+        self.src_gpu.synchronize()?;
+        self.dst_gpu.synchronize()
+    }
+
+    fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+        self.checker.verify(self.dst_gpu, &mut self.dst, false)?;
+        Ok(None)
+    }
+}
+
+/// Runs one template on every ordered pair of `gpus` (indexed by ordinal); `loopback` adds each GPU paired
+/// with itself, to check this code on a machine with one GPU (that is not a peer measurement).
+pub fn run(gpus: &[&Gpu], case: &Case, op: PeerOp, reps: usize, loopback: bool) -> Vec<CaseRecord> {
+    let pairs = match pairs(gpus.len(), loopback) {
+        Ok(p) => p,
+        Err(reason) => {
+            let mut r = case_record(case, None, None, vec![]);
+            r.skipped = Some(reason);
+            return vec![r];
+        }
+    };
+    pairs
+        .into_iter()
+        .map(|(a, b)| {
+            let (src, dst) = (gpus[a], gpus[b]);
+            let mut case = case.clone();
+            case.setup.id = pair_id(&case.setup.id, src.ordinal, dst.ordinal);
+            case.setup.peer = Some(PeerSetup { src_gpu: Some(src.ordinal), dst_gpu: Some(dst.ordinal), access: op.access });
+            if a == b {
+                case.setup.what.push_str(" (LOOPBACK: source and destination on the same GPU; peer access does not apply; a check of this code, not a peer measurement)");
+            }
+            let outcome = match unreachable_pair(src, dst, op.access, a == b) {
+                Ok(None) => run_pair(src, dst, &case, op, reps, a == b),
+                Ok(Some(reason)) => {
+                    let mut r = case_record(&case, None, None, vec![]);
+                    r.skipped = Some(reason);
+                    Ok(r)
+                }
+                Err(e) => Err(e.into()),
+            };
+            outcome.unwrap_or_else(|e| {
+                let mut r = case_record(&case, None, None, vec![]);
+                r.error = Some(format!("{e:#}"));
+                r
+            })
+        })
+        .collect()
+}
+
+/// The reason a pair cannot run with peer access on, if it cannot.
+fn unreachable_pair(src: &Gpu, dst: &Gpu, access: bool, loopback: bool) -> DriverResult<Option<String>> {
+    if !access || loopback {
+        return Ok(None);
+    }
+    for (from, to) in [(src, dst), (dst, src)] {
+        if !can_access_peer(from, to)? {
+            return Ok(Some(format!(
+                "GPU {} cannot access GPU {}'s memory directly (cuDeviceCanAccessPeer = 0), so peer access cannot be \
+                 switched on for this pair",
+                from.ordinal, to.ordinal
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// The (source, destination) index pairs to measure on `count` GPUs, or why there are none.
+pub fn pairs(count: usize, loopback: bool) -> Result<Vec<(usize, usize)>, String> {
+    let mut pairs = ordered_pairs(count);
+    if loopback {
+        pairs.extend((0..count).map(|i| (i, i)));
+    }
+    if pairs.is_empty() {
+        return Err(format!("needs 2 GPUs: this machine has {count}"));
+    }
+    Ok(pairs)
+}
+
+fn run_pair(
+    src_gpu: &Gpu,
+    dst_gpu: &Gpu,
+    case: &Case,
+    op: PeerOp,
+    reps: usize,
+    loopback: bool,
+) -> anyhow::Result<CaseRecord> {
+    if !loopback {
+        set_peer_access(src_gpu, dst_gpu, op.access)?;
+    }
+    let len = op.bytes as usize;
+    let checker = Checker::new(dst_gpu, op.bytes)?;
+    let mut src = Side::new(src_gpu, None, len)?;
+    checker.fill(src_gpu, &mut src)?;
+    let dst = Side::new(dst_gpu, None, len)?;
+    let stream = Stream::new(src_gpu, op.call.stream())?;
+    let blocker_gpu = if op.blocker == PeerBlocker::Same { src_gpu } else { dst_gpu };
+    let other = Stream::new(blocker_gpu, StreamKind::NonBlocking)?;
+    let blocker = Blocker::new(blocker_gpu)?;
+    let plan = BlockerPlan {
+        stream: if op.blocker == PeerBlocker::Same { stream.handle() } else { other.handle() },
+        ahead: op.blocker_ahead(),
+    };
+    let mut probe = PeerProbe { op, src_gpu, dst_gpu, src, dst, checker, stream: &stream };
+    let (warmup, blocker_ns, reps) = measure_using(src_gpu, &mut probe, plan, &blocker, reps, true)?;
+    Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_name_call_access_placement_and_size() {
+        let op = PeerOp { call: PeerCall::PeerAsync, access: false, blocker: PeerBlocker::DstGpu, bytes: 1 << 20 };
+        assert_eq!(op.id(), "peer/peer-async/p2p-off/dst-gpu/1MiB");
+        let id = pair_id(&op.id(), 1, 0);
+        assert_eq!(id, "peer/peer-async/p2p-off/dst-gpu/1MiB/gpu1-to-gpu0");
+        assert_eq!(template_id(&id), op.id());
+        assert_eq!(
+            template_id("copy/async/htod/pinned/nonblocking/same/1MiB"),
+            "copy/async/htod/pinned/nonblocking/same/1MiB"
+        );
+    }
+
+    #[test]
+    fn one_gpu_needs_two_unless_looping_back() {
+        assert_eq!(pairs(1, false), Err("needs 2 GPUs: this machine has 1".to_owned()));
+        assert_eq!(pairs(1, true), Ok(vec![(0, 0)]));
+        assert_eq!(pairs(2, false), Ok(vec![(0, 1), (1, 0)]));
+        assert_eq!(pairs(3, false).unwrap().len(), 6);
+        assert_eq!(pairs(2, true).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn rules_follow_the_call_and_the_access() {
+        let rule = |call, access| PeerOp { call, access, blocker: PeerBlocker::Same, bytes: 4096 }.rule().0;
+        assert_eq!(rule(PeerCall::Peer, true), "P1");
+        assert_eq!(rule(PeerCall::PeerAsync, true), "P2");
+        assert_eq!(rule(PeerCall::DtoDAsync, true), "P3");
+        for call in PeerCall::ALL {
+            assert_eq!(rule(call, false), "P4");
+        }
+    }
+
+    #[test]
+    fn only_cupeer_counts_work_on_the_destination_gpu_as_ahead() {
+        let op = |call| PeerOp { call, access: true, blocker: PeerBlocker::DstGpu, bytes: 4096 };
+        assert!(op(PeerCall::Peer).blocker_ahead());
+        assert!(!op(PeerCall::PeerAsync).blocker_ahead());
+        assert!(!op(PeerCall::DtoDAsync).blocker_ahead());
+    }
+
+    #[test]
+    fn default_matrix_covers_every_call_access_and_size() {
+        let sizes = [4096, 1 << 20];
+        let v = cases(&sizes, 1 << 20, false);
+        // 3 calls × 2 access × (2 sizes with the blocker ahead + 1 with it on the destination GPU).
+        assert_eq!(v.len(), 3 * 2 * 3);
+        assert_eq!(cases(&sizes, 1 << 20, true).len(), 3 * 2 * 4);
+        assert!(v.iter().all(|c| c.setup.family == Family::Peer && c.setup.peer.is_some()));
+    }
+}
