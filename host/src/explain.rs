@@ -128,6 +128,11 @@ pub fn long(record: &CaseRecord) -> String {
         Some(rule) => t.push_str(&format!("Rule {} ({}): {}.\n", rule.id, rule.case, rule.documented)),
         None => t.push_str(&format!("Rule {}.\n", s.rule)),
     }
+    if let Some(reason) = &record.skipped {
+        t.push_str(&format!("Expected: {}.\n\nNot run on this machine: {reason}.\n", s.expected));
+        t.push_str(&format!("\nThe code: {} (the call).\n", source_file(s.family)));
+        return t;
+    }
     t.push_str(&format!("Expected: {}.\n\nMeasured ({} repetitions):\n", s.expected, record.reps.len()));
     for (i, (rep, class)) in record.reps.iter().zip(&r.classes).enumerate() {
         let b = |v: Option<bool>| v.map_or("-", |x| if x { "yes" } else { "no" });

@@ -190,8 +190,14 @@ fn host_available_bytes() -> Option<u64> {
 fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize) -> anyhow::Result<Done> {
     let record = match replay {
         Some(path) => {
-            let rec = Recording::load(path)?;
-            let Some(case) = rec.cases.into_iter().find(|c| c.setup.id == id) else {
+            let mut rec = Recording::load(path)?;
+            let template = experiments::peer::template_id(id);
+            let found = match rec.cases.iter().position(|c| c.setup.id == id) {
+                Some(i) => Some(i),
+                // A peer pair recorded on a machine that could not run it: its template says why.
+                None => rec.cases.iter().position(|c| c.setup.id == template && c.skipped.is_some()),
+            };
+            let Some(case) = found.map(|i| rec.cases.swap_remove(i)) else {
                 bail!("{} has no experiment {id:?} (`async-lab list` shows the ids)", path.display());
             };
             case
@@ -215,7 +221,15 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
                 peer_loopback: false,
             };
             let outcome = runner::run_cases(&gpu, std::slice::from_ref(&case), &opts);
-            outcome.records.into_iter().find(|r| r.setup.id == id).context("the experiment produced no record")?
+            let mut records = outcome.records;
+            match records.iter().position(|r| r.setup.id == id) {
+                Some(i) => records.swap_remove(i),
+                // A template that could not run here (a peer pair on a one-GPU machine) says why in one record.
+                None => match records.into_iter().find(|r| r.skipped.is_some()) {
+                    Some(not_run) => not_run,
+                    None => bail!("measuring {id} produced no record of it (is the pair of GPUs on this machine?)"),
+                },
+            }
         }
     };
     print!("{}", async_lab::explain::long(&record));

@@ -184,6 +184,7 @@ fn recording_section(o: &mut String, ids: &mut Ids, number: usize, source: &Sour
         ("plot-sweep", "The size sweep", plots::sweep(&report.results)),
         ("plot-queue", "The launch queue", plots::queue(&rec.cases, &report.results)),
         ("plot-wait", "Scheduling flags: how the host waits", plots::wait(&report.results)),
+        ("plot-peer", "Copies between GPUs", plots::peer(&report.results)),
     ];
     for (base, title, figure) in figures {
         if let Some(f) = figure {
