@@ -21,6 +21,10 @@ enum Done {
 }
 
 fn main() -> ExitCode {
+    // Output piped into `head` and the like: end quietly when the reader goes away, as Unix tools do, instead
+    // of panicking on the failed write (Rust ignores SIGPIPE by default).
+    // SAFETY: called first thing, before any other thread exists; SIG_DFL is a valid disposition for SIGPIPE.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(Done::Ok) => ExitCode::SUCCESS,
@@ -212,13 +216,17 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
                 bail!("there is no experiment {id:?} (`async-lab list --preset full` shows the ids)");
             };
             let gpu = open(g)?;
+            // A loopback pair (gpu0-to-gpu0) is only measured when asked for; naming one asks.
+            let loopback = id.rsplit_once("/gpu").is_some_and(|(_, pair)| {
+                pair.split_once("-to-gpu").is_some_and(|(a, b)| a == b)
+            });
             let opts = runner::RunOptions {
                 reps,
                 quiet: true,
                 ptx: g.ptx.clone(),
                 device: g.device,
                 in_child: false,
-                peer_loopback: false,
+                peer_loopback: loopback,
             };
             let outcome = runner::run_cases(&gpu, std::slice::from_ref(&case), &opts);
             let mut records = outcome.records;

@@ -120,3 +120,43 @@ fn list_prints_every_experiment_with_its_rule() {
     assert!(out.lines().any(|l| l.starts_with("launch/first-lazy/launch/nonblocking/same") && l.contains("K4")));
     let _ = project_root();
 }
+
+#[test]
+fn list_names_the_peer_family_with_its_rules() {
+    let o = run_with_stub(&["list", "--preset", "peer"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    // 3 calls × 2 access settings × (10 sweep sizes + 1 with the blocker on the destination GPU).
+    assert_eq!(out.lines().count(), 66, "{out}");
+    for (id, rule) in [
+        ("peer/peer/p2p-on/same/4KiB", "P1"),
+        ("peer/peer-async/p2p-on/same/1GiB", "P2"),
+        ("peer/dtod-async/p2p-on/dst-gpu/1MiB", "P3"),
+        ("peer/peer-async/p2p-off/same/64MiB", "P4"),
+    ] {
+        assert!(out.lines().any(|l| l.split_whitespace().take(2).eq([id, rule])), "no {id} {rule} in:\n{out}");
+    }
+}
+
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = Command::new(bin_path())
+        .args(["list", "--preset", "full"])
+        .env("LD_LIBRARY_PATH", async_lab::STUB_DIR)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start async-lab");
+    // Read one line, then go away like `head -1` does. The listing (about 74 KB) is larger than a pipe's buffer
+    // (64 KiB) plus the little read here, so async-lab is still writing when the reader goes.
+    let mut first = String::new();
+    BufReader::with_capacity(64, child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.starts_with("copy/"), "{first}");
+    let o = child.wait_with_output().expect("wait for async-lab");
+    assert_no_panic(&o);
+    use std::os::unix::process::ExitStatusExt;
+    const SIGPIPE: i32 = 13;
+    assert_eq!(o.status.signal(), Some(SIGPIPE), "ended by SIGPIPE, as `yes | head -1` does: {:?}", o.status);
+}
