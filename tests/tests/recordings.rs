@@ -29,7 +29,11 @@ fn classification_table(rec: &Recording) -> String {
             "{:<58} {:<4} {:<19} {:<8} expected {}{}\n",
             r.id,
             r.rule,
-            r.class.map_or("ERROR".to_owned(), |c| c.to_string()),
+            match (r.class, &r.not_run) {
+                (Some(c), _) => c.to_string(),
+                (None, Some(_)) => "NOT RUN".to_owned(),
+                (None, None) => "ERROR".to_owned(),
+            },
             r.verdict.map_or("-".to_owned(), |v| v.to_string()),
             r.expected,
             if r.agreement < 1.0 && !r.classes.is_empty() {
@@ -44,6 +48,9 @@ fn classification_table(rec: &Recording) -> String {
         "{} matches, {} deviates, {} undocumented, {} errors\n",
         s.matches, s.deviates, s.undocumented, s.errors
     ));
+    if s.not_run > 0 {
+        out.push_str(&format!("{} not run: {}\n", s.not_run, s.not_run_reasons.join("; ")));
+    }
     for f in &s.findings {
         out.push_str(&format!("- {}\n", rounded(f)));
     }
@@ -86,9 +93,21 @@ fn recordings_say_where_they_were_made() {
         assert!(m.driver_release.is_some(), "{}: no driver release", path.display());
         assert!(m.git_commit != "unknown" && !m.git_commit.is_empty(), "{}: no commit", path.display());
         assert!(!rec.cases.is_empty(), "{}: no experiments", path.display());
-        // Every experiment of a complete recording was measured or failed with a reason.
+        // Every experiment was measured, failed with a reason, or was not run for a reason this machine explains.
         for c in &rec.cases {
-            assert!(c.error.is_some() || !c.reps.is_empty(), "{}: {} has no data", path.display(), c.setup.id);
+            match &c.skipped {
+                Some(reason) if reason.starts_with("needs 2 GPUs") => assert!(
+                    m.gpu_count.is_some_and(|n| n < 2),
+                    "{}: {} says {reason:?} but the machine had {:?} GPUs",
+                    path.display(),
+                    c.setup.id,
+                    m.gpu_count
+                ),
+                Some(reason) => panic!("{}: {} was not run for an unexpected reason: {reason}", path.display(), c.setup.id),
+                None => {
+                    assert!(c.error.is_some() || !c.reps.is_empty(), "{}: {} has no data", path.display(), c.setup.id)
+                }
+            }
         }
     }
 }
@@ -99,7 +118,12 @@ fn every_format_renders_every_recording() {
         let report = build(&Recording::load(&path).unwrap());
         for f in [Format::Table, Format::Json, Format::Md, Format::Csv] {
             let text = render(&report, f).unwrap();
-            assert!(text.lines().count() > report.results.len(), "{} in {f:?} is too short", path.display());
+            // A line per experiment that ran; a family that did not run at all may be said in one line.
+            let ran = report.results.iter().filter(|r| r.not_run.is_none()).count();
+            assert!(text.lines().count() > ran, "{} in {f:?} is too short", path.display());
+            if report.summary.not_run > 0 && matches!(f, Format::Table | Format::Md) {
+                assert!(text.contains("not run"), "{} in {f:?} does not say what was not run", path.display());
+            }
         }
     }
 }
@@ -116,4 +140,35 @@ fn the_binary_replays_a_recording_without_a_gpu() {
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(json["schema_version"], async_lab::record::SCHEMA_VERSION);
     assert!(json["results"].as_array().unwrap().len() > 1);
+}
+
+#[test]
+fn the_one_gpu_peer_recording_says_needs_2_gpus_for_every_experiment() {
+    let path = recordings().into_iter().find(|p| p.to_string_lossy().contains("async-lab-peer-one-gpu-")).expect(
+        "recordings/ has the peer preset recorded on a one-GPU machine",
+    );
+    let rec = Recording::load(&path).unwrap();
+    assert_eq!(rec.machine.gpu_count, Some(1));
+    let report = build(&rec);
+    assert_eq!(report.results.len(), 66);
+    assert!(report.results.iter().all(|r| r.family == async_lab::record::Family::Peer && r.class.is_none()));
+    assert_eq!((report.summary.not_run, report.summary.errors), (66, 0));
+    assert_eq!(report.summary.not_run_reasons, vec!["needs 2 GPUs: this machine has 1".to_owned()]);
+}
+
+#[test]
+fn the_loopback_recordings_copy_within_one_gpu_and_say_so() {
+    let loopbacks: Vec<_> =
+        recordings().into_iter().filter(|p| p.to_string_lossy().contains("async-lab-peer-loopback-")).collect();
+    assert!(!loopbacks.is_empty(), "recordings/ has the peer loopback check");
+    for path in loopbacks {
+        let report = build(&Recording::load(&path).unwrap());
+        for r in &report.results {
+            let p = r.peer.unwrap();
+            assert!(p.src_gpu.is_some() && p.src_gpu == p.dst_gpu, "{}: {} is not a loopback", path.display(), r.id);
+            assert!(r.what.contains("LOOPBACK") && r.explanation.contains("loopback"), "{}: {}", path.display(), r.id);
+        }
+        // Loopback pairs are not peer measurements: no finding may speak of them as such.
+        assert!(report.summary.findings.iter().all(|f| !f.contains("peer access")), "{:?}", report.summary.findings);
+    }
 }
