@@ -44,9 +44,6 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
             (None, _) if s.family == Family::Seed => ", with nothing unfinished ahead of it in the stream".to_owned(),
             (None, _) => String::new(),
             (Some(true), true) if s.family == Family::Seed => format!(", after {blocker} had finished: it waited for it"),
-            (Some(true), true) if on_dst_gpu => format!(
-                ", after {blocker} had finished: it waited for work on the other GPU, which this call is documented to be ordered after"
-            ),
             (Some(true), true) => format!(", after {blocker} ahead of it had finished: it waited for the work ahead"),
             (Some(true), false) if on_dst_gpu => format!(
                 ", after {blocker} had finished, work on another GPU that it does not depend on: it waited for that GPU"
@@ -74,11 +71,20 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
             if p.src_gpu.is_some() && p.src_gpu == p.dst_gpu {
                 text.push_str(" Source and destination were on the same GPU (loopback): a check of the code, not a peer measurement.");
             } else if p.access {
-                text.push_str(
-                    " Peer access was on: the copy engines move the data across the link between the GPUs directly.",
-                );
+                text.push_str(" Peer access was on: the copy engines can move the data across the link between the GPUs directly.");
             } else {
-                text.push_str(" Peer access was off: the driver moves the data through a buffer in host memory (GPU → host → GPU).");
+                text.push_str(" Peer access was off: by the Programming Guide, the data then goes through host memory (GPU → host → GPU).");
+            }
+            if on_dst_gpu {
+                match crate::report::ordered_after_blocker(r) {
+                    Some(true) => text.push_str(
+                        " On the GPU the copy ran only after the destination GPU's blocker had ended (its own GPU time spans the blocker): the device ordered it after that work.",
+                    ),
+                    Some(false) => text.push_str(
+                        " On the GPU the copy did not wait for the destination GPU's blocker (its own GPU time is far shorter).",
+                    ),
+                    None => {}
+                }
             }
             if let Some(bw) = r.bandwidth_gb_s {
                 text.push_str(&format!(

@@ -207,7 +207,7 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
             case
         }
         None => {
-            let all: Vec<_> = [Preset::Full, Preset::Seed, Preset::Sweep]
+            let all: Vec<_> = [Preset::Full, Preset::Seed, Preset::Sweep, Preset::Peer]
                 .into_iter()
                 .flat_map(|p| experiments::catalogue(p, None))
                 .collect();
@@ -217,9 +217,8 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
             };
             let gpu = open(g)?;
             // A loopback pair (gpu0-to-gpu0) is only measured when asked for; naming one asks.
-            let loopback = id.rsplit_once("/gpu").is_some_and(|(_, pair)| {
-                pair.split_once("-to-gpu").is_some_and(|(a, b)| a == b)
-            });
+            let loopback =
+                id.rsplit_once("/gpu").is_some_and(|(_, pair)| pair.split_once("-to-gpu").is_some_and(|(a, b)| a == b));
             let opts = runner::RunOptions {
                 reps,
                 quiet: true,

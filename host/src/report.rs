@@ -2,6 +2,7 @@
 //! experiment. Live runs and `--replay` both come through here.
 
 use crate::classify::{classify_rep, majority, Class};
+use crate::driver::HostKind;
 use crate::info::MachineInfo;
 use crate::record::{CaseRecord, CaseSetup, Family, Recording, SCHEMA_VERSION};
 use crate::rules::{verdict, Expected, Verdict, WaitStyle};
@@ -134,7 +135,7 @@ fn current_rule(setup: &CaseSetup) -> Option<(String, Expected)> {
     static CATALOGUE: std::sync::OnceLock<BTreeMap<String, CaseSetup>> = std::sync::OnceLock::new();
     let map = CATALOGUE.get_or_init(|| {
         use crate::experiments::{catalogue, Preset};
-        [Preset::Full, Preset::Default, Preset::Sweep]
+        [Preset::Full, Preset::Default, Preset::Sweep, Preset::Peer]
             .into_iter()
             .flat_map(|p| catalogue(p, None))
             .map(|c| (c.setup.id.clone(), c.setup))
@@ -199,9 +200,21 @@ pub fn result(case: &CaseRecord) -> CaseResult {
         bandwidth_gb_s: None,
         peer: s.peer,
     };
-    // Bytes per nanosecond are GB/s.
-    let copies = matches!(s.family, Family::Copy | Family::Sweep | Family::Peer);
-    if copies && s.blocker == crate::record::BlockerPlacement::Same && s.bytes > 0 {
+    // Bytes per nanosecond are GB/s. Only where the copy's events bracket a DMA transfer alone: between
+    // GPUs, between device buffers, or with page-locked host memory. Pageable copies' events also span the
+    // driver's staging, managed copies page migration, host-to-host copies no GPU work at all.
+    let dma = match s.family {
+        Family::Peer => true,
+        Family::Copy | Family::Sweep => {
+            !s.id.contains("/htoh/")
+                && matches!(
+                    s.host_memory,
+                    None | Some(HostKind::Pinned | HostKind::Registered | HostKind::WriteCombined)
+                )
+        }
+        _ => false,
+    };
+    if dma && s.blocker == crate::record::BlockerPlacement::Same && s.bytes > 0 {
         r.bandwidth_gb_s = r.device_us.filter(|&us| us > 0.0).map(|us| s.bytes as f64 / (us * 1e3));
     }
     if case.error.is_none() && case.skipped.is_none() && reps.is_empty() {
@@ -255,6 +268,12 @@ fn findings(results: &[CaseResult]) -> Vec<String> {
     out
 }
 
+/// Whether the device ran the call's work only after the blocker ended: the work's GPU time (from the event
+/// before the call, enqueued while the blocker ran) spans at least 90% of the blocker. `None` without both.
+pub fn ordered_after_blocker(r: &CaseResult) -> Option<bool> {
+    Some(r.device_us? >= 0.9 * r.blocker_us?)
+}
+
 /// One line per peer call and access setting: the classes over every pair and size, the bandwidth at the
 /// largest size per pair, and whether the call waited for work on the destination GPU.
 fn peer_findings(results: &[CaseResult]) -> Vec<String> {
@@ -272,41 +291,42 @@ fn peer_findings(results: &[CaseResult]) -> Vec<String> {
         for access in [true, false] {
             let group: Vec<&&CaseResult> =
                 measured.iter().filter(|r| r.call == call && r.peer.is_some_and(|p| p.access == access)).collect();
-            let same: Vec<&&&CaseResult> = group.iter().filter(|r| !r.id.contains("/dst-gpu/")).collect();
-            if same.is_empty() {
+            let (dst, same): (Vec<&&CaseResult>, Vec<&&CaseResult>) =
+                group.iter().partition(|r| r.id.contains("/dst-gpu/"));
+            if same.is_empty() && dst.is_empty() {
                 continue;
             }
-            let mut counts: BTreeMap<Class, usize> = BTreeMap::new();
-            for r in &same {
-                *counts.entry(r.class.unwrap()).or_default() += 1;
+            let mut parts = Vec::new();
+            if !same.is_empty() {
+                let mut counts: BTreeMap<Class, usize> = BTreeMap::new();
+                for r in &same {
+                    *counts.entry(r.class.unwrap()).or_default() += 1;
+                }
+                let classes: Vec<String> = counts.iter().map(|(c, n)| format!("{c} in {n}")).collect();
+                parts.push(format!("{} of {} experiments (pairs × sizes)", classes.join(", "), same.len()));
+                let largest = same.iter().map(|r| r.bytes).max().unwrap_or(0);
+                let bandwidth: Vec<String> = same
+                    .iter()
+                    .filter(|r| r.bytes == largest)
+                    .filter_map(|r| {
+                        let p = r.peer?;
+                        Some(format!("GPU {} → {} {:.1} GB/s", p.src_gpu?, p.dst_gpu?, r.bandwidth_gb_s?))
+                    })
+                    .collect();
+                if !bandwidth.is_empty() {
+                    parts.push(format!("at {}: {}", format_size(largest), bandwidth.join(", ")));
+                }
             }
-            let classes: Vec<String> = counts.iter().map(|(c, n)| format!("{c} in {n}")).collect();
-            let largest = same.iter().map(|r| r.bytes).max().unwrap_or(0);
-            let bandwidth: Vec<String> = same
-                .iter()
-                .filter(|r| r.bytes == largest)
-                .filter_map(|r| {
-                    let p = r.peer?;
-                    Some(format!("GPU {} → {} {:.1} GB/s", p.src_gpu?, p.dst_gpu?, r.bandwidth_gb_s?))
-                })
-                .collect();
-            let mut line = format!(
-                "{call} with peer access {}: {} of {} pair × size experiments",
-                if access { "on" } else { "off" },
-                classes.join(", "),
-                same.len()
-            );
-            if !bandwidth.is_empty() {
-                line.push_str(&format!("; at {}: {}", format_size(largest), bandwidth.join(", ")));
-            }
-            let dst: Vec<&&&CaseResult> = group.iter().filter(|r| r.id.contains("/dst-gpu/")).collect();
             if !dst.is_empty() {
                 let waited = dst.iter().filter(|r| r.waited_for_prior_work == Some(true)).count();
-                line.push_str(&format!(
-                    "; with a blocker on the destination GPU it waited for that blocker in {waited} of {} pairs",
-                    dst.len()
+                let ordered = dst.iter().filter(|r| ordered_after_blocker(r) == Some(true)).count();
+                parts.push(format!(
+                    "with a blocker on the destination GPU, the host waited for it in {waited} of {n} experiments, \
+                     and the GPU ran the copy after it in {ordered} of {n}",
+                    n = dst.len()
                 ));
             }
+            let line = format!("{call} with peer access {}: {}", if access { "on" } else { "off" }, parts.join("; "));
             out.push(line);
         }
     }

@@ -131,7 +131,7 @@ fn list_names_the_peer_family_with_its_rules() {
     for (id, rule) in [
         ("peer/peer/p2p-on/same/4KiB", "P1"),
         ("peer/peer-async/p2p-on/same/1GiB", "P2"),
-        ("peer/dtod-async/p2p-on/dst-gpu/1MiB", "P3"),
+        ("peer/dtod-async/p2p-on/dst-gpu/1GiB", "P3"),
         ("peer/peer-async/p2p-off/same/64MiB", "P4"),
     ] {
         assert!(out.lines().any(|l| l.split_whitespace().take(2).eq([id, rule])), "no {id} {rule} in:\n{out}");

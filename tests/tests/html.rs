@@ -406,6 +406,53 @@ fn sweep(base: u64) -> Vec<CaseRecord> {
     out
 }
 
+/// Peer copies on a made-up two-GPU machine: every call, access on (link) and off (through the host), both
+/// directions, three sizes; one pair that the driver would not let access each other directly.
+fn peers(base: u64) -> Vec<CaseRecord> {
+    let sizes: Vec<u64> = ["4KiB", "1MiB", "256MiB"].iter().map(|s| parse_size(s).unwrap()).collect();
+    let mut out = Vec::new();
+    let mut n = 0;
+    for call in ["peer", "peer-async", "dtod-async"] {
+        for access in ["p2p-on", "p2p-off"] {
+            for (src, dst) in [(0, 1), (1, 0)] {
+                for &bytes in &sizes {
+                    let template = format!("peer/{call}/{access}/same/{}", async_lab::units::format_size(bytes));
+                    let mut setup = setup(Preset::Peer, Some(&sizes), &template);
+                    setup.id = async_lab::experiments::peer::pair_id(&template, src, dst);
+                    setup.peer = Some(async_lab::record::PeerSetup {
+                        src_gpu: Some(src),
+                        dst_gpu: Some(dst),
+                        access: access == "p2p-on",
+                    });
+                    if access == "p2p-on" && src == 1 {
+                        let mut r = record(setup, None, vec![]);
+                        r.skipped = Some("GPU 1 cannot access GPU 0's memory directly (made up)".into());
+                        out.push(r);
+                        continue;
+                    }
+                    // GB/s = bytes per ns: a link of 300 GB/s, or 20 GB/s through the host.
+                    let bw = if access == "p2p-on" { 300.0 } else { 20.0 };
+                    let device = 3_000 + (bytes as f64 / bw) as u64;
+                    let blocker = (3 * device).clamp(20 * MS, 2_000 * MS);
+                    let after = blocker as i64 + 3_000;
+                    let b = Behind {
+                        blocker_ns: blocker,
+                        call_at: 30 * US,
+                        call_ns: 6 * US,
+                        work: Some((after, after + device as i64)),
+                        waited: false,
+                        done: Some(false),
+                        captured: None,
+                    };
+                    out.push(record(setup, Some(blocker), reps_behind(&b, base + n * 20_000 * MS)));
+                    n += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
 fn recording(preset: &str, clock: Option<ClockOffset>, cases: Vec<CaseRecord>) -> Recording {
     Recording {
         kind: RECORDING_KIND.into(),
@@ -431,6 +478,7 @@ fn synthetic() -> Vec<Source> {
     cases.extend(waits(base + 200_000 * MS));
     cases.extend(seeds(base + 300_000 * MS));
     cases.extend(sweep(base + 400_000 * MS));
+    cases.extend(peers(base + 600_000 * MS));
     let full = recording("synthetic", clock, cases);
 
     let mut older = copies(base);
@@ -548,7 +596,9 @@ fn check_page(html: &str) -> Vec<String> {
 /// Every experiment of `rec` has its timeline (its own, or its step's group inside the seed's) and its card.
 fn assert_every_experiment_has_a_timeline(ids: &[String], rec: &Recording, suffix: &str) {
     for case in &rec.cases {
-        for prefix in ["timeline", "case"] {
+        // An experiment that was not run has its card (saying why) but nothing to draw.
+        let prefixes: &[&str] = if case.skipped.is_some() { &["case"] } else { &["timeline", "case"] };
+        for prefix in prefixes {
             let id = element_id(prefix, &case.setup.id) + suffix;
             assert!(ids.contains(&id), "no element with id {id}");
         }
@@ -563,7 +613,7 @@ fn a_synthetic_report_is_one_self_contained_page() {
     assert_every_experiment_has_a_timeline(&ids, &sources[0].recording, "");
     // The older recording repeats two experiments: their ids are made unique.
     assert_every_experiment_has_a_timeline(&ids, &sources[1].recording, "--r2");
-    for plot in ["plot-sweep", "plot-queue", "plot-wait"] {
+    for plot in ["plot-sweep", "plot-queue", "plot-wait", "plot-peer"] {
         assert!(ids.iter().any(|id| id == plot), "no {plot}");
         let at = html.find(&format!("id=\"{plot}\"")).unwrap();
         let figure = &html[at..at + html[at..].find("</figure>").unwrap()];
@@ -613,7 +663,7 @@ fn plots_appear_only_with_their_data() {
     sources[0].recording.cases.retain(|c| c.setup.id.starts_with("copy/"));
     let html = render(&sources);
     check_page(&html);
-    for plot in ["plot-sweep", "plot-queue", "plot-wait"] {
+    for plot in ["plot-sweep", "plot-queue", "plot-wait", "plot-peer"] {
         assert!(!html.contains(&format!("id=\"{plot}\"")), "{plot} without its data");
     }
 }
@@ -633,8 +683,17 @@ fn the_committed_recordings_render() {
             // A repeated experiment gets its recording's number appended.
             let first = seen.insert(case.setup.id.clone());
             let suffix = if first { String::new() } else { format!("--r{}", i + 1) };
+            if case.skipped.is_some() {
+                // Not run here: no timeline, but the overview's link lands on the line that says why.
+                let id = element_id("case", &case.setup.id);
+                assert!(ids.contains(&(id + &suffix)), "{}: no anchor for {}", s.label, case.setup.id);
+                continue;
+            }
             let id = element_id("timeline", &case.setup.id);
             assert!(ids.contains(&(id + &suffix)), "{}: no timeline for {}", s.label, case.setup.id);
+        }
+        if s.recording.cases.iter().any(|c| c.skipped.is_some()) {
+            assert!(html.contains("Not run on this machine"), "{}: the page does not say what was not run", s.label);
         }
         let report = build(&s.recording);
         let has = |prefix: &str| report.results.iter().any(|r| r.id.starts_with(prefix) && r.class.is_some());
@@ -643,6 +702,9 @@ fn the_committed_recordings_render() {
         }
         if has("wait/") {
             assert!(ids.iter().any(|id| id.starts_with("plot-wait")), "{}: no wait plot", s.label);
+        }
+        if has("peer/") {
+            assert!(ids.iter().any(|id| id.starts_with("plot-peer")), "{}: no peer plot", s.label);
         }
     }
 }

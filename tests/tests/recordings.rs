@@ -103,7 +103,9 @@ fn recordings_say_where_they_were_made() {
                     c.setup.id,
                     m.gpu_count
                 ),
-                Some(reason) => panic!("{}: {} was not run for an unexpected reason: {reason}", path.display(), c.setup.id),
+                Some(reason) => {
+                    panic!("{}: {} was not run for an unexpected reason: {reason}", path.display(), c.setup.id)
+                }
                 None => {
                     assert!(c.error.is_some() || !c.reps.is_empty(), "{}: {} has no data", path.display(), c.setup.id)
                 }
@@ -144,9 +146,10 @@ fn the_binary_replays_a_recording_without_a_gpu() {
 
 #[test]
 fn the_one_gpu_peer_recording_says_needs_2_gpus_for_every_experiment() {
-    let path = recordings().into_iter().find(|p| p.to_string_lossy().contains("async-lab-peer-one-gpu-")).expect(
-        "recordings/ has the peer preset recorded on a one-GPU machine",
-    );
+    let path = recordings()
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("async-lab-peer-one-gpu-"))
+        .expect("recordings/ has the peer preset recorded on a one-GPU machine");
     let rec = Recording::load(&path).unwrap();
     assert_eq!(rec.machine.gpu_count, Some(1));
     let report = build(&rec);

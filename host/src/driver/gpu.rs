@@ -195,6 +195,13 @@ impl Gpu {
     }
 }
 
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // The module is unloaded from the current context: make it this GPU's (the fields drop after this).
+        let _ = self.bind();
+    }
+}
+
 /// A kernel parameter slot for `cuLaunchKernel`.
 fn ptr<T>(value: &mut T) -> *mut c_void {
     value as *mut T as *mut c_void

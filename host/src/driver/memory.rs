@@ -6,7 +6,6 @@ use super::sys::{self, CUdeviceptr};
 use serde::{Deserialize, Serialize};
 use std::alloc::{self, Layout};
 use std::ffi::c_void;
-use std::marker::PhantomData;
 
 /// Which memory a host-side buffer is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -45,7 +44,7 @@ const PAGE: usize = 4096;
 pub struct DeviceBuffer<'g> {
     pub ptr: CUdeviceptr,
     pub len: usize,
-    _gpu: PhantomData<&'g Gpu>,
+    gpu: &'g Gpu,
 }
 
 impl<'g> DeviceBuffer<'g> {
@@ -54,7 +53,7 @@ impl<'g> DeviceBuffer<'g> {
         let mut ptr = 0;
         // SAFETY: valid out-pointer; the context is alive for 'g. A zero-length request is bumped to 1 byte.
         unsafe { check(sys::cuMemAlloc_v2(&mut ptr, len.max(1)), "cuMemAlloc")? };
-        Ok(DeviceBuffer { ptr, len, _gpu: PhantomData })
+        Ok(DeviceBuffer { ptr, len, gpu })
     }
 
     /// Gives up ownership without freeing (the allocation experiments free it themselves, timed).
@@ -67,7 +66,8 @@ impl<'g> DeviceBuffer<'g> {
 
 impl Drop for DeviceBuffer<'_> {
     fn drop(&mut self) {
-        // SAFETY: allocated by cuMemAlloc in this (still alive) context, freed only here.
+        let _ = self.gpu.bind();
+        // SAFETY: allocated by cuMemAlloc in this (still alive, now current) context, freed only here.
         unsafe { sys::cuMemFree_v2(self.ptr) };
     }
 }
@@ -112,7 +112,7 @@ pub struct HostBuffer<'g> {
     pub kind: HostKind,
     /// Owns the memory of `Pageable` and `Registered` buffers.
     pageable: Option<PageableBuffer>,
-    _gpu: PhantomData<&'g Gpu>,
+    gpu: &'g Gpu,
 }
 
 impl<'g> HostBuffer<'g> {
@@ -160,7 +160,7 @@ impl<'g> HostBuffer<'g> {
                 d as *mut u8
             }
         };
-        Ok(HostBuffer { ptr, len, kind, pageable, _gpu: PhantomData })
+        Ok(HostBuffer { ptr, len, kind, pageable, gpu })
     }
 
     pub fn len(&self) -> usize {
@@ -192,7 +192,9 @@ impl<'g> HostBuffer<'g> {
 
 impl Drop for HostBuffer<'_> {
     fn drop(&mut self) {
-        // SAFETY: each arm frees memory the same way `new` obtained it, in the still-alive context, once.
+        let _ = self.gpu.bind();
+        // SAFETY: each arm frees memory the same way `new` obtained it, in the still-alive context (made current
+        // just above), once.
         unsafe {
             match self.kind {
                 HostKind::Pageable => {}

@@ -73,7 +73,7 @@ pub struct Stream<'g> {
     raw: CUstream,
     owned: bool,
     pub kind: StreamKind,
-    _gpu: PhantomData<&'g Gpu>,
+    gpu: &'g Gpu,
 }
 
 impl<'g> Stream<'g> {
@@ -91,7 +91,7 @@ impl<'g> Stream<'g> {
                 (raw, true)
             }
         };
-        Ok(Stream { raw, owned, kind, _gpu: PhantomData })
+        Ok(Stream { raw, owned, kind, gpu })
     }
 
     pub fn raw(&self) -> CUstream {
@@ -124,7 +124,8 @@ impl<'g> Stream<'g> {
 impl Drop for Stream<'_> {
     fn drop(&mut self) {
         if self.owned {
-            // SAFETY: created by cuStreamCreate in this (still alive) context and not destroyed before.
+            let _ = self.gpu.bind();
+            // SAFETY: created by cuStreamCreate in this (still alive, now current) context and not destroyed before.
             unsafe { sys::cuStreamDestroy_v2(self.raw) };
         }
     }
@@ -133,7 +134,7 @@ impl Drop for Stream<'_> {
 /// A CUDA event (timing enabled).
 pub struct Event<'g> {
     raw: CUevent,
-    _gpu: PhantomData<&'g Gpu>,
+    gpu: &'g Gpu,
 }
 
 impl<'g> Event<'g> {
@@ -146,7 +147,7 @@ impl<'g> Event<'g> {
         let mut raw = std::ptr::null_mut();
         // SAFETY: valid out-pointer; the context is alive for 'g.
         unsafe { check(sys::cuEventCreate(&mut raw, flags), "cuEventCreate")? };
-        Ok(Event { raw, _gpu: PhantomData })
+        Ok(Event { raw, gpu })
     }
 
     pub fn raw(&self) -> CUevent {
@@ -192,7 +193,8 @@ impl<'g> Event<'g> {
 
 impl Drop for Event<'_> {
     fn drop(&mut self) {
-        // SAFETY: created by cuEventCreate in this (still alive) context and destroyed only here.
+        let _ = self.gpu.bind();
+        // SAFETY: created by cuEventCreate in this (still alive, now current) context and destroyed only here.
         unsafe { sys::cuEventDestroy_v2(self.raw) };
     }
 }

@@ -62,6 +62,9 @@ impl<'g> Blocker<'g> {
 
     /// Enqueues the blocker on `stream`; returns the host time just before.
     pub fn launch(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<u64> {
+        // The blocker's GPU must be current: `stream` may be a default-stream handle, which names the current
+        // context's stream, and the events below belong to this GPU.
+        self.gpu.bind()?;
         let t = monotonic_ns();
         self.start.record(stream)?;
         self.gpu.launch_spin_wait_ns(stream, ns, self.stamps.ptr)?;

@@ -67,7 +67,8 @@ pub enum Preset {
     Seed,
     /// Async copies from 4 KiB to 1 GiB, pageable against pinned.
     Sweep,
-    /// Copies between GPUs from 4 KiB to 1 GiB, every ordered pair, peer access on and off (needs 2 GPUs).
+    /// Copies between GPUs from 4 KiB to 1 GiB, every ordered pair, peer access on and off (needs 2 GPUs). The
+    /// default and full presets hold the peer family too; the default pairs only with the `--device` GPU.
     Peer,
 }
 
@@ -108,18 +109,18 @@ pub fn catalogue(preset: Preset, sizes: Option<&[u64]>) -> Vec<Case> {
         Preset::Default => {
             let mut v = copies::default_cases(copy_sizes, MID_SIZE);
             v.extend(others());
-            v.extend(peer::cases(copy_sizes, MID_SIZE, false));
+            v.extend(peer::cases(copy_sizes, false, false));
             v
         }
         Preset::Full => {
             let mut v = copies::full_cases(copy_sizes);
             v.extend(others());
-            v.extend(peer::cases(copy_sizes, MID_SIZE, true));
+            v.extend(peer::cases(copy_sizes, true, true));
             v
         }
         Preset::Seed => seed::cases(),
         Preset::Sweep => copies::sweep_cases(sizes.unwrap_or(&sweep_sizes())),
-        Preset::Peer => peer::cases(sizes.unwrap_or(&sweep_sizes()), MID_SIZE, false),
+        Preset::Peer => peer::cases(sizes.unwrap_or(&sweep_sizes()), false, true),
     }
 }
 

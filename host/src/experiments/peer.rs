@@ -78,6 +78,8 @@ pub struct PeerOp {
     pub access: bool,
     pub blocker: PeerBlocker,
     pub bytes: u64,
+    /// Every ordered pair of GPUs, or only the pairs with the GPU the run was started on (`--device`).
+    pub all_pairs: bool,
 }
 
 impl PeerOp {
@@ -91,10 +93,13 @@ impl PeerOp {
         )
     }
 
-    /// Whether the blocker is ordered before the copy: in its stream, or, for `cuMemcpyPeer`, on the
-    /// destination GPU, whose pending work that call is documented to be serialized with.
+    /// Whether the blocker is ordered before the copy: only when it is in the copy's own stream. The page of
+    /// `cuMemcpyPeer` says that call is serialized with all pending work of both contexts; one GPU's
+    /// loopback runs showed it not ordered after a non-blocking stream's work, so no call is assumed to be:
+    /// a host wait for the destination GPU's blocker reads as `device-sync`, and whether the device ordered
+    /// the copy after it shows in the copy's own GPU time.
     fn blocker_ahead(&self) -> bool {
-        self.blocker == PeerBlocker::Same || self.call == PeerCall::Peer
+        self.blocker == PeerBlocker::Same
     }
 
     /// The rule and its prediction. Every page promises the host no wait; none says whether that still holds
@@ -116,9 +121,9 @@ impl PeerOp {
             self.call.name(),
             format_size(self.bytes),
             if self.access {
-                "on (the copy goes over the link directly)"
+                "on (the copy can go over the link directly)"
             } else {
-                "off (the driver stages the copy through host memory)"
+                "off (the Programming Guide says such a copy goes through host memory)"
             },
             match self.call {
                 PeerCall::Peer => "on the source GPU's legacy default stream (the call has no stream argument)",
@@ -159,18 +164,21 @@ impl PeerOp {
 }
 
 /// The peer experiments: every call, with access on and off, at each of `sizes` with the blocker ahead in the
-/// stream; and at `mid` with the blocker on the destination GPU. `all_placements` puts the second placement
-/// at every size too (the full preset).
-pub fn cases(sizes: &[u64], mid: u64, all_placements: bool) -> Vec<Case> {
+/// stream; and with the blocker on the destination GPU at the largest size, where the copy takes long enough
+/// that "was it finished at the return?" is not a race with a few microseconds of transfer. `all_placements`
+/// puts the second placement at every size (the full preset); `all_pairs` measures every ordered pair of GPUs
+/// rather than only those with the GPU the run was started on.
+pub fn cases(sizes: &[u64], all_placements: bool, all_pairs: bool) -> Vec<Case> {
     let mut v = Vec::new();
+    let largest = sizes.iter().copied().max().unwrap_or(0);
     for call in PeerCall::ALL {
         for access in [true, false] {
             for &bytes in sizes {
-                v.push(PeerOp { call, access, blocker: PeerBlocker::Same, bytes }.case());
+                v.push(PeerOp { call, access, blocker: PeerBlocker::Same, bytes, all_pairs }.case());
             }
-            let dst_sizes: &[u64] = if all_placements { sizes } else { std::slice::from_ref(&mid) };
+            let dst_sizes: &[u64] = if all_placements { sizes } else { std::slice::from_ref(&largest) };
             for &bytes in dst_sizes {
-                v.push(PeerOp { call, access, blocker: PeerBlocker::DstGpu, bytes }.case());
+                v.push(PeerOp { call, access, blocker: PeerBlocker::DstGpu, bytes, all_pairs }.case());
             }
         }
     }
@@ -238,10 +246,11 @@ impl Probe for PeerProbe<'_, '_> {
     }
 }
 
-/// Runs one template on every ordered pair of `gpus` (indexed by ordinal); `loopback` adds each GPU paired
-/// with itself, to check this code on a machine with one GPU (that is not a peer measurement).
-pub fn run(gpus: &[&Gpu], case: &Case, op: PeerOp, reps: usize, loopback: bool) -> Vec<CaseRecord> {
-    let pairs = match pairs(gpus.len(), loopback) {
+/// Runs one template on the ordered pairs of `gpus` (indexed by ordinal): all of them, or those with GPU
+/// `main` (see `PeerOp::all_pairs`); `loopback` adds each GPU paired with itself, to check this code on a
+/// machine with one GPU (that is not a peer measurement).
+pub fn run(gpus: &[&Gpu], main: usize, case: &Case, op: PeerOp, reps: usize, loopback: bool) -> Vec<CaseRecord> {
+    let pairs = match pairs(gpus.len(), loopback, (!op.all_pairs).then_some(main)) {
         Ok(p) => p,
         Err(reason) => {
             let mut r = case_record(case, None, None, vec![]);
@@ -294,11 +303,15 @@ fn unreachable_pair(src: &Gpu, dst: &Gpu, access: bool, loopback: bool) -> Drive
     Ok(None)
 }
 
-/// The (source, destination) index pairs to measure on `count` GPUs, or why there are none.
-pub fn pairs(count: usize, loopback: bool) -> Result<Vec<(usize, usize)>, String> {
+/// The (source, destination) index pairs to measure on `count` GPUs (only those with `with` where given),
+/// or why there are none.
+pub fn pairs(count: usize, loopback: bool, with: Option<usize>) -> Result<Vec<(usize, usize)>, String> {
     let mut pairs = ordered_pairs(count);
     if loopback {
         pairs.extend((0..count).map(|i| (i, i)));
+    }
+    if let Some(m) = with {
+        pairs.retain(|&(a, b)| a == m || b == m);
     }
     if pairs.is_empty() {
         return Err(format!("needs 2 GPUs: this machine has {count}"));
@@ -341,7 +354,13 @@ mod tests {
 
     #[test]
     fn ids_name_call_access_placement_and_size() {
-        let op = PeerOp { call: PeerCall::PeerAsync, access: false, blocker: PeerBlocker::DstGpu, bytes: 1 << 20 };
+        let op = PeerOp {
+            call: PeerCall::PeerAsync,
+            access: false,
+            blocker: PeerBlocker::DstGpu,
+            bytes: 1 << 20,
+            all_pairs: true,
+        };
         assert_eq!(op.id(), "peer/peer-async/p2p-off/dst-gpu/1MiB");
         let id = pair_id(&op.id(), 1, 0);
         assert_eq!(id, "peer/peer-async/p2p-off/dst-gpu/1MiB/gpu1-to-gpu0");
@@ -354,16 +373,25 @@ mod tests {
 
     #[test]
     fn one_gpu_needs_two_unless_looping_back() {
-        assert_eq!(pairs(1, false), Err("needs 2 GPUs: this machine has 1".to_owned()));
-        assert_eq!(pairs(1, true), Ok(vec![(0, 0)]));
-        assert_eq!(pairs(2, false), Ok(vec![(0, 1), (1, 0)]));
-        assert_eq!(pairs(3, false).unwrap().len(), 6);
-        assert_eq!(pairs(2, true).unwrap().len(), 4);
+        assert_eq!(pairs(1, false, None), Err("needs 2 GPUs: this machine has 1".to_owned()));
+        assert_eq!(pairs(1, true, None), Ok(vec![(0, 0)]));
+        assert_eq!(pairs(2, false, None), Ok(vec![(0, 1), (1, 0)]));
+        assert_eq!(pairs(3, false, None).unwrap().len(), 6);
+        assert_eq!(pairs(2, true, None).unwrap().len(), 4);
+        assert_eq!(pairs(1, false, Some(0)), Err("needs 2 GPUs: this machine has 1".to_owned()));
+    }
+
+    #[test]
+    fn the_default_preset_pairs_only_with_the_main_gpu() {
+        assert_eq!(pairs(3, false, Some(1)), Ok(vec![(0, 1), (1, 0), (1, 2), (2, 1)]));
+        assert_eq!(pairs(8, false, Some(0)).unwrap().len(), 14);
+        assert_eq!(pairs(8, false, None).unwrap().len(), 56);
     }
 
     #[test]
     fn rules_follow_the_call_and_the_access() {
-        let rule = |call, access| PeerOp { call, access, blocker: PeerBlocker::Same, bytes: 4096 }.rule().0;
+        let rule =
+            |call, access| PeerOp { call, access, blocker: PeerBlocker::Same, bytes: 4096, all_pairs: true }.rule().0;
         assert_eq!(rule(PeerCall::Peer, true), "P1");
         assert_eq!(rule(PeerCall::PeerAsync, true), "P2");
         assert_eq!(rule(PeerCall::DtoDAsync, true), "P3");
@@ -373,20 +401,25 @@ mod tests {
     }
 
     #[test]
-    fn only_cupeer_counts_work_on_the_destination_gpu_as_ahead() {
-        let op = |call| PeerOp { call, access: true, blocker: PeerBlocker::DstGpu, bytes: 4096 };
-        assert!(op(PeerCall::Peer).blocker_ahead());
-        assert!(!op(PeerCall::PeerAsync).blocker_ahead());
-        assert!(!op(PeerCall::DtoDAsync).blocker_ahead());
+    fn only_the_copys_own_stream_is_ahead_of_it() {
+        for call in PeerCall::ALL {
+            let op = |blocker| PeerOp { call, access: true, blocker, bytes: 4096, all_pairs: true };
+            assert!(op(PeerBlocker::Same).blocker_ahead());
+            assert!(!op(PeerBlocker::DstGpu).blocker_ahead());
+        }
     }
 
     #[test]
     fn default_matrix_covers_every_call_access_and_size() {
         let sizes = [4096, 1 << 20];
-        let v = cases(&sizes, 1 << 20, false);
+        let v = cases(&sizes, false, false);
         // 3 calls × 2 access × (2 sizes with the blocker ahead + 1 with it on the destination GPU).
         assert_eq!(v.len(), 3 * 2 * 3);
-        assert_eq!(cases(&sizes, 1 << 20, true).len(), 3 * 2 * 4);
+        assert_eq!(cases(&sizes, true, true).len(), 3 * 2 * 4);
         assert!(v.iter().all(|c| c.setup.family == Family::Peer && c.setup.peer.is_some()));
+        // The destination-GPU placement uses the largest size, where the copy is not over in microseconds.
+        let dst: Vec<&Case> = v.iter().filter(|c| c.setup.id.contains("/dst-gpu/")).collect();
+        assert_eq!(dst.len(), 6);
+        assert!(dst.iter().all(|c| c.setup.bytes == 1 << 20));
     }
 }

@@ -163,16 +163,24 @@ pub fn run_case(gpus: &Gpus, case: &Case, opts: &RunOptions) -> anyhow::Result<V
         Op::Seed(kind) => super::seed::run(gpu, *kind, reps)?,
         Op::Peer(op) => {
             let all = gpus.all()?;
-            let recs = super::peer::run(&all, case, *op, reps, opts.peer_loopback);
+            let main = all.iter().position(|g| g.ordinal == gpu.ordinal).unwrap_or(0);
+            let mut recs = super::peer::run(&all, main, case, *op, reps, opts.peer_loopback);
+            // An error a GPU reports now taints what was just measured on it: keep the data, say so.
             for g in &all {
-                g.synchronize()
-                    .with_context(|| format!("GPU {} reported an error after this experiment", g.ordinal))?;
+                if let Err(e) = g.synchronize() {
+                    for r in recs.iter_mut().filter(|r| r.error.is_none()) {
+                        r.error = Some(format!("GPU {} reported an error after this experiment: {e}", g.ordinal));
+                    }
+                }
             }
             recs
         }
     };
-    // Leave nothing in flight for the next experiment, and surface an asynchronous error here.
-    gpu.synchronize().context("the GPU reported an error after this experiment")?;
+    // Leave nothing in flight for the next experiment, and surface an asynchronous error here (the peer arm
+    // has done this for every GPU, keeping its records).
+    if !matches!(case.op, Op::Peer(_)) {
+        gpu.synchronize().context("the GPU reported an error after this experiment")?;
+    }
     Ok(recs)
 }
 

@@ -301,8 +301,8 @@ pub fn peer(results: &[CaseResult]) -> Option<Figure> {
     let pair_words: Vec<String> = pairs.iter().map(|(a, b)| format!("GPU {a} → GPU {b}")).collect();
     let caption = format!(
         "Copies from one GPU's memory to another's ({}), on the source GPU's stream behind a blocker, median of the \
-         repetitions; solid: peer access on (the copy crosses the link directly), dashed: off (the driver stages it \
-         through host memory). Left: how long the call held the host thread; a line that climbs with size is a call \
+         repetitions; solid: peer access on (the copy can cross the link directly), dashed: off (by the Programming \
+         Guide, the copy then goes through host memory). Left: how long the call held the host thread; a line that climbs with size is a call \
          that waits for its copy. Right: bytes divided by the copy's own GPU time (CUDA events), in GB/s.{}",
         pair_words.join(", "),
         if loopback {

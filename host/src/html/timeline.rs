@@ -9,7 +9,7 @@
 
 use super::axis::duration;
 use crate::clock::ClockOffset;
-use crate::record::{BlockerPlacement, CaseRecord, Rep};
+use crate::record::{BlockerPlacement, CaseRecord, Family, Rep};
 
 /// What a span or marker stands for (it decides the colour).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,10 +223,21 @@ pub fn for_case(record: &CaseRecord, clock: Option<&ClockOffset>) -> Timeline {
         t.markers.push(Marker { at: end, label: "call returned".into(), kind: MarkerKind::Returned });
     }
 
-    let offset = Offset::measured(clock).or_else(|| match (rep.blocker_gpu_ns, rep.host_blocker_launch_ns) {
+    let assumed = match (rep.blocker_gpu_ns, rep.host_blocker_launch_ns) {
         (Some(b), Some(launch)) => Some(Offset::assumed(b[0], launch)),
         _ => None,
-    });
+    };
+    // A peer copy's blocker on the destination GPU ran on that GPU's clock; the recording's offset is the
+    // main GPU's, so that blocker is placed by its launch instead.
+    let other_gpu = s.family == Family::Peer && s.blocker == BlockerPlacement::Other;
+    if other_gpu && assumed.is_some() {
+        t.notes.push(
+            "The blocker ran on the destination GPU, whose clock the recording did not align with the host's: it is \
+             placed as if it had started the moment it was launched (dashed)."
+                .into(),
+        );
+    }
+    let offset = if other_gpu { assumed } else { Offset::measured(clock).or(assumed) };
     let gpu_instant = rep.blocker_gpu_ns.map(|b| b[0] as i64).or(work_on_gpu(rep).map(|w| w[0]));
     let host_instant = rep.host_blocker_launch_ns.unwrap_or(rep.host_call_start_ns);
     let misfit = matches!((offset, gpu_instant), (Some(o), Some(g)) if !plausible(o, g, host_instant));
