@@ -103,6 +103,20 @@ fn recordings_say_where_they_were_made() {
                     c.setup.id,
                     m.gpu_count
                 ),
+                // A pair whose GPUs cannot reach each other directly: the machine's link table must say so.
+                Some(reason) if reason.contains("cannot access") => {
+                    let p = c.setup.peer.expect("a peer experiment");
+                    let pair = [p.src_gpu.unwrap(), p.dst_gpu.unwrap()];
+                    let refused = |l: &async_lab::driver::PeerLink| {
+                        !l.can_access && ([l.src, l.dst] == pair || [l.dst, l.src] == pair)
+                    };
+                    assert!(
+                        m.peer_links.iter().any(refused),
+                        "{}: {} says {reason:?} but the machine's links allow access",
+                        path.display(),
+                        c.setup.id
+                    )
+                }
                 Some(reason) => {
                     panic!("{}: {} was not run for an unexpected reason: {reason}", path.display(), c.setup.id)
                 }
