@@ -1,7 +1,7 @@
 //! The report as a terminal table (grouped by family), JSON, Markdown or CSV.
 
 use crate::record::Family;
-use crate::report::{CaseResult, Report};
+use crate::report::{common_not_run, CaseResult, Report};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, Table};
 use std::fmt::Write as _;
 
@@ -96,12 +96,6 @@ fn verdict_word(r: &CaseResult) -> String {
     r.verdict.map_or("-".into(), |v| v.to_string())
 }
 
-/// The reason none of a family's experiments ran, when they all share one (the table then says it once).
-fn common_not_run<'r>(results: &[&'r CaseResult]) -> Option<&'r str> {
-    let first = results.first()?.not_run.as_deref()?;
-    results.iter().all(|r| r.not_run.as_deref() == Some(first)).then_some(first)
-}
-
 fn footer(report: &Report) -> String {
     let s = &report.summary;
     let not_run = if s.not_run > 0 {
@@ -122,7 +116,7 @@ fn footer(report: &Report) -> String {
 fn table(report: &Report) -> String {
     let mut out = header(report);
     for (family, results) in families(report) {
-        if let Some(reason) = common_not_run(&results) {
+        if let Some(reason) = common_not_run(results.iter().copied()) {
             let _ = writeln!(out, "\n{}: {} experiments not run: {reason}", family.title(), results.len());
             continue;
         }
@@ -151,7 +145,7 @@ fn markdown(report: &Report) -> String {
     let mut out = format!("# async-lab results\n\n{}\n", header(report));
     for (family, results) in families(report) {
         let _ = writeln!(out, "## {}\n", family.title());
-        if let Some(reason) = common_not_run(&results) {
+        if let Some(reason) = common_not_run(results.iter().copied()) {
             let _ = writeln!(out, "{} experiments not run: {reason}.\n", results.len());
             continue;
         }

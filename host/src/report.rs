@@ -333,6 +333,13 @@ fn peer_findings(results: &[CaseResult]) -> Vec<String> {
     out
 }
 
+/// The reason none of `results` was run, when they all share one (outputs then say it once for the group).
+pub fn common_not_run<'r>(results: impl IntoIterator<Item = &'r CaseResult>) -> Option<&'r str> {
+    let mut results = results.into_iter();
+    let first = results.next()?.not_run.as_deref()?;
+    results.all(|r| r.not_run.as_deref() == Some(first)).then_some(first)
+}
+
 /// The setup of the experiment with this id in a recording.
 pub fn find_setup<'a>(rec: &'a Recording, id: &str) -> Option<&'a CaseSetup> {
     rec.cases.iter().map(|c| &c.setup).find(|s| s.id == id)

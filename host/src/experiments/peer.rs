@@ -249,7 +249,16 @@ impl Probe for PeerProbe<'_, '_> {
 /// Runs one template on the ordered pairs of `gpus` (indexed by ordinal): all of them, or those with GPU
 /// `main` (see `PeerOp::all_pairs`); `loopback` adds each GPU paired with itself, to check this code on a
 /// machine with one GPU (that is not a peer measurement).
-pub fn run(gpus: &[&Gpu], main: usize, case: &Case, op: PeerOp, reps: usize, loopback: bool) -> Vec<CaseRecord> {
+/// `progress` hears each pair's record id before it runs. After Ctrl-C (`runner::STOP`) no further pair starts.
+pub fn run(
+    gpus: &[&Gpu],
+    main: usize,
+    case: &Case,
+    op: PeerOp,
+    reps: usize,
+    loopback: bool,
+    progress: &dyn Fn(&str),
+) -> Vec<CaseRecord> {
     let pairs = match pairs(gpus.len(), loopback, (!op.all_pairs).then_some(main)) {
         Ok(p) => p,
         Err(reason) => {
@@ -260,11 +269,13 @@ pub fn run(gpus: &[&Gpu], main: usize, case: &Case, op: PeerOp, reps: usize, loo
     };
     pairs
         .into_iter()
+        .take_while(|_| !super::runner::STOP.load(std::sync::atomic::Ordering::SeqCst))
         .map(|(a, b)| {
             let (src, dst) = (gpus[a], gpus[b]);
             let mut case = case.clone();
             case.setup.id = pair_id(&case.setup.id, src.ordinal, dst.ordinal);
             case.setup.peer = Some(PeerSetup { src_gpu: Some(src.ordinal), dst_gpu: Some(dst.ordinal), access: op.access });
+            progress(&case.setup.id);
             if a == b {
                 case.setup.what.push_str(" (LOOPBACK: source and destination on the same GPU; peer access does not apply; a check of this code, not a peer measurement)");
             }

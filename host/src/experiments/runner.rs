@@ -132,7 +132,7 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
             break;
         }
         bar.set_message(case.setup.id.clone());
-        match run_case(&gpus, case, opts) {
+        match run_case(&gpus, case, opts, &|id| bar.set_message(id.to_owned())) {
             Ok(recs) => out.extend(recs),
             Err(e) => out.push(failed(case, &e)),
         }
@@ -148,8 +148,14 @@ fn failed(case: &Case, e: &anyhow::Error) -> CaseRecord {
     r
 }
 
-/// Measures one experiment in this process.
-pub fn run_case(gpus: &Gpus, case: &Case, opts: &RunOptions) -> anyhow::Result<Vec<CaseRecord>> {
+/// Measures one experiment in this process. `progress` hears the id of each part of an experiment that has
+/// several (the pairs of GPUs of a peer experiment).
+pub fn run_case(
+    gpus: &Gpus,
+    case: &Case,
+    opts: &RunOptions,
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<Vec<CaseRecord>> {
     let (gpu, reps) = (gpus.main, opts.reps);
     // A peer experiment leaves another GPU's context current; everything else runs on the main one.
     gpu.bind()?;
@@ -164,7 +170,7 @@ pub fn run_case(gpus: &Gpus, case: &Case, opts: &RunOptions) -> anyhow::Result<V
         Op::Peer(op) => {
             let all = gpus.all()?;
             let main = all.iter().position(|g| g.ordinal == gpu.ordinal).unwrap_or(0);
-            let mut recs = super::peer::run(&all, main, case, *op, reps, opts.peer_loopback);
+            let mut recs = super::peer::run(&all, main, case, *op, reps, opts.peer_loopback, progress);
             // An error a GPU reports now taints what was just measured on it: keep the data, say so.
             for g in &all {
                 if let Err(e) = g.synchronize() {

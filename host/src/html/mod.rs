@@ -210,7 +210,7 @@ fn recording_section(o: &mut String, ids: &mut Ids, number: usize, source: &Sour
     for family in families {
         let _ = writeln!(o, "<h3>{}</h3>", escape(family.title()));
         let members: Vec<usize> = (0..report.results.len()).filter(|&i| report.results[i].family == family).collect();
-        if let Some(reason) = common_not_run(members.iter().map(|&i| &report.results[i])) {
+        if let Some(reason) = report::common_not_run(members.iter().map(|&i| &report.results[i])) {
             // Nothing of this family ran: one line, not a card per experiment. The overview's links land here.
             let _ = write!(o, "<p class=\"missing\" id=\"{}\">", escape(&case_ids[members[0]]));
             for &i in &members[1..] {
@@ -235,12 +235,6 @@ fn recording_section(o: &mut String, ids: &mut Ids, number: usize, source: &Sour
         }
     }
     o.push_str("</section>\n");
-}
-
-/// The reason none of `results` was run, when they all share one.
-fn common_not_run<'r>(mut results: impl Iterator<Item = &'r CaseResult>) -> Option<&'r str> {
-    let first = results.next()?.not_run.as_deref()?;
-    results.all(|r| r.not_run.as_deref() == Some(first)).then_some(first)
 }
 
 /// `seed/pageable` for `seed/pageable/1-htod`.
