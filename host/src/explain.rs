@@ -68,7 +68,7 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
             None => {}
         }
         if let Some(p) = &s.peer {
-            if p.src_gpu.is_some() && p.src_gpu == p.dst_gpu {
+            if p.is_loopback() {
                 text.push_str(" Source and destination were on the same GPU (loopback): a check of the code, not a peer measurement.");
             } else if p.access {
                 text.push_str(" Peer access was on: the copy engines can move the data across the link between the GPUs directly.");

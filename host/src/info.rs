@@ -54,9 +54,7 @@ fn attr(gpu: &Gpu, a: sys::CUdevice_attribute) -> i32 {
 
 /// The name of GPU `ordinal`.
 fn device_name(ordinal: i32) -> anyhow::Result<String> {
-    let mut device = 0;
-    // SAFETY: valid out-pointer; the driver is initialised (a `Gpu` exists) and callers pass ordinals below the count.
-    unsafe { check(sys::cuDeviceGet(&mut device, ordinal), "cuDeviceGet")? };
+    let device = crate::driver::device_handle(ordinal)?;
     let mut name = [0 as std::ffi::c_char; 256];
     // SAFETY: the buffer holds 256 chars and the driver writes at most `len` including the NUL.
     unsafe { check(sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, device), "cuDeviceGetName")? };

@@ -194,14 +194,8 @@ fn host_available_bytes() -> Option<u64> {
 fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize) -> anyhow::Result<Done> {
     let record = match replay {
         Some(path) => {
-            let mut rec = Recording::load(path)?;
-            let template = experiments::peer::template_id(id);
-            let found = match rec.cases.iter().position(|c| c.setup.id == id) {
-                Some(i) => Some(i),
-                // A peer pair recorded on a machine that could not run it: its template says why.
-                None => rec.cases.iter().position(|c| c.setup.id == template && c.skipped.is_some()),
-            };
-            let Some(case) = found.map(|i| rec.cases.swap_remove(i)) else {
+            let rec = Recording::load(path)?;
+            let Some(case) = record_for(rec.cases, id) else {
                 bail!("{} has no experiment {id:?} (`async-lab list` shows the ids)", path.display());
             };
             case
@@ -217,8 +211,7 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
             };
             let gpu = open(g)?;
             // A loopback pair (gpu0-to-gpu0) is only measured when asked for; naming one asks.
-            let loopback =
-                id.rsplit_once("/gpu").is_some_and(|(_, pair)| pair.split_once("-to-gpu").is_some_and(|(a, b)| a == b));
+            let loopback = experiments::peer::split_pair_id(id).is_some_and(|(_, src, dst)| src == dst);
             let opts = runner::RunOptions {
                 reps,
                 quiet: true,
@@ -228,19 +221,22 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
                 peer_loopback: loopback,
             };
             let outcome = runner::run_cases(&gpu, std::slice::from_ref(&case), &opts);
-            let mut records = outcome.records;
-            match records.iter().position(|r| r.setup.id == id) {
-                Some(i) => records.swap_remove(i),
-                // A template that could not run here (a peer pair on a one-GPU machine) says why in one record.
-                None => match records.into_iter().find(|r| r.skipped.is_some()) {
-                    Some(not_run) => not_run,
-                    None => bail!("measuring {id} produced no record of it (is the pair of GPUs on this machine?)"),
-                },
-            }
+            let Some(record) = record_for(outcome.records, id) else {
+                bail!("measuring {id} produced no record of it (is the pair of GPUs on this machine?)");
+            };
+            record
         }
     };
     print!("{}", async_lab::explain::long(&record));
     Ok(Done::Ok)
+}
+
+/// The record of experiment `id` among `records`; for a peer pair that this machine could not run, the
+/// record of its template, which says why.
+fn record_for(records: Vec<async_lab::record::CaseRecord>, id: &str) -> Option<async_lab::record::CaseRecord> {
+    let template = experiments::peer::template_id(id);
+    let (exact, others): (Vec<_>, Vec<_>) = records.into_iter().partition(|r| r.setup.id == id);
+    exact.into_iter().next().or_else(|| others.into_iter().find(|r| r.setup.id == template && r.skipped.is_some()))
 }
 
 fn child(g: &GpuArgs, ids: &[String], reps: usize) -> anyhow::Result<Done> {

@@ -130,6 +130,13 @@ pub struct PeerSetup {
     pub access: bool,
 }
 
+impl PeerSetup {
+    /// Source and destination on the same GPU (`--peer-loopback`): a check of the code, not a peer measurement.
+    pub fn is_loopback(&self) -> bool {
+        self.src_gpu.is_some() && self.src_gpu == self.dst_gpu
+    }
+}
+
 /// One experiment's raw measurements.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CaseRecord {

@@ -280,7 +280,7 @@ fn peer_findings(results: &[CaseResult]) -> Vec<String> {
     let measured: Vec<&CaseResult> = results
         .iter()
         .filter(|r| r.family == Family::Peer && r.class.is_some())
-        .filter(|r| r.peer.is_some_and(|p| p.src_gpu.is_some() && p.src_gpu != p.dst_gpu))
+        .filter(|r| r.peer.is_some_and(|p| p.src_gpu.is_some() && !p.is_loopback()))
         .collect();
     let mut out = Vec::new();
     let mut calls: Vec<&str> = measured.iter().map(|r| r.call.as_str()).collect();

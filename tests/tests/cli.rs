@@ -160,3 +160,17 @@ fn output_into_a_closed_pipe_ends_quietly() {
     const SIGPIPE: i32 = 13;
     assert_eq!(o.status.signal(), Some(SIGPIPE), "ended by SIGPIPE, as `yes | head -1` does: {:?}", o.status);
 }
+
+#[test]
+fn explain_of_a_pair_a_one_gpu_recording_could_not_run_says_why() {
+    let rec = project_root().join("recordings/async-lab-peer-one-gpu-h200-driver580.159.04-2026-12-02.json");
+    let rec = rec.to_str().unwrap();
+    let o = run_with_stub(&["explain", "peer/peer-async/p2p-off/same/1MiB/gpu0-to-gpu1", "--replay", rec]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("Not run on this machine: needs 2 GPUs: this machine has 1."), "{out}");
+    let o = run_with_stub(&["explain", "peer/peer-async/p2p-off/same/1MiB/gpu0-to-gpu1/extra", "--replay", rec]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("has no experiment"), "{}", stderr(&o));
+}

@@ -16,5 +16,5 @@ pub use error::{check, DriverError, DriverResult};
 pub use gpu::{Gpu, Kernels};
 pub use memory::{DeviceBuffer, HostBuffer, HostKind, PageableBuffer};
 pub use peer::PeerLink;
-pub use probe::NoGpu;
+pub use probe::{device_handle, NoGpu};
 pub use stream::{Event, Stream, StreamHandle, StreamKind};

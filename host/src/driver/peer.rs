@@ -8,6 +8,7 @@
 
 use super::error::{check, DriverError, DriverResult};
 use super::gpu::Gpu;
+use super::probe::device_handle;
 use super::sys;
 use serde::{Deserialize, Serialize};
 
@@ -25,36 +26,31 @@ pub struct PeerLink {
 
 /// Whether `from` can map `to`'s memory directly.
 pub fn can_access_peer(from: &Gpu, to: &Gpu) -> DriverResult<bool> {
+    device_can_access(from.device, to.device)
+}
+
+fn device_can_access(from: sys::CUdevice, to: sys::CUdevice) -> DriverResult<bool> {
     let mut can = 0;
-    // SAFETY: valid out-pointer; both device handles come from `cuDeviceGet` in `Gpu::open`.
-    unsafe { check(sys::cuDeviceCanAccessPeer(&mut can, from.device, to.device), "cuDeviceCanAccessPeer")? };
+    // SAFETY: valid out-pointer; both are live device handles from `cuDeviceGet`.
+    unsafe { check(sys::cuDeviceCanAccessPeer(&mut can, from, to), "cuDeviceCanAccessPeer")? };
     Ok(can == 1)
 }
 
 /// What the driver says about every ordered pair of the machine's `count` GPUs (no context needed).
 pub fn links(count: i32) -> DriverResult<Vec<PeerLink>> {
-    let device = |ordinal: i32| -> DriverResult<sys::CUdevice> {
-        let mut d = 0;
-        // SAFETY: valid out-pointer; the driver is initialised (a `Gpu` exists) and `ordinal` is below the count.
-        unsafe { check(sys::cuDeviceGet(&mut d, ordinal), "cuDeviceGet")? };
-        Ok(d)
-    };
     let mut out = Vec::new();
     for (a, b) in ordered_pairs(count.max(0) as usize) {
-        let (src, dst) = (device(a as i32)?, device(b as i32)?);
+        let (src, dst) = (device_handle(a as i32)?, device_handle(b as i32)?);
         let attr = |a: i32| -> DriverResult<i32> {
             let mut v = 0;
             // SAFETY: valid out-pointer; `a` is one of the P2P attribute values and both are live device handles.
             unsafe { check(sys::cuDeviceGetP2PAttribute(&mut v, a, src, dst), "cuDeviceGetP2PAttribute")? };
             Ok(v)
         };
-        let mut can = 0;
-        // SAFETY: valid out-pointer; live device handles.
-        unsafe { check(sys::cuDeviceCanAccessPeer(&mut can, src, dst), "cuDeviceCanAccessPeer")? };
         out.push(PeerLink {
             src: a as i32,
             dst: b as i32,
-            can_access: can == 1,
+            can_access: device_can_access(src, dst)?,
             performance_rank: attr(sys::CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK)?,
             native_atomics: attr(sys::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED)? == 1,
         });

@@ -1,6 +1,6 @@
 //! Starting the driver, with a diagnosis a person can act on when there is no usable GPU.
 
-use super::error::DriverError;
+use super::error::{check, DriverError, DriverResult};
 use super::sys;
 use std::fmt;
 
@@ -37,6 +37,14 @@ impl fmt::Display for NoGpu {
 }
 
 impl std::error::Error for NoGpu {}
+
+/// The driver's handle of GPU `ordinal` (after `init_driver`; `ordinal` below the count it returned).
+pub fn device_handle(ordinal: i32) -> DriverResult<sys::CUdevice> {
+    let mut device = 0;
+    // SAFETY: valid out-pointer; the driver accepts any ordinal and answers an error for one out of range.
+    unsafe { check(sys::cuDeviceGet(&mut device, ordinal), "cuDeviceGet")? };
+    Ok(device)
+}
 
 /// Runs `cuInit` and checks that at least one device exists.
 pub fn init_driver() -> Result<i32, NoGpu> {

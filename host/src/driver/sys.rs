@@ -24,7 +24,6 @@ pub const CUDA_ERROR_STUB_LIBRARY: CuResult = 34;
 pub const CUDA_ERROR_NO_DEVICE: CuResult = 100;
 pub const CUDA_ERROR_INVALID_DEVICE: CuResult = 101;
 pub const CUDA_ERROR_NOT_READY: CuResult = 600;
-pub const CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: CuResult = 217;
 pub const CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: CuResult = 704;
 pub const CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: CuResult = 705;
 pub const CUDA_ERROR_INSUFFICIENT_DRIVER: CuResult = 35;
@@ -48,7 +47,6 @@ pub const CU_CTX_SCHED_YIELD: c_uint = 2;
 pub const CU_CTX_SCHED_BLOCKING_SYNC: c_uint = 4;
 /// `CUdevice_P2PAttribute` values (declared as integers, like the results).
 pub const CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: c_int = 1;
-pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED: c_int = 2;
 pub const CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: c_int = 3;
 
 #[link(name = "cuda")]

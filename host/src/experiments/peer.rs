@@ -190,12 +190,16 @@ pub fn pair_id(template: &str, src: i32, dst: i32) -> String {
     format!("{template}/gpu{src}-to-gpu{dst}")
 }
 
+/// The template's id and the (source, destination) GPUs of a per-pair record id: the inverse of `pair_id`.
+pub fn split_pair_id(id: &str) -> Option<(&str, i32, i32)> {
+    let (template, pair) = id.rsplit_once('/')?;
+    let (src, dst) = pair.strip_prefix("gpu")?.split_once("-to-gpu")?;
+    Some((template, src.parse().ok()?, dst.parse().ok()?))
+}
+
 /// The template's id of a per-pair record id (the id itself where it names no pair).
 pub fn template_id(id: &str) -> &str {
-    match id.rsplit_once('/') {
-        Some((head, last)) if last.starts_with("gpu") && last.contains("-to-gpu") => head,
-        _ => id,
-    }
+    split_pair_id(id).map_or(id, |(template, _, _)| template)
 }
 
 /// The two buffers and the stream of one pair's experiment.
@@ -376,6 +380,8 @@ mod tests {
         let id = pair_id(&op.id(), 1, 0);
         assert_eq!(id, "peer/peer-async/p2p-off/dst-gpu/1MiB/gpu1-to-gpu0");
         assert_eq!(template_id(&id), op.id());
+        assert_eq!(split_pair_id(&id), Some((op.id().as_str(), 1, 0)));
+        assert_eq!(split_pair_id("peer/peer/p2p-on/same/4KiB"), None);
         assert_eq!(
             template_id("copy/async/htod/pinned/nonblocking/same/1MiB"),
             "copy/async/htod/pinned/nonblocking/same/1MiB"
