@@ -39,6 +39,10 @@ pub struct MachineInfo {
     pub gpu_names: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub peer_links: Vec<crate::driver::PeerLink>,
+    /// The CUDA runtime library the runtime-API experiments used, or why there was none (absent in
+    /// recordings made before the runtime was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_runtime: Option<crate::runtime::RuntimeInfo>,
 }
 
 fn attr(gpu: &Gpu, a: sys::CUdevice_attribute) -> i32 {
@@ -115,6 +119,7 @@ impl MachineInfo {
             gpu_names: (0..gpu.device_count).map(device_name).collect::<anyhow::Result<_>>()?,
             // Best effort: a driver that cannot describe its links does not stop a run.
             peer_links: crate::driver::peer::links(gpu.device_count).unwrap_or_default(),
+            cuda_runtime: Some(crate::runtime::info()),
         })
     }
 }
@@ -201,6 +206,17 @@ impl fmt::Display for MachineInfo {
                 l.performance_rank,
                 l.native_atomics
             )?;
+        }
+        if let Some(rt) = &self.cuda_runtime {
+            match (&rt.version, &rt.file, &rt.unusable) {
+                (Some(v), Some(file), _) => writeln!(
+                    f,
+                    "runtime            CUDA runtime API {v} ({file}, found as {})",
+                    rt.source.as_deref().unwrap_or("?")
+                )?,
+                (_, _, Some(why)) => writeln!(f, "runtime            none: {why}")?,
+                _ => writeln!(f, "runtime            unknown")?,
+            }
         }
         writeln!(f, "host               {} ({} CPUs), {}", self.host_cpu, self.host_cpus, self.os)?;
         write!(f, "async-lab          {} ({})", self.tool_version, self.git_commit)

@@ -7,6 +7,7 @@
 //! - `rules.rs`: what the documentation predicts.
 //! - `driver/`: the thin, safe layer over the CUDA driver API.
 
+pub mod api;
 pub mod classify;
 pub mod cli;
 pub mod clock;
@@ -23,6 +24,7 @@ pub mod ptx;
 pub mod record;
 pub mod report;
 pub mod rules;
+pub mod runtime;
 pub mod selftest;
 pub mod stats;
 pub mod units;

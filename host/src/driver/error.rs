@@ -1,14 +1,19 @@
-//! `DriverError`: a driver result code that names itself, and `check()` to turn codes into `Result`s.
+//! `DriverError`: a CUDA result code that names itself, and `check()` to turn codes into `Result`s.
+//!
+//! Runtime API calls fail with the same type (`api` says which API's numbering the code is in), so that an
+//! experiment's timed call has one result type whichever API it goes through.
 
 use super::sys::{self, CuResult};
+use crate::api::Api;
 use std::ffi::CStr;
 use std::fmt;
 
-/// A failed driver call: the raw code and the call it came from.
+/// A failed driver (or runtime) call: the raw code, the call it came from, and the API whose codes it is in.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct DriverError {
     pub code: CuResult,
     pub call: &'static str,
+    pub api: Api,
 }
 
 pub type DriverResult<T> = Result<T, DriverError>;
@@ -18,18 +23,24 @@ pub fn check(code: CuResult, call: &'static str) -> DriverResult<()> {
     if code == sys::CUDA_SUCCESS {
         Ok(())
     } else {
-        Err(DriverError { code, call })
+        Err(DriverError { code, call, api: Api::Driver })
     }
 }
 
 impl DriverError {
     /// The driver's name for the code (`CUDA_ERROR_...`), or the number where the driver can't say.
     pub fn name(&self) -> String {
+        if self.api == Api::Runtime {
+            return crate::runtime::error_name(self.code);
+        }
         lookup(self.code, sys::cuGetErrorName).unwrap_or_else(|| format!("CUresult {}", self.code))
     }
 
     /// The driver's sentence for the code, where it has one.
     pub fn description(&self) -> Option<String> {
+        if self.api == Api::Runtime {
+            return crate::runtime::error_text(self.code);
+        }
         lookup(self.code, sys::cuGetErrorString)
     }
 }
@@ -70,6 +81,13 @@ impl fmt::Debug for DriverError {
 }
 
 impl std::error::Error for DriverError {}
+
+impl DriverError {
+    /// A failed driver call.
+    pub fn driver(code: CuResult, call: &'static str) -> DriverError {
+        DriverError { code, call, api: Api::Driver }
+    }
+}
 
 /// Calls a driver function and checks its result, naming the call in the error: `drv!(cuCtxSynchronize())`.
 #[macro_export]

@@ -77,10 +77,10 @@ pub fn set_peer_access(a: &Gpu, b: &Gpu, on: bool) -> DriverResult<()> {
             sys::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED if on => {}
             sys::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED if !on => {}
             code => {
-                return Err(DriverError {
+                return Err(DriverError::driver(
                     code,
-                    call: if on { "cuCtxEnablePeerAccess" } else { "cuCtxDisablePeerAccess" },
-                })
+                    if on { "cuCtxEnablePeerAccess" } else { "cuCtxDisablePeerAccess" },
+                ))
             }
         }
     }

@@ -1,0 +1,100 @@
+//! Which CUDA API a call goes through: the driver API (`cu*`, what the driver library exports) or the
+//! runtime API (`cuda*`, libcudart: what nvcc-built programs, PyTorch, JAX and CuPy call).
+//!
+//! The runtime is a layer over the driver: it starts the primary context on first use and loads a
+//! program's kernels for it. Measuring the same case through both shows whether that layer adds a wait.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Api {
+    /// The driver API (libcuda). Recordings made before the runtime was measured hold only these.
+    #[default]
+    Driver,
+    /// The runtime API (libcudart), loaded at run time.
+    Runtime,
+}
+
+impl Api {
+    pub const ALL: [Api; 2] = [Api::Driver, Api::Runtime];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::Driver => "driver",
+            Api::Runtime => "runtime",
+        }
+    }
+
+    /// The prefix of a case id measured through this API: runtime ids start with `runtime/`; driver ids
+    /// have none, so that ids of older recordings and of the C++ reference stay valid.
+    pub fn id_prefix(self) -> &'static str {
+        match self {
+            Api::Driver => "",
+            Api::Runtime => "runtime/",
+        }
+    }
+
+    /// The id of the same case measured through the driver API (the id without the API's prefix).
+    pub fn base_id(id: &str) -> &str {
+        id.strip_prefix(Api::Runtime.id_prefix()).unwrap_or(id)
+    }
+}
+
+impl fmt::Display for Api {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `--api`: which API's cases to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ApiChoice {
+    Driver,
+    Runtime,
+    /// Each case through both APIs, side by side.
+    #[default]
+    Both,
+}
+
+impl ApiChoice {
+    pub fn includes(self, api: Api) -> bool {
+        matches!(
+            (self, api),
+            (ApiChoice::Both, _) | (ApiChoice::Driver, Api::Driver) | (ApiChoice::Runtime, Api::Runtime)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_round_trip() {
+        assert_eq!(
+            Api::base_id("runtime/copy/async/htod/pinned/nonblocking/same/4KiB"),
+            "copy/async/htod/pinned/nonblocking/same/4KiB"
+        );
+        assert_eq!(
+            Api::base_id("copy/async/htod/pinned/nonblocking/same/4KiB"),
+            "copy/async/htod/pinned/nonblocking/same/4KiB"
+        );
+        assert!(ApiChoice::Both.includes(Api::Runtime) && ApiChoice::Both.includes(Api::Driver));
+        assert!(!ApiChoice::Driver.includes(Api::Runtime) && !ApiChoice::Runtime.includes(Api::Driver));
+    }
+
+    #[test]
+    fn a_record_without_an_api_is_a_driver_record() {
+        #[derive(Deserialize)]
+        struct S {
+            #[serde(default)]
+            api: Api,
+        }
+        let s: S = serde_json::from_str("{}").unwrap();
+        assert_eq!(s.api, Api::Driver);
+        let s: S = serde_json::from_str(r#"{"api":"runtime"}"#).unwrap();
+        assert_eq!(s.api, Api::Runtime);
+    }
+}

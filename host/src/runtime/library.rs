@@ -1,0 +1,91 @@
+//! The kernels through the runtime: the same Rust PTX, loaded with `cudaLibraryLoadData` and launched with
+//! `cudaLaunchKernel`.
+//!
+//! A runtime program built by nvcc has its kernels registered at start-up and loaded into the context when
+//! first launched (lazy loading, the default since CUDA 12.2) or when the context starts (eager). The library
+//! API keeps that behaviour for code loaded at run time: `cudaLibraryLoadData` makes a context-independent
+//! library, and a kernel is loaded into the context at its first launch under `CUDA_MODULE_LOADING=LAZY`, or
+//! at load under `EAGER`. That is why async-lab loads its runtime kernels this way rather than through the
+//! driver's module API and a function pointer.
+
+use super::sys;
+use crate::driver::{DriverError, DriverResult};
+use crate::rt;
+use std::ffi::{c_void, CString};
+
+/// A library loaded by the runtime, unloaded on drop.
+pub struct Library {
+    raw: sys::cudaLibrary_t,
+}
+
+impl Library {
+    /// Loads `ptx` (PTX text; a NUL is appended).
+    pub fn load(ptx: &str) -> DriverResult<Library> {
+        super::get().map_err(|_| no_runtime("cudaLibraryLoadData"))?;
+        let image = CString::new(ptx).map_err(|_| DriverError::driver(1, "cudaLibraryLoadData (PTX holds a NUL)"))?;
+        let mut raw: sys::cudaLibrary_t = std::ptr::null_mut();
+        // SAFETY: `image` is a NUL-terminated PTX image that outlives the call (the runtime copies what it
+        // keeps); no JIT or library options are passed (null arrays with count 0).
+        unsafe {
+            rt!(cudaLibraryLoadData(
+                &mut raw,
+                image.as_ptr().cast(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                0
+            ))?
+        };
+        Ok(Library { raw })
+    }
+
+    /// The kernel `name` (`cudaLibraryGetKernel`). Under lazy loading this does not load it into the context.
+    pub fn kernel(&self, name: &str) -> DriverResult<Kernel> {
+        let c = CString::new(name).expect("kernel names hold no NUL");
+        let mut raw: sys::cudaKernel_t = std::ptr::null_mut();
+        // SAFETY: `self.raw` is a loaded library (unloaded only on drop); `c` is NUL-terminated.
+        unsafe { rt!(cudaLibraryGetKernel(&mut raw, self.raw, c.as_ptr()))? };
+        Ok(Kernel { raw })
+    }
+}
+
+impl Drop for Library {
+    fn drop(&mut self) {
+        // SAFETY: loaded in `load`, unloaded once here; no kernel handle outlives `self` (they borrow it), and
+        // callers synchronize before dropping a library whose kernels ran.
+        unsafe { sys::cudaLibraryUnload(self.raw) };
+    }
+}
+
+/// A kernel of a `Library`: a handle, valid while its library stays loaded (experiments reload libraries
+/// between repetitions, so the handle does not borrow it; `launch` is unsafe for that reason too).
+#[derive(Clone, Copy)]
+pub struct Kernel {
+    raw: sys::cudaKernel_t,
+}
+
+impl Kernel {
+    /// `cudaLaunchKernel` of this kernel on `stream` (a driver stream handle: both APIs share the context).
+    ///
+    /// # Safety
+    /// The kernel's library is still loaded. `params` holds one pointer per kernel parameter, to a value of
+    /// that parameter's exact type, and every device pointer among them stays valid until the kernel has
+    /// finished.
+    pub unsafe fn launch(
+        &self,
+        grid: u32,
+        block: u32,
+        stream: crate::driver::sys::CUstream,
+        params: &mut [*mut c_void],
+    ) -> DriverResult<()> {
+        let dim = |x| sys::dim3 { x, y: 1, z: 1 };
+        // A cudaKernel_t is passed to cudaLaunchKernel as the function pointer (documented for the library API).
+        rt!(cudaLaunchKernel(self.raw as *const c_void, dim(grid), dim(block), params.as_mut_ptr(), 0, stream.cast()))
+    }
+}
+
+fn no_runtime(call: &'static str) -> DriverError {
+    DriverError { code: 0, call, api: crate::api::Api::Runtime }
+}

@@ -1,0 +1,324 @@
+//! The CUDA runtime API (libcudart), loaded at run time.
+//!
+//! Most programs that ask "why does this block?" call the runtime, not the driver: nvcc-built C++,
+//! PyTorch, JAX, CuPy. async-lab measures its calls too. The library is not linked: a user may have a
+//! driver and no toolkit, and then every runtime experiment is *not run*, with the reason, instead of the
+//! binary failing to start. `locate` finds the file; the declarations are cudarc's (`cudarc::runtime::sys`,
+//! dynamic loading), which resolve their symbols in the library this module loaded first (see `load`).
+//!
+//! The runtime shares the device's primary context with the driver-side objects of an experiment (cust's
+//! `Context` retains that same primary context), so streams, events and buffers made through the driver are
+//! valid arguments to runtime calls, and only the call under test changes API.
+
+pub mod library;
+pub mod locate;
+
+use crate::api::Api;
+use crate::driver::DriverError;
+pub use cudarc::runtime::sys;
+use std::ffi::{c_int, c_void, CStr};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Every runtime function async-lab calls. Each is looked up when the library loads, so a runtime that lacks
+/// one is reported as unusable up front (cudarc's lazy lookup would panic at the first call instead).
+pub const REQUIRED: &[&str] = &[
+    "cudaRuntimeGetVersion",
+    "cudaDriverGetVersion",
+    "cudaGetErrorName",
+    "cudaGetErrorString",
+    "cudaSetDevice",
+    "cudaSetDeviceFlags",
+    "cudaDeviceSynchronize",
+    "cudaFree",
+    "cudaMalloc",
+    "cudaMallocHost",
+    "cudaHostAlloc",
+    "cudaFreeHost",
+    "cudaHostRegister",
+    "cudaHostUnregister",
+    "cudaMallocManaged",
+    "cudaMallocAsync",
+    "cudaFreeAsync",
+    "cudaMemcpy",
+    "cudaMemcpyAsync",
+    "cudaMemset",
+    "cudaMemsetAsync",
+    "cudaLaunchKernel",
+    "cudaLaunchHostFunc",
+    "cudaStreamAddCallback",
+    "cudaStreamCreateWithFlags",
+    "cudaStreamDestroy",
+    "cudaStreamSynchronize",
+    "cudaStreamQuery",
+    "cudaEventSynchronize",
+    "cudaLibraryLoadData",
+    "cudaLibraryUnload",
+    "cudaLibraryGetKernel",
+];
+
+/// The loaded runtime.
+pub struct Runtime {
+    /// Keeps the library mapped for the life of the process (cudarc's handle refers to the same mapping).
+    _lib: libloading::os::unix::Library,
+    pub path: PathBuf,
+    pub source: &'static str,
+    /// `cudaRuntimeGetVersion`, e.g. 13000.
+    pub version: i32,
+    /// `cudaDriverGetVersion`: the newest runtime the installed driver supports.
+    pub driver_version: i32,
+}
+
+/// What recordings and `info` say about the runtime (no folder names: only the file and how it was found).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RuntimeInfo {
+    /// e.g. "libcudart.so.13.0.96"; absent when none could be used.
+    pub file: Option<String>,
+    pub source: Option<String>,
+    /// e.g. "13.0".
+    pub version: Option<String>,
+    /// Why the runtime experiments were not run, when they were not.
+    pub unusable: Option<String>,
+}
+
+static EXPLICIT: OnceLock<Option<PathBuf>> = OnceLock::new();
+static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+
+/// Remembers `--cudart` (call once, before the first runtime call; later calls are ignored).
+pub fn configure(explicit: Option<&Path>) {
+    let _ = EXPLICIT.set(explicit.map(Path::to_path_buf));
+}
+
+/// The runtime, loaded on first use; or why it cannot be used (the same answer for the whole run).
+pub fn get() -> Result<&'static Runtime, &'static str> {
+    RUNTIME
+        .get_or_init(|| {
+            let explicit = EXPLICIT.get_or_init(|| None).as_deref();
+            let found = locate::find(&locate::Env::current(explicit)).map_err(|looked| {
+                if looked.len() == 1 && looked[0].starts_with(['-', 'A']) {
+                    format!("no usable CUDA runtime library: {}", looked[0])
+                } else {
+                    format!(
+                        "no CUDA runtime library (libcudart.so) found; looked in {}. Install the CUDA toolkit or \
+                         a runtime wheel (pip install nvidia-cuda-runtime), or name the file with --cudart PATH \
+                         or {}",
+                        looked.join(", "),
+                        locate::ENV_VAR
+                    )
+                }
+            })?;
+            load(found)
+        })
+        .as_ref()
+        .map_err(String::as_str)
+}
+
+/// What to store about the runtime in a recording.
+pub fn info() -> RuntimeInfo {
+    match get() {
+        Ok(rt) => RuntimeInfo {
+            file: rt.path.file_name().map(|f| f.to_string_lossy().into_owned()),
+            source: Some(rt.source.to_owned()),
+            version: Some(version_string(rt.version)),
+            unusable: None,
+        },
+        Err(why) => RuntimeInfo { file: None, source: None, version: None, unusable: Some(why.to_owned()) },
+    }
+}
+
+/// 13000 → "13.0".
+pub fn version_string(v: i32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+fn load(found: locate::Found) -> Result<Runtime, String> {
+    use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
+    let shown = found.path.display();
+    // SAFETY: loading libcudart runs its initializers, which only set up its own state; the file was chosen
+    // by name (libcudart.so*) or by the user.
+    let lib = unsafe { Library::open(Some(&found.path), RTLD_NOW | RTLD_GLOBAL) }
+        .map_err(|e| format!("the CUDA runtime library {shown} could not be loaded: {e}"))?;
+    let missing: Vec<&str> = REQUIRED
+        .iter()
+        .copied()
+        // SAFETY: only the symbol's presence is checked; the pointer is not used.
+        .filter(|name| unsafe { lib.get::<*const c_void>(name.as_bytes()) }.is_err())
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "the CUDA runtime library {shown} lacks {} (async-lab needs CUDA 12.0 or newer)",
+            missing.join(", ")
+        ));
+    }
+    // cudarc resolves its symbols through its own handle, opened by soname. With ours loaded first, the
+    // dynamic loader hands it the same library, unless another libcudart.so shadows it on the search path:
+    // check that both handles give the same function.
+    // SAFETY: the symbol exists (checked above); only its address is compared.
+    let ours = unsafe { lib.get::<*const c_void>(b"cudaRuntimeGetVersion") }.map(|s| *s).ok();
+    let theirs = std::panic::catch_unwind(|| {
+        // SAFETY: as above; `culib` only opens the library by name.
+        unsafe { sys::culib().get::<*const c_void>(b"cudaRuntimeGetVersion").map(|s| *s).ok() }
+    })
+    .ok()
+    .flatten();
+    if ours.is_none() || ours != theirs {
+        return Err(format!(
+            "the CUDA runtime library {shown} was loaded, but another libcudart on the library search path \
+             shadows it; name the same file with --cudart, or remove the other from LD_LIBRARY_PATH"
+        ));
+    }
+    let (mut version, mut driver_version): (c_int, c_int) = (0, 0);
+    // SAFETY: valid out-pointers; neither call needs a GPU.
+    unsafe {
+        check(sys::cudaRuntimeGetVersion(&mut version), "cudaRuntimeGetVersion").map_err(|e| e.to_string())?;
+        check(sys::cudaDriverGetVersion(&mut driver_version), "cudaDriverGetVersion").map_err(|e| e.to_string())?;
+    }
+    if driver_version != 0 && version > driver_version {
+        return Err(format!(
+            "the CUDA runtime {} ({shown}) needs a driver for CUDA {} or newer; this driver supports CUDA {}",
+            version_string(version),
+            version_string(version),
+            version_string(driver_version)
+        ));
+    }
+    Ok(Runtime { _lib: lib, path: found.path, source: found.source, version, driver_version })
+}
+
+/// Turns a runtime result into `Ok(())` or an error that names `call` and reads the runtime's own codes.
+pub fn check(code: sys::cudaError_t, call: &'static str) -> Result<(), DriverError> {
+    match code {
+        sys::cudaError_t::cudaSuccess => Ok(()),
+        c => Err(DriverError { code: c as u32, call, api: Api::Runtime }),
+    }
+}
+
+/// The runtime's name for an error code (`cudaErrorInvalidValue`), or the number.
+pub fn error_name(code: u32) -> String {
+    lookup(code, |c| {
+        // SAFETY: the runtime is loaded (`get` succeeded) and returns a static string for any code.
+        unsafe { sys::cudaGetErrorName(c) }
+    })
+    .unwrap_or_else(|| format!("cudaError {code}"))
+}
+
+/// The runtime's sentence for an error code.
+pub fn error_text(code: u32) -> Option<String> {
+    lookup(code, |c| {
+        // SAFETY: as in `error_name`.
+        unsafe { sys::cudaGetErrorString(c) }
+    })
+}
+
+fn lookup(code: u32, f: impl Fn(sys::cudaError_t) -> *const std::ffi::c_char) -> Option<String> {
+    get().ok()?;
+    // Only codes the bindings know are turned back into their enum (an unknown value would be undefined).
+    let known = ERROR_CODES.iter().find(|&&c| c as u32 == code)?;
+    let text = f(*known);
+    // SAFETY: the runtime returns a pointer to a static NUL-terminated string, or null.
+    (!text.is_null()).then(|| unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
+}
+
+/// The error codes a runtime call made here can plausibly return, for naming them.
+const ERROR_CODES: &[sys::cudaError_t] = {
+    use sys::cudaError_t::*;
+    &[
+        cudaErrorInvalidValue,
+        cudaErrorMemoryAllocation,
+        cudaErrorInitializationError,
+        cudaErrorInvalidConfiguration,
+        cudaErrorInvalidDevicePointer,
+        cudaErrorInvalidMemcpyDirection,
+        cudaErrorInsufficientDriver,
+        cudaErrorNoDevice,
+        cudaErrorInvalidDevice,
+        cudaErrorInvalidKernelImage,
+        cudaErrorNoKernelImageForDevice,
+        cudaErrorInvalidPtx,
+        cudaErrorUnsupportedPtxVersion,
+        cudaErrorInvalidResourceHandle,
+        cudaErrorSymbolNotFound,
+        cudaErrorNotReady,
+        cudaErrorIllegalAddress,
+        cudaErrorLaunchFailure,
+        cudaErrorLaunchTimeout,
+        cudaErrorHostMemoryAlreadyRegistered,
+        cudaErrorHostMemoryNotRegistered,
+        cudaErrorSetOnActiveProcess,
+        cudaErrorNotSupported,
+        cudaErrorNotPermitted,
+        cudaErrorStubLibrary,
+        cudaErrorDevicesUnavailable,
+        cudaErrorUnknown,
+    ]
+};
+
+/// Calls a runtime function and checks its result: `rt!(cudaDeviceSynchronize())`. Every function named
+/// here must be in `REQUIRED` (a test checks the sources).
+#[macro_export]
+macro_rules! rt {
+    ($f:ident ( $($arg:expr),* $(,)? )) => {
+        $crate::runtime::check($crate::runtime::sys::$f($($arg),*), stringify!($f))
+    };
+}
+
+/// Makes GPU `ordinal` the runtime's current device (its primary context, the one the driver-side objects
+/// live in).
+pub fn set_device(ordinal: i32) -> Result<(), DriverError> {
+    get().map_err(|_| DriverError { code: 0, call: "cudaSetDevice (no runtime)", api: Api::Runtime })?;
+    // SAFETY: plain call with an ordinal; the runtime answers an error for a bad one.
+    unsafe { rt!(cudaSetDevice(ordinal)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every runtime function the sources call (through the `rt!` macro or `sys::`) is looked up at load, so a
+    /// runtime that lacks one is refused up front instead of panicking mid-run.
+    #[test]
+    fn every_runtime_call_in_the_sources_is_required() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = vec![src.clone()];
+        let mut called = std::collections::BTreeSet::new();
+        while let Some(p) = files.pop() {
+            if p.is_dir() {
+                files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+                continue;
+            }
+            if p.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            for marker in ["rt!(cuda", "sys::cuda"] {
+                for (i, _) in text.match_indices(marker) {
+                    let start = i + marker.len() - 4;
+                    let name: String =
+                        text[start..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                    // Types and constants (`sys::cudaError_t`, `sys::cudaMemcpyKind`) are not calls.
+                    if text[start + name.len()..].starts_with('(') {
+                        called.insert(name);
+                    }
+                }
+            }
+        }
+        assert!(called.contains("cudaMemcpyAsync"), "the scan found no runtime calls: {called:?}");
+        let missing: Vec<_> = called.iter().filter(|n| !REQUIRED.contains(&n.as_str())).collect();
+        assert!(missing.is_empty(), "runtime functions called but not in REQUIRED: {missing:?}");
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_library_is_refused_with_its_name() {
+        let dir = std::env::temp_dir().join(format!("async-lab-rt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fake = dir.join("libcudart.so.13");
+        std::fs::write(&fake, b"not an ELF file").unwrap();
+        let err = load(locate::Found { path: fake.clone(), source: "--cudart" }).err().expect("refused");
+        assert!(err.contains("could not be loaded") && err.contains(&fake.display().to_string()), "{err}");
+    }
+
+    #[test]
+    fn versions_read_as_major_dot_minor() {
+        assert_eq!(version_string(13000), "13.0");
+        assert_eq!(version_string(12080), "12.8");
+    }
+}
