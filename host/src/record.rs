@@ -59,6 +59,8 @@ pub enum Family {
     Copy,
     Memset,
     Launch,
+    /// Loading modules and libraries, looking up kernels, first launches (`experiments/loading.rs`).
+    Load,
     Alloc,
     Callback,
     Wait,
@@ -73,6 +75,7 @@ impl Family {
             Family::Copy => "Copies",
             Family::Memset => "Memset",
             Family::Launch => "Kernel launches",
+            Family::Load => "Loading code while the GPU works",
             Family::Alloc => "Allocation and registration",
             Family::Callback => "Host callbacks and stream teardown",
             Family::Wait => "Waiting (scheduling flags)",
@@ -115,6 +118,10 @@ pub struct CaseSetup {
     pub bytes: u64,
     /// A sentence on what this experiment does.
     pub what: String,
+    /// Which API the call under test went through (absent in recordings made before the runtime was
+    /// measured: those are driver recordings).
+    #[serde(default)]
+    pub api: crate::api::Api,
     /// For copies between two GPUs: which two, and whether direct (peer) access was on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer: Option<PeerSetup>,

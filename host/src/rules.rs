@@ -131,6 +131,8 @@ pub const RULES: &[Rule] = &[
     Rule { id: "K2", case: "kernel launch with CUDA_LAUNCH_BLOCKING=1", documented: "synchronous (a debugging aid)" },
     Rule { id: "K4", case: "first launch of a lazily loaded kernel", documented: "loading may need a context synchronization" },
     Rule { id: "K5", case: "launch with many launches already pending", documented: "not documented (forums: about 1000 pending launches, then each launch waits)" },
+    Rule { id: "L1", case: "loading a module or a library (cuModuleLoadData, cuLibraryLoadData, cudaLibraryLoadData)", documented: "not documented. The API reference says where the code goes (a module into the current context; a library into every context at once under EAGER, into a context only when first needed there under LAZY) but nothing about waiting for work in flight" },
+    Rule { id: "L2", case: "looking up a kernel without loading it (cuLibraryGetKernel; cuModuleGetFunction, cuKernelGetFunction under EAGER)", documented: "not documented. The API reference only says which handle is returned; under LAZY, cuModuleGetFunction and cuKernelGetFunction load the kernel (Programming Guide, Lazy Loading; cuLibraryLoadData's reference) and K4 applies" },
     Rule { id: "ST1", case: "legacy default stream", documented: "ordered with every blocking stream (device-side ordering, not a host wait)" },
     Rule { id: "ST2", case: "per-thread default stream", documented: "an ordinary blocking stream, ordered with the legacy stream" },
     Rule { id: "ST3", case: "stream created non-blocking", documented: "no implicit ordering with the legacy stream" },

@@ -94,22 +94,36 @@ fn run_tests(sh: &Shell) -> anyhow::Result<()> {
 /// The stub symbol list that the host's build script compiles into its link-time `libcuda.so`.
 const STUB_SYMBOLS: &str = "host/cuda-stub/symbols.txt";
 
-/// Checks that `host/cuda-stub/symbols.txt` lists exactly the driver functions of cust_raw's bindings.
+/// The host's own driver declarations (functions newer than cust_raw's CUDA 11.4 headers among them).
+const HOST_SYS: &str = "host/src/driver/sys.rs";
+
+/// Checks that `host/cuda-stub/symbols.txt` lists exactly the driver functions of cust_raw's bindings plus
+/// those that `host/src/driver/sys.rs` declares itself.
 fn check_stub_symbols(sh: &Shell) -> anyhow::Result<()> {
     let metadata = cmd!(sh, "cargo metadata --format-version 1").quiet().read().context("running cargo metadata")?;
     let bindings = cust_raw_bindings(&metadata)?;
     let source = fs::read_to_string(&bindings).with_context(|| format!("reading {}", bindings.display()))?;
-    let expected = binding_names(&source);
+    let host_sys = project_root().join(HOST_SYS);
+    let host_source = fs::read_to_string(&host_sys).with_context(|| format!("reading {HOST_SYS}"))?;
+    let expected = expected_symbols(&source, &host_source);
 
     let committed_path = project_root().join(STUB_SYMBOLS);
     let committed = fs::read_to_string(&committed_path).with_context(|| format!("reading {STUB_SYMBOLS}"))?;
     let regenerate = format!(
-        "regenerate it with:\n    grep -o 'pub fn cu[A-Za-z0-9_]*' {} | sed 's/^pub fn //' | LC_ALL=C sort -u > {STUB_SYMBOLS}",
+        "regenerate it with:\n    grep -ho 'pub fn cu[A-Za-z0-9_]*' {} {HOST_SYS} | sed 's/^pub fn //' | LC_ALL=C sort -u > {STUB_SYMBOLS}",
         bindings.display()
     );
     compare_symbols(&committed, &expected).with_context(|| format!("{STUB_SYMBOLS} is out of date; {regenerate}"))?;
-    eprintln!("{STUB_SYMBOLS}: {} symbols, same as {}", expected.len(), bindings.display());
+    eprintln!("{STUB_SYMBOLS}: {} symbols, same as {} and {HOST_SYS}", expected.len(), bindings.display());
     Ok(())
+}
+
+/// The stub must define every function of cust_raw's bindings (`cust` links them all) and every function the
+/// host declares itself in `sys.rs` (some are newer than cust_raw's headers).
+fn expected_symbols(bindings: &str, host_sys: &str) -> BTreeSet<String> {
+    let mut names = binding_names(bindings);
+    names.extend(binding_names(host_sys));
+    names
 }
 
 /// `src/cuda.rs` of the `cust_raw` package in `cargo metadata`'s JSON.
@@ -148,7 +162,7 @@ fn compare_symbols(committed: &str, expected: &BTreeSet<String>) -> anyhow::Resu
         problems.push(format!("missing {}: {}", missing.len(), missing.join(", ")));
     }
     if !extra.is_empty() {
-        problems.push(format!("not in cust_raw {}: {}", extra.len(), extra.join(", ")));
+        problems.push(format!("declared by neither cust_raw nor sys.rs {}: {}", extra.len(), extra.join(", ")));
     }
     if !lines.windows(2).all(|pair| pair[0] < pair[1]) {
         problems.push("not sorted, or has duplicates".to_owned());
@@ -341,6 +355,21 @@ mod tests {
     }
 
     #[test]
+    fn expects_the_host_declarations_too() {
+        let bindings = "extern \"C\" {\n    pub fn cuInit(Flags: c_uint) -> CUresult;\n}\n";
+        let host_sys = "extern \"C\" {\n    pub fn cuInit(flags: c_uint) -> CuResult;\n    \
+                        pub fn cuLibraryLoadData(\n        library: *mut CUlibrary,\n    ) -> CuResult;\n}\n\
+                        pub type CUlibrary = *mut c_void;\n";
+        let expected = expected_symbols(bindings, host_sys);
+        let names: Vec<&str> = expected.iter().map(String::as_str).collect();
+        assert_eq!(names, ["cuInit", "cuLibraryLoadData"]);
+        // A list with cust_raw's functions only lacks the host's own declaration.
+        let err = compare_symbols("cuInit\n", &expected).unwrap_err().to_string();
+        assert!(err.contains("missing 1: cuLibraryLoadData"), "{err}");
+        assert!(compare_symbols("cuInit\ncuLibraryLoadData\n", &expected).is_ok());
+    }
+
+    #[test]
     fn finds_the_ids_of_timelines_and_plots() {
         let html = r#"<svg class="tl" id="timeline-a-b"></svg><figure id="plot-sweep"></figure><p id="other">"#;
         assert_eq!(page_ids(html), ["timeline-a-b", "plot-sweep"]);
@@ -351,7 +380,7 @@ mod tests {
         let expected: BTreeSet<String> = ["cuA", "cuB"].map(String::from).into();
         assert!(compare_symbols("cuA\ncuB\n", &expected).is_ok());
         let err = compare_symbols("cuB\ncuA\ncuC\n", &expected).unwrap_err().to_string();
-        assert!(err.contains("not in cust_raw 1: cuC") && err.contains("not sorted"), "{err}");
+        assert!(err.contains("declared by neither cust_raw nor sys.rs 1: cuC") && err.contains("not sorted"), "{err}");
         let err = compare_symbols("cuA\n", &expected).unwrap_err().to_string();
         assert!(err.contains("missing 1: cuB"), "{err}");
     }

@@ -1,0 +1,758 @@
+//! Loading code while the GPU works: what the host thread does when it loads a module or a library, looks up
+//! a kernel in it, or launches one of its kernels for the first time, while a kernel or a large copy runs.
+//!
+//! Programs load code at run time more often than one would think (JIT-compiled kernels, plugins, the kernels
+//! of PyTorch's and JAX's compilers), and with lazy loading (the default on Linux since CUDA 12.2) the first
+//! use of a kernel is a load too. NVIDIA warns that loading a kernel lazily may synchronize the context (rule
+//! K4) and says nothing about the loads and lookups themselves (L1, L2). Each step is measured on its own,
+//! under CUDA_MODULE_LOADING=LAZY and =EAGER (a child process each, see `runner.rs`):
+//!
+//! 1. the load of the project's PTX (`cuModuleLoadData`, `cuLibraryLoadData`, `cudaLibraryLoadData`);
+//! 2. a lookup in code loaded just before (`cuModuleGetFunction`, `cuLibraryGetKernel`, `cuKernelGetFunction`,
+//!    `cudaLibraryGetKernel`);
+//! 3. the first launch of the kernel `empty` of a library loaded just before: `cuLaunchKernel` given the
+//!    library's kernel handle itself (its API reference allows that since CUDA 12.0, the context being the
+//!    stream's), and `cudaLaunchKernel`.
+//!
+//! Each in up to three situations: a blocker kernel ahead of the call in its own stream (launches only: the
+//! other calls take no stream), a blocker on another non-blocking stream, and 256 MiB host → device copies from
+//! pinned memory on another non-blocking stream. The blockers follow `method.rs` as they are; the copies take
+//! the blocker's place in `copy_rep`, which mirrors `method::run_rep`.
+//!
+//! Every repetition starts from fresh code: what the call starts from (a module, a library, a kernel handle) is
+//! loaded before the timed span, and what it used or loaded is unloaded after the device was synchronized,
+//! outside the timed span (`repetition`).
+
+use super::launches::Loading;
+use super::method::{blocker_ns_for, run_rep, Blocker, BlockerPlan, Probe};
+use super::{case_record, Case, Op};
+use crate::api::Api;
+use crate::classify::Class::*;
+use crate::driver::{
+    sys, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind,
+};
+use crate::measure::{monotonic_ns, Stopwatch};
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use crate::rules::Expected;
+use crate::runtime::library::{Kernel as RtKernel, Library as RtLibrary};
+use std::collections::BTreeMap;
+use std::ffi::{CStr, CString};
+use std::marker::PhantomData;
+use std::ptr::null_mut;
+
+/// The kernel every case looks up and launches: no parameters, no work.
+const EMPTY: &CStr = c"empty";
+/// Bytes of each copy of the copy situation.
+const COPY_BYTES: usize = 256 << 20;
+/// At most this many copies are queued at once, well under the roughly thousand operations a stream queues
+/// before an enqueue has to wait (K5).
+const MAX_COPIES: usize = 512;
+
+/// The call under test: the driver's, then the runtime's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Call {
+    ModuleLoadData,
+    LibraryLoadData,
+    LibraryGetKernel,
+    KernelGetFunction,
+    ModuleGetFunction,
+    /// `cuLaunchKernel` of a library's kernel handle: the kernel's first launch.
+    FirstLaunch,
+    RtLibraryLoadData,
+    RtLibraryGetKernel,
+    /// `cudaLaunchKernel` of a library's kernel: its first launch.
+    RtFirstLaunch,
+}
+
+impl Call {
+    pub const ALL: [Call; 9] = [
+        Call::ModuleLoadData,
+        Call::LibraryLoadData,
+        Call::LibraryGetKernel,
+        Call::KernelGetFunction,
+        Call::ModuleGetFunction,
+        Call::FirstLaunch,
+        Call::RtLibraryLoadData,
+        Call::RtLibraryGetKernel,
+        Call::RtFirstLaunch,
+    ];
+
+    pub fn api(self) -> Api {
+        match self {
+            Call::RtLibraryLoadData | Call::RtLibraryGetKernel | Call::RtFirstLaunch => Api::Runtime,
+            _ => Api::Driver,
+        }
+    }
+
+    /// The API function's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Call::ModuleLoadData => "cuModuleLoadData",
+            Call::LibraryLoadData => "cuLibraryLoadData",
+            Call::LibraryGetKernel => "cuLibraryGetKernel",
+            Call::KernelGetFunction => "cuKernelGetFunction",
+            Call::ModuleGetFunction => "cuModuleGetFunction",
+            Call::FirstLaunch => "cuLaunchKernel",
+            Call::RtLibraryLoadData => "cudaLibraryLoadData",
+            Call::RtLibraryGetKernel => "cudaLibraryGetKernel",
+            Call::RtFirstLaunch => "cudaLaunchKernel",
+        }
+    }
+
+    /// The call's part of the id: the same for a driver call and its runtime counterpart.
+    fn slug(self) -> &'static str {
+        match self {
+            Call::ModuleLoadData => "module-load-data",
+            Call::LibraryLoadData | Call::RtLibraryLoadData => "library-load-data",
+            Call::LibraryGetKernel | Call::RtLibraryGetKernel => "library-get-kernel",
+            Call::KernelGetFunction => "kernel-get-function",
+            Call::ModuleGetFunction => "module-get-function",
+            Call::FirstLaunch | Call::RtFirstLaunch => "first-launch",
+        }
+    }
+
+    /// Whether the call puts work on a stream (only the launches do).
+    pub fn is_launch(self) -> bool {
+        matches!(self, Call::FirstLaunch | Call::RtFirstLaunch)
+    }
+
+    /// What the call does, for a learner.
+    fn action(self) -> &'static str {
+        match self {
+            Call::ModuleLoadData => "loading the project's kernels (PTX) as a new module",
+            Call::LibraryLoadData => "loading the project's kernels (PTX) as a new library",
+            Call::RtLibraryLoadData => "loading the project's kernels (PTX) as a new library through the runtime",
+            Call::LibraryGetKernel => "looking up the kernel `empty` in a library loaded just before",
+            Call::RtLibraryGetKernel => {
+                "looking up the kernel `empty` in a library loaded just before, through the runtime"
+            }
+            Call::KernelGetFunction => {
+                "asking for this context's function of a kernel of a library loaded just before (under lazy \
+                 loading, that loads it)"
+            }
+            Call::ModuleGetFunction => {
+                "looking up the kernel `empty` in a module loaded just before (under lazy loading, that loads it)"
+            }
+            Call::FirstLaunch => {
+                "the first launch of the kernel `empty` of a library loaded just before, given to cuLaunchKernel as \
+                 the library's kernel handle"
+            }
+            Call::RtFirstLaunch => {
+                "the first launch of the kernel `empty` of a library loaded just before, through the runtime"
+            }
+        }
+    }
+}
+
+/// What keeps the GPU busy while the call is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Situation {
+    /// A blocker kernel ahead of the call in its own stream (launches only).
+    Same,
+    /// A blocker kernel on another, non-blocking stream.
+    Other,
+    /// 256 MiB host → device copies from pinned memory on another, non-blocking stream.
+    Copy,
+}
+
+impl Situation {
+    pub const ALL: [Situation; 3] = [Situation::Same, Situation::Other, Situation::Copy];
+
+    fn slug(self) -> &'static str {
+        match self {
+            Situation::Same => "same",
+            Situation::Other => "other",
+            Situation::Copy => "copy",
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            Situation::Same => "with a blocker kernel ahead of it in the same stream",
+            Situation::Other => "while a blocker kernel runs on another, non-blocking stream",
+            Situation::Copy => {
+                "while 256 MiB host-to-device copies from pinned memory run on another, non-blocking stream"
+            }
+        }
+    }
+}
+
+/// One experiment of the family.
+#[derive(Clone, Copy, Debug)]
+pub struct LoadOp {
+    pub call: Call,
+    pub loading: Loading,
+    pub situation: Situation,
+}
+
+impl LoadOp {
+    /// CUDA_MODULE_LOADING is read once, when the driver starts: every case runs in a child process.
+    pub fn child_env(&self) -> Option<(&'static str, &'static str)> {
+        Some(match self.loading {
+            Loading::Lazy => ("CUDA_MODULE_LOADING", "LAZY"),
+            Loading::Eager => ("CUDA_MODULE_LOADING", "EAGER"),
+        })
+    }
+
+    /// The rule the case tests and what it predicts.
+    fn rule(self) -> (&'static str, Expected) {
+        let lazy = self.loading == Loading::Lazy;
+        let ahead = self.situation == Situation::Same;
+        match self.call {
+            Call::ModuleLoadData | Call::LibraryLoadData | Call::RtLibraryLoadData => ("L1", Expected::undocumented()),
+            // Under lazy loading these two are where the kernel is loaded into the context.
+            Call::ModuleGetFunction | Call::KernelGetFunction if lazy => {
+                ("K4", Expected::classes(&[Async, DeviceSync]))
+            }
+            Call::ModuleGetFunction | Call::KernelGetFunction | Call::LibraryGetKernel | Call::RtLibraryGetKernel => {
+                ("L2", Expected::undocumented())
+            }
+            // Under eager loading the library was loaded into the context with it: an ordinary launch.
+            Call::FirstLaunch | Call::RtFirstLaunch if !lazy => ("K1", Expected::classes(&[Async])),
+            Call::FirstLaunch | Call::RtFirstLaunch if ahead => ("K4", Expected::classes(&[Async, WaitedThenStaged])),
+            Call::FirstLaunch | Call::RtFirstLaunch => ("K4", Expected::classes(&[Async, DeviceSync])),
+        }
+    }
+
+    fn case(self) -> Case {
+        let ahead = self.situation == Situation::Same;
+        let (rule, expected) = self.rule();
+        let (mode, mode_env) = match self.loading {
+            Loading::Lazy => ("lazy", "LAZY"),
+            Loading::Eager => ("eager", "EAGER"),
+        };
+        let api = self.call.api();
+        Case {
+            setup: CaseSetup {
+                id: format!("{}load/{}/{mode}/{}", api.id_prefix(), self.call.slug(), self.situation.slug()),
+                family: Family::Load,
+                call: self.call.name().into(),
+                rule: rule.into(),
+                expected,
+                stream: self.call.is_launch().then_some(StreamKind::NonBlocking),
+                blocker: if ahead { BlockerPlacement::Same } else { BlockerPlacement::Other },
+                blocker_stream: Some(StreamKind::NonBlocking),
+                blocker_ahead: ahead,
+                host_memory: None,
+                bytes: 0,
+                what: format!(
+                    "{}, in a process started with CUDA_MODULE_LOADING={mode_env}, {}",
+                    self.call.action(),
+                    self.situation.words()
+                ),
+                api,
+                peer: None,
+            },
+            op: Op::Load(self),
+        }
+    }
+}
+
+/// Every case of the family, the runtime's included (they are made here, not as runtime twins).
+pub fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for call in Call::ALL {
+        for loading in [Loading::Lazy, Loading::Eager] {
+            for situation in Situation::ALL {
+                if situation == Situation::Same && !call.is_launch() {
+                    continue; // a call without a stream has no "same stream"
+                }
+                v.push(LoadOp { call, loading, situation }.case());
+            }
+        }
+    }
+    v
+}
+
+/// A module loaded with `cuModuleLoadData` into the GPU's context; unloaded on drop, once the device is idle.
+struct Module<'g> {
+    raw: sys::CUmodule,
+    gpu: &'g Gpu,
+}
+
+impl<'g> Module<'g> {
+    /// `cuModuleLoadData` and nothing else (it is the call of the module-load cases). The caller has made
+    /// `gpu`'s context current.
+    fn load(gpu: &'g Gpu, image: &CStr) -> DriverResult<Module<'g>> {
+        let mut raw = null_mut();
+        // SAFETY: `raw` is a valid out-pointer; `image` is NUL-terminated PTX that lives through the call (the
+        // driver keeps its own copy of what it needs); the caller made `gpu`'s (live) context current.
+        unsafe { crate::drv!(cuModuleLoadData(&mut raw, image.as_ptr().cast()))? };
+        Ok(Module { raw, gpu })
+    }
+
+    /// `cuModuleGetFunction`: the kernel `name` (under lazy loading, this loads it into the context).
+    fn function(&self, name: &CStr) -> DriverResult<sys::CUfunction> {
+        let mut f = null_mut();
+        // SAFETY: `self.raw` is a loaded module (unloaded only on drop); `name` is NUL-terminated; `f` is a valid
+        // out-pointer.
+        unsafe { crate::drv!(cuModuleGetFunction(&mut f, self.raw, name.as_ptr()))? };
+        Ok(f)
+    }
+}
+
+impl Drop for Module<'_> {
+    fn drop(&mut self) {
+        // Normally the device is idle already; after an error a kernel of this module could still be queued.
+        // This also makes the module's context current, the one `cuModuleUnload` acts on.
+        let _ = self.gpu.synchronize();
+        // SAFETY: loaded in `load` into this GPU's context (current, just bound), unloaded once, here; nothing of
+        // it runs any more (the device is idle) and the function handles looked up in it were not kept.
+        unsafe { sys::cuModuleUnload(self.raw) };
+    }
+}
+
+/// A library loaded with `cuLibraryLoadData`; unloaded on drop, once the device is idle.
+struct Library<'g> {
+    raw: sys::CUlibrary,
+    gpu: &'g Gpu,
+}
+
+impl<'g> Library<'g> {
+    /// `cuLibraryLoadData` without options, and nothing else (it is the call of the library-load cases).
+    fn load(gpu: &'g Gpu, image: &CStr) -> DriverResult<Library<'g>> {
+        let mut raw = null_mut();
+        // SAFETY: `raw` is a valid out-pointer; `image` is NUL-terminated PTX that lives through the call (the
+        // driver keeps its own copy of what it needs); no JIT or library options: null arrays, counts 0.
+        unsafe {
+            crate::drv!(cuLibraryLoadData(
+                &mut raw,
+                image.as_ptr().cast(),
+                null_mut(),
+                null_mut(),
+                0,
+                null_mut(),
+                null_mut(),
+                0
+            ))?
+        };
+        Ok(Library { raw, gpu })
+    }
+
+    /// `cuLibraryGetKernel`: the kernel `name`, one handle for every context (nothing is loaded).
+    fn kernel(&self, name: &CStr) -> DriverResult<Kernel<'_>> {
+        let mut raw = null_mut();
+        // SAFETY: `self.raw` is a loaded library (unloaded only on drop, which the returned kernel's borrow
+        // prevents); `name` is NUL-terminated; `raw` is a valid out-pointer.
+        unsafe { crate::drv!(cuLibraryGetKernel(&mut raw, self.raw, name.as_ptr()))? };
+        Ok(Kernel { raw, _library: PhantomData })
+    }
+}
+
+impl Drop for Library<'_> {
+    fn drop(&mut self) {
+        // Normally the device is idle already; after an error a kernel of this library could still be queued.
+        let _ = self.gpu.synchronize();
+        // SAFETY: loaded in `load`, unloaded once, here; no `Kernel` of it is left (they borrow it) and nothing of
+        // it runs any more (the device is idle).
+        unsafe { sys::cuLibraryUnload(self.raw) };
+    }
+}
+
+/// A kernel of a `Library`: one handle for every context. It cannot outlive its library.
+#[derive(Clone, Copy)]
+struct Kernel<'l> {
+    raw: sys::CUkernel,
+    _library: PhantomData<&'l Library<'l>>,
+}
+
+impl Kernel<'_> {
+    /// `cuKernelGetFunction`: the kernel's function in the current context (under lazy loading, this loads it).
+    fn function(self) -> DriverResult<sys::CUfunction> {
+        let mut f = null_mut();
+        // SAFETY: `self.raw` is a kernel of a loaded library (the lifetime keeps the library loaded); `f` is a
+        // valid out-pointer.
+        unsafe { crate::drv!(cuKernelGetFunction(&mut f, self.raw))? };
+        Ok(f)
+    }
+
+    /// `cuLaunchKernel` given the kernel handle itself, on one thread: the driver takes the function of the
+    /// stream's context (loading it there first, under lazy loading). The kernel must be `empty`.
+    fn launch_empty(self, stream: StreamHandle<'_>) -> DriverResult<()> {
+        // SAFETY: cuLaunchKernel's API reference (CUDA 12.0 on) accepts a CUkernel from cuLibraryGetKernel cast
+        // to CUfunction, launched in the stream's context; `self.raw` is one, of a library that stays loaded
+        // until the device is idle again (its lifetime, and `repetition`); `empty` takes no parameters (null
+        // params and extra); `stream` is live (its lifetime says so).
+        unsafe {
+            crate::drv!(cuLaunchKernel(self.raw.cast(), 1, 1, 1, 1, 1, 1, 0, stream.raw(), null_mut(), null_mut()))
+        }
+    }
+}
+
+/// Code a repetition loaded: before its call (untimed; nothing for the loads themselves), or by its call.
+enum Loaded<'g> {
+    Nothing,
+    Module(Module<'g>),
+    Library(Library<'g>),
+    Runtime(RtLibrary),
+}
+
+impl<'g> Loaded<'g> {
+    fn for_call(gpu: &'g Gpu, call: Call, image: &CStr) -> anyhow::Result<Loaded<'g>> {
+        gpu.bind()?;
+        Ok(match call {
+            Call::ModuleLoadData | Call::LibraryLoadData | Call::RtLibraryLoadData => Loaded::Nothing,
+            Call::ModuleGetFunction => Loaded::Module(Module::load(gpu, image)?),
+            Call::LibraryGetKernel | Call::KernelGetFunction | Call::FirstLaunch => {
+                Loaded::Library(Library::load(gpu, image)?)
+            }
+            Call::RtLibraryGetKernel | Call::RtFirstLaunch => Loaded::Runtime(RtLibrary::load(gpu.ptx.text())?),
+        })
+    }
+}
+
+/// The call with what it starts from, borrowed from the repetition's `Loaded`.
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    ModuleLoadData,
+    LibraryLoadData,
+    RtLibraryLoadData,
+    ModuleGetFunction(&'a Module<'a>),
+    LibraryGetKernel(&'a Library<'a>),
+    KernelGetFunction(Kernel<'a>),
+    FirstLaunch(Kernel<'a>),
+    RtLibraryGetKernel(&'a RtLibrary),
+    RtFirstLaunch(RtKernel),
+}
+
+impl<'a> Step<'a> {
+    /// Where the call starts from a kernel handle, looks it up now (untimed).
+    fn new(call: Call, loaded: &'a Loaded<'a>) -> anyhow::Result<Step<'a>> {
+        Ok(match (call, loaded) {
+            (Call::ModuleLoadData, Loaded::Nothing) => Step::ModuleLoadData,
+            (Call::LibraryLoadData, Loaded::Nothing) => Step::LibraryLoadData,
+            (Call::RtLibraryLoadData, Loaded::Nothing) => Step::RtLibraryLoadData,
+            (Call::ModuleGetFunction, Loaded::Module(m)) => Step::ModuleGetFunction(m),
+            (Call::LibraryGetKernel, Loaded::Library(l)) => Step::LibraryGetKernel(l),
+            (Call::KernelGetFunction, Loaded::Library(l)) => Step::KernelGetFunction(l.kernel(EMPTY)?),
+            (Call::FirstLaunch, Loaded::Library(l)) => Step::FirstLaunch(l.kernel(EMPTY)?),
+            (Call::RtLibraryGetKernel, Loaded::Runtime(l)) => Step::RtLibraryGetKernel(l),
+            (Call::RtFirstLaunch, Loaded::Runtime(l)) => Step::RtFirstLaunch(l.kernel("empty")?),
+            (call, _) => anyhow::bail!("{} was not given the code it starts from", call.name()),
+        })
+    }
+}
+
+/// One repetition's call.
+struct LoadProbe<'a> {
+    gpu: &'a Gpu,
+    step: Step<'a>,
+    /// The launches' stream (the other calls take none).
+    stream: StreamHandle<'a>,
+    image: &'a CStr,
+    /// What the call loaded, if it is a load; unloaded with the probe, after the device was synchronized.
+    made: Loaded<'a>,
+}
+
+impl Probe for LoadProbe<'_> {
+    fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
+        // The code the call starts from was loaded before this probe was made (see `repetition`).
+        Ok(())
+    }
+
+    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+        // Each arm is one API call. `made` is empty before it (a probe serves one repetition), so storing what
+        // a load made unloads nothing inside the timed span. The runtime's `Library::load` and `kernel` also copy
+        // their string argument (the PTX, or "empty") into a C string: host work of microseconds.
+        let (gpu, image) = (self.gpu, self.image);
+        match self.step {
+            Step::ModuleLoadData => Module::load(gpu, image).map(|m| self.made = Loaded::Module(m)),
+            Step::LibraryLoadData => Library::load(gpu, image).map(|l| self.made = Loaded::Library(l)),
+            Step::RtLibraryLoadData => RtLibrary::load(gpu.ptx.text()).map(|l| self.made = Loaded::Runtime(l)),
+            Step::ModuleGetFunction(m) => m.function(EMPTY).map(|_| ()),
+            Step::LibraryGetKernel(l) => l.kernel(EMPTY).map(|_| ()),
+            Step::KernelGetFunction(k) => k.function().map(|_| ()),
+            Step::FirstLaunch(k) => k.launch_empty(self.stream),
+            Step::RtLibraryGetKernel(l) => l.kernel("empty").map(|_| ()),
+            // SAFETY: `empty` takes no parameters; the kernel's library is the repetition's `Loaded`, which
+            // `repetition` unloads only after this probe is gone and the device is idle; `self.stream` is live (its
+            // lifetime says so) and belongs to the primary context, the runtime's current device's.
+            Step::RtFirstLaunch(k) => unsafe { k.launch(1, 1, self.stream.raw(), &mut []) },
+        }
+    }
+
+    fn op_stream(&self) -> Option<StreamHandle<'_>> {
+        matches!(self.step, Step::FirstLaunch(_) | Step::RtFirstLaunch(_)).then_some(self.stream)
+    }
+
+    fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+        Ok(None)
+    }
+}
+
+/// The work that keeps the GPU busy during the call, made once per case.
+enum Background<'a> {
+    Blocker(Blocker<'a>, BlockerPlan<'a>),
+    Copies(Copies<'a>),
+}
+
+pub fn run(gpu: &Gpu, case: &Case, op: LoadOp, reps: usize) -> anyhow::Result<CaseRecord> {
+    // The PTX as the driver takes it, made once, outside every timed span.
+    let image = CString::new(gpu.ptx.text())?;
+    let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
+    let other = Stream::new(gpu, StreamKind::NonBlocking)?;
+    let background = match op.situation {
+        Situation::Same | Situation::Other => {
+            let on = if op.situation == Situation::Same { stream.handle() } else { other.handle() };
+            Background::Blocker(Blocker::new(gpu)?, BlockerPlan { stream: on, ahead: case.setup.blocker_ahead })
+        }
+        Situation::Copy => Background::Copies(Copies::new(gpu, other.handle())?),
+    };
+    let one = |ns| repetition(gpu, op, &image, stream.handle(), &background, ns);
+    // The warm-up is the call alone (on fresh code too); it sizes the blocker or the copies, as in `method.rs`.
+    let warmup = one(0)?;
+    let ns = blocker_ns_for(&warmup);
+    let measured = (0..reps).map(|_| one(ns)).collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(case_record(case, Some(warmup), Some(ns), measured))
+}
+
+/// One repetition: the code the call starts from is loaded (untimed), the call is measured against the
+/// background work (none when `ns` is 0), and the device is synchronized before this repetition's code is
+/// unloaded. The code lives here, outside the probe, so that the probe's step borrows it: nothing the call
+/// starts from can be unloaded before the probe is gone.
+fn repetition(
+    gpu: &Gpu,
+    op: LoadOp,
+    image: &CStr,
+    stream: StreamHandle<'_>,
+    background: &Background<'_>,
+    ns: u64,
+) -> anyhow::Result<Rep> {
+    let loaded = Loaded::for_call(gpu, op.call, image)?;
+    let mut probe = LoadProbe { gpu, step: Step::new(op.call, &loaded)?, stream, image, made: Loaded::Nothing };
+    let rep = match background {
+        Background::Blocker(blocker, plan) => run_rep(gpu, &mut probe, *plan, blocker, ns),
+        Background::Copies(copies) => copy_rep(gpu, &mut probe, copies, ns),
+    };
+    // Whatever happened, nothing from this repetition's code may still run when it is unloaded (the runtime's
+    // `Library` does not wait by itself).
+    let settled = gpu.synchronize();
+    drop(probe); // with what the call loaded
+    drop(loaded); // what it started from
+    let rep = rep?;
+    settled?;
+    Ok(rep)
+}
+
+/// The copy situation's background work: 256 MiB host → device copies from pinned memory on another,
+/// non-blocking stream, enough of them back to back to outlast the call the way a blocker would (one copy
+/// takes a few milliseconds, a load can take longer).
+struct Copies<'a> {
+    gpu: &'a Gpu,
+    stream: StreamHandle<'a>,
+    host: HostBuffer<'a>,
+    device: DeviceBuffer<'a>,
+    start: Event<'a>,
+    end: Event<'a>,
+    /// One copy's device time, measured alone.
+    one_ns: u64,
+}
+
+impl<'a> Copies<'a> {
+    fn new(gpu: &'a Gpu, stream: StreamHandle<'a>) -> anyhow::Result<Copies<'a>> {
+        let host = HostBuffer::new(gpu, HostKind::Pinned, COPY_BYTES)?;
+        let device = DeviceBuffer::new(gpu, COPY_BYTES)?;
+        let mut copies =
+            Copies { gpu, stream, host, device, start: Event::new(gpu)?, end: Event::new(gpu)?, one_ns: 1 };
+        // One copy alone, twice (the first may be slower); the second sizes the traffic.
+        for _ in 0..2 {
+            copies.launch(1)?;
+            copies.end.synchronize()?;
+        }
+        copies.one_ns = copies.device_ns()?.max(1);
+        Ok(copies)
+    }
+
+    /// Enqueues `count` copies between the two events; returns the host time just before.
+    fn launch(&self, count: usize) -> DriverResult<u64> {
+        self.gpu.bind()?;
+        let t = monotonic_ns();
+        self.start.record(self.stream)?;
+        for _ in 0..count {
+            // SAFETY: `host` is pinned memory and `device` device memory, both COPY_BYTES long and owned by `self`,
+            // which synchronizes the device before they are freed (`Drop`); `self.stream` is live (its lifetime).
+            // What the source holds does not matter: nothing reads what arrives.
+            unsafe {
+                crate::drv!(cuMemcpyHtoDAsync_v2(
+                    self.device.ptr,
+                    self.host.as_ptr().cast_const().cast(),
+                    COPY_BYTES,
+                    self.stream.raw()
+                ))?
+            };
+        }
+        self.end.record(self.stream)?;
+        Ok(t)
+    }
+
+    fn are_done(&self) -> DriverResult<bool> {
+        self.end.is_done()
+    }
+
+    /// After they finished: the device time from the first copy's start to the last one's end.
+    fn device_ns(&self) -> DriverResult<u64> {
+        self.end.ns_since(&self.start)
+    }
+}
+
+/// How many copies of `one_ns` each keep the copy engine busy for at least `ns` (at most `MAX_COPIES`).
+fn copies_for(ns: u64, one_ns: u64) -> usize {
+    usize::try_from(ns.div_ceil(one_ns.max(1))).unwrap_or(MAX_COPIES).clamp(1, MAX_COPIES)
+}
+
+impl Drop for Copies<'_> {
+    fn drop(&mut self) {
+        // After an error copies may still be in flight; the buffers are freed right after this.
+        let _ = self.gpu.synchronize();
+    }
+}
+
+/// `method::run_rep` with the copies in the blocker's place: "the blocker had finished" becomes "the copies had
+/// finished" (their end event). They are on another stream, never ahead of the call, so `classify_rep` calls a
+/// call that waited for them `device-sync`. `ns == 0` runs without them (the warm-up).
+fn copy_rep(gpu: &Gpu, probe: &mut dyn Probe, copies: &Copies, ns: u64) -> anyhow::Result<Rep> {
+    let (op_start, op_end) = (Event::new(gpu)?, Event::new(gpu)?);
+    probe.prepare(gpu)?;
+    probe.settle(gpu)?;
+
+    let count = if ns > 0 { copies_for(ns, copies.one_ns) } else { 0 };
+    let copies_launch = if count > 0 { Some(copies.launch(count)?) } else { None };
+    gpu.bind()?;
+    if let Some(s) = probe.op_stream() {
+        op_start.record(s)?;
+    }
+
+    let host_call_start_ns = monotonic_ns();
+    let watch = Stopwatch::start();
+    let result = probe.call(gpu);
+    let timed = watch.stop();
+
+    // Signals first, errors after, as in `run_rep`.
+    let op_done = match (probe.op_stream(), &result) {
+        (Some(s), Ok(())) => Some(s.is_idle()?),
+        _ => None,
+    };
+    let op_end_recorded = probe.op_stream().map(|s| op_end.record(s));
+    let copies_done = if copies_launch.is_some() { Some(copies.are_done()?) } else { None };
+    result?;
+    if let Some(r) = op_end_recorded {
+        r?;
+    }
+
+    probe.settle(gpu)?;
+    let copies_device_ns = match copies_launch {
+        Some(_) => Some(copies.device_ns()?),
+        None => None,
+    };
+    let op_device_ns = match probe.op_stream() {
+        Some(_) => Some(op_end.ns_since(&op_start)?),
+        None => None,
+    };
+    probe.verify(gpu, false)?;
+    let mut metrics = BTreeMap::new();
+    if count > 0 {
+        metrics.insert("copies_in_flight".into(), count as f64);
+    }
+    Ok(Rep {
+        host_call_ns: timed.wall_ns,
+        host_cpu_ns: timed.cpu_ns,
+        blocker_done_at_return: copies_done,
+        op_done_at_return: op_done,
+        blocker_device_ns: copies_device_ns,
+        op_device_ns,
+        host_call_start_ns,
+        host_blocker_launch_ns: copies_launch,
+        // Copies leave no `%globaltimer` stamps: timelines cannot place them on the GPU's clock.
+        blocker_gpu_ns: None,
+        metrics,
+        ..Rep::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique() {
+        let mut ids: Vec<String> = cases().into_iter().map(|c| c.setup.id).collect();
+        let n = ids.len();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), n);
+        // 6 driver and 3 runtime calls, lazy and eager, other and copy; the 2 launches also with "same".
+        assert_eq!(n, (6 + 3) * 2 * 2 + 2 * 2);
+    }
+
+    #[test]
+    fn each_case_names_a_known_rule() {
+        for c in cases() {
+            assert!(crate::rules::rule(&c.setup.rule).is_some(), "{} names unknown rule {}", c.setup.id, c.setup.rule);
+            assert_eq!(c.setup.family, Family::Load);
+        }
+    }
+
+    #[test]
+    fn lazy_and_eager_cases_run_in_the_right_child() {
+        for c in cases() {
+            let env = c.child_env();
+            if c.setup.id.contains("/lazy/") {
+                assert_eq!(env, Some(("CUDA_MODULE_LOADING", "LAZY")), "{}", c.setup.id);
+            } else {
+                assert!(c.setup.id.contains("/eager/"), "{}", c.setup.id);
+                assert_eq!(env, Some(("CUDA_MODULE_LOADING", "EAGER")), "{}", c.setup.id);
+            }
+        }
+    }
+
+    #[test]
+    fn runtime_cases_go_through_the_runtime() {
+        let all = cases();
+        let runtime: Vec<&Case> = all.iter().filter(|c| c.setup.api == Api::Runtime).collect();
+        assert_eq!(runtime.len(), 3 * 2 * 2 + 2);
+        for c in &all {
+            let s = &c.setup;
+            let is_runtime = s.api == Api::Runtime;
+            assert_eq!(is_runtime, s.id.starts_with("runtime/load/"), "{}", s.id);
+            assert_eq!(is_runtime, s.call.starts_with("cuda"), "{}", s.id);
+            assert!(is_runtime || s.id.starts_with("load/"), "{}", s.id);
+        }
+        // Each runtime case has its driver counterpart (the same id without `runtime/`).
+        for c in runtime {
+            let base = Api::base_id(&c.setup.id);
+            assert!(all.iter().any(|d| d.setup.id == base && d.setup.api == Api::Driver), "{base}");
+        }
+    }
+
+    #[test]
+    fn only_launches_have_a_stream_and_a_blocker_ahead() {
+        for c in cases() {
+            let s = &c.setup;
+            let Op::Load(op) = c.op else { panic!("{} is not a loading case", s.id) };
+            assert_eq!(s.stream.is_some(), op.call.is_launch(), "{}", s.id);
+            assert_eq!(s.blocker_ahead, s.id.ends_with("/same"), "{}", s.id);
+            assert_eq!(s.blocker_ahead, s.blocker == BlockerPlacement::Same, "{}", s.id);
+            assert!(!s.blocker_ahead || op.call.is_launch(), "{}", s.id);
+            assert_eq!(s.call, op.call.name());
+        }
+    }
+
+    #[test]
+    fn lazy_lookups_that_load_and_lazy_first_launches_test_k4() {
+        for c in cases() {
+            let Op::Load(op) = c.op else { unreachable!() };
+            let loads_here =
+                matches!(op.call, Call::ModuleGetFunction | Call::KernelGetFunction) || op.call.is_launch();
+            assert_eq!(c.setup.rule == "K4", loads_here && op.loading == Loading::Lazy, "{}", c.setup.id);
+        }
+    }
+
+    #[test]
+    fn copies_are_sized_to_outlast_the_call() {
+        assert_eq!(copies_for(20_000_000, 5_000_000), 4);
+        assert_eq!(copies_for(21_000_000, 5_000_000), 5);
+        assert_eq!(copies_for(1, 5_000_000), 1);
+        assert_eq!(copies_for(2_000_000_000, 1), MAX_COPIES);
+        assert_eq!(copies_for(20_000_000, 0), MAX_COPIES);
+    }
+}
