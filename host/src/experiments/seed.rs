@@ -12,10 +12,15 @@
 //!
 //! The kernel comes from a module loaded just before, so its launch is a first launch: under lazy loading
 //! (the default on Linux since CUDA 12.2) that is when the kernel is loaded.
+//!
+//! This file makes the calls through the driver API; `seed_runtime.rs` makes the question's own calls
+//! through the runtime API. Both use `Sequence` (the timeline and the signals of each step), `Step` (the
+//! documented rule of each call) and `Flag` (the question's `callback_executed`) from here.
 
 use super::Case;
 use crate::classify::Class::*;
-use crate::driver::{sys, DeviceBuffer, Event, Gpu, HostBuffer, HostKind, Stream, StreamKind};
+use crate::clock::ClockOffset;
+use crate::driver::{sys, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamKind};
 use crate::drv;
 use crate::measure::{monotonic_ns, Stopwatch, Timed};
 use crate::pattern;
@@ -23,6 +28,7 @@ use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use anyhow::ensure;
 use std::ffi::c_void;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The seed program's sizes.
@@ -30,15 +36,69 @@ pub const BUFFER_BYTES: usize = 10_000_000;
 pub const KERNEL_CYCLES: u64 = 1_000_000;
 /// How much later than the work it follows an event may complete: allowed for when comparing times.
 const EVENT_SLACK_NS: i64 = 2_000;
-const GRID: u32 = 128;
-const BLOCK: u32 = 128;
+pub(super) const GRID: u32 = 128;
+pub(super) const BLOCK: u32 = 128;
 
-const STEPS: [(&str, &str); 4] = [
-    ("1-htod", "cuMemcpyHtoDAsync"),
-    ("2-launch", "cuLaunchKernel"),
-    ("3-dtoh", "cuMemcpyDtoHAsync"),
-    ("4-callback", "cuLaunchHostFunc"),
-];
+/// The seed's four calls, whichever API makes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    HtoD,
+    Launch,
+    DtoH,
+    Callback,
+}
+
+impl Step {
+    pub const ALL: [Step; 4] = [Step::HtoD, Step::Launch, Step::DtoH, Step::Callback];
+
+    /// The last part of the step's experiment id.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Step::HtoD => "1-htod",
+            Step::Launch => "2-launch",
+            Step::DtoH => "3-dtoh",
+            Step::Callback => "4-callback",
+        }
+    }
+
+    /// The rule this step is held to with `kind` host memory, and the classes it allows.
+    pub fn rule(self, kind: HostKind) -> (&'static str, Expected) {
+        let pageable = kind == HostKind::Pageable;
+        match self {
+            Step::HtoD if pageable => ("A2", Expected::classes(&[Async, Staged])),
+            Step::Launch => ("K4", Expected::classes(&[Async, WaitedThenStaged])),
+            Step::DtoH if pageable => ("A2", Expected::classes(&[Blocking])),
+            Step::Callback => ("CB1", Expected::classes(&[Async])),
+            Step::HtoD | Step::DtoH => ("A1", Expected::classes(&[Async])),
+        }
+    }
+
+    /// The step's setup, as both APIs record it: `id`, `call`, `what` and `api` are the caller's. The first
+    /// step has nothing ahead of it in the stream; every later one has the step before it.
+    pub fn setup(self, kind: HostKind, buffer_bytes: u64) -> CaseSetup {
+        let (rule, expected) = self.rule(kind);
+        let copy = matches!(self, Step::HtoD | Step::DtoH);
+        let first = self == Step::HtoD;
+        CaseSetup {
+            id: String::new(),
+            family: Family::Seed,
+            call: String::new(),
+            rule: rule.into(),
+            expected,
+            stream: Some(StreamKind::NonBlocking),
+            blocker: if first { BlockerPlacement::None } else { BlockerPlacement::Same },
+            blocker_stream: (!first).then_some(StreamKind::NonBlocking),
+            blocker_ahead: !first,
+            host_memory: copy.then_some(kind),
+            bytes: if copy { buffer_bytes } else { 0 },
+            what: String::new(),
+            api: crate::api::Api::Driver,
+            peer: None,
+        }
+    }
+}
+
+const CALLS: [&str; 4] = ["cuMemcpyHtoDAsync", "cuLaunchKernel", "cuMemcpyDtoHAsync", "cuLaunchHostFunc"];
 
 pub fn cases() -> Vec<Case> {
     [HostKind::Pageable, HostKind::Pinned].into_iter().map(group_case).collect()
@@ -52,40 +112,222 @@ fn group_case(kind: HostKind) -> Case {
 }
 
 fn step_setup(kind: HostKind, step: usize) -> CaseSetup {
-    let pageable = kind == HostKind::Pageable;
-    let (rule, expected) = match step {
-        0 if pageable => ("A2", Expected::classes(&[Async, Staged])),
-        1 => ("K4", Expected::classes(&[Async, WaitedThenStaged])),
-        2 if pageable => ("A2", Expected::classes(&[Blocking])),
-        3 => ("CB1", Expected::classes(&[Async])),
-        _ => ("A1", Expected::classes(&[Async])),
-    };
     let what = match step {
         0 => format!("the seed's first call: copy 10 MB of {} host memory to the device", kind.slug()),
         1 => "the seed's kernel (1e6 cycles on 128×128 threads), first launch of a module loaded just before; the work ahead is the copy".into(),
         2 => format!("copy the 10 MB back into the {} host buffer; the work ahead is the kernel", kind.slug()),
         _ => "enqueue the callback that sets the \"stream concluded\" flag; the work ahead is the copy back".into(),
     };
+    let s = Step::ALL[step];
     CaseSetup {
-        id: format!("seed/{}/{}", kind.slug(), STEPS[step].0),
-        family: Family::Seed,
-        call: STEPS[step].1.into(),
-        rule: rule.into(),
-        expected,
-        stream: Some(StreamKind::NonBlocking),
-        blocker: if step == 0 { BlockerPlacement::None } else { BlockerPlacement::Same },
-        blocker_stream: (step > 0).then_some(StreamKind::NonBlocking),
-        blocker_ahead: step > 0,
-        host_memory: (step != 1 && step != 3).then_some(kind),
-        bytes: if step == 0 || step == 2 { BUFFER_BYTES as u64 } else { 0 },
+        id: format!("seed/{}/{}", kind.slug(), s.slug()),
+        call: CALLS[step].into(),
         what,
-        peer: None,
+        ..s.setup(kind, BUFFER_BYTES as u64)
     }
 }
 
-unsafe extern "C" fn set_flag(user: *mut c_void) {
-    // SAFETY: `user` points at the AtomicBool in `run`, alive until after the stream is synchronized.
+/// The question's `callback_executed`: set by the host callback, read right after the last enqueue and
+/// after synchronizing.
+///
+/// Its memory is leaked on purpose (one byte per experiment): a callback still queued when an error cuts a
+/// repetition short can then never write to freed memory.
+#[derive(Clone, Copy)]
+pub(super) struct Flag(&'static AtomicBool);
+
+impl Flag {
+    pub fn new() -> Flag {
+        Flag(Box::leak(Box::new(AtomicBool::new(false))))
+    }
+
+    pub fn reset(self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+
+    pub fn is_set(self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// The callback's user data: a pointer to the flag, valid for the rest of the process.
+    pub fn user(self) -> *mut c_void {
+        (self.0 as *const AtomicBool) as *mut c_void
+    }
+}
+
+/// Sets the flag that `user` points at (the host function: a `CUhostFn`).
+///
+/// # Safety
+/// `user` comes from `Flag::user`.
+pub(super) unsafe extern "C" fn set_flag(user: *mut c_void) {
+    // SAFETY: `Flag::user` points at a leaked, never freed AtomicBool; atomics may be written from the
+    // driver's callback thread.
     unsafe { &*(user as *const AtomicBool) }.store(true, Ordering::SeqCst);
+}
+
+/// Records what the question prints: whether the callback had run right after the enqueue, and after
+/// synchronizing (on the callback step's repetition).
+pub(super) fn note_conclusion(rep: &mut Rep, after_enqueue: bool, after_sync: bool) {
+    rep.metrics.insert("concluded_after_enqueue".into(), after_enqueue as u8 as f64);
+    rep.metrics.insert("concluded_after_sync".into(), after_sync as u8 as f64);
+}
+
+/// An empty record for one step (its repetitions are pushed as they are measured).
+pub(super) fn step_record(setup: CaseSetup) -> CaseRecord {
+    CaseRecord { setup, blocker_ns: None, warmup: None, reps: vec![], series: None, error: None, skipped: None }
+}
+
+/// Makes one call between two readings of the host's clocks: its start (monotonic ns), its times, its result.
+pub(super) fn time_call<T>(call: impl FnOnce() -> T) -> (u64, Timed, T) {
+    let start = monotonic_ns();
+    let w = Stopwatch::start();
+    let result = call();
+    (start, w.stop(), result)
+}
+
+/// A stream a `Sequence` can run on.
+///
+/// # Safety
+/// `cu_stream` returns a stream of the primary context that stays alive (is not destroyed) for as long as
+/// `self` is borrowed.
+pub(super) unsafe trait SeedStream {
+    fn cu_stream(&self) -> sys::CUstream;
+}
+
+// SAFETY: a `Stream` is one of the two default streams, which always exist, or a stream it created in the
+// primary context (`Gpu`'s) and destroys only in `drop` or `destroy_timed`, neither of which can run while it
+// is borrowed.
+unsafe impl SeedStream for Stream<'_> {
+    fn cu_stream(&self) -> sys::CUstream {
+        self.raw()
+    }
+}
+
+/// What the host saw of one step.
+#[derive(Clone, Copy, Debug, Default)]
+struct HostStep {
+    start_ns: u64,
+    timed: Timed,
+    /// Whether the stream was idle at the return (`None` when the call failed).
+    own_done: Option<bool>,
+}
+
+/// One pass of a seed program on one stream, as the GPU saw it: a `%globaltimer` stamp and an event before
+/// the first step, an event after each step; and what the host saw of each call. After the stream is
+/// synchronized, `reps` turns that into one `Rep` per step.
+///
+/// Dropping it waits for the GPU, so that buffers, streams and modules made before it (and so dropped after
+/// it) are never freed under work still running, also when an error cut a repetition short.
+pub(super) struct Sequence<'s, 'g> {
+    gpu: &'g Gpu,
+    stream: sys::CUstream,
+    _stream: PhantomData<&'s ()>,
+    /// `events[0]` right after the stamp; `events[k + 1]` right after step `k`.
+    events: Vec<Event<'g>>,
+    origin: DeviceBuffer<'g>,
+    clock: ClockOffset,
+    host: Vec<HostStep>,
+}
+
+impl<'s, 'g> Sequence<'s, 'g> {
+    /// A sequence of `steps` calls on `stream`; calibrates the host/GPU clock offset (see `clock.rs`).
+    pub fn new(gpu: &'g Gpu, stream: &'s impl SeedStream, steps: usize) -> anyhow::Result<Sequence<'s, 'g>> {
+        let events: Vec<Event> = (0..=steps).map(|_| Event::new(gpu)).collect::<Result<_, _>>()?;
+        let origin = DeviceBuffer::new(gpu, 8)?;
+        let clock = crate::clock::calibrate(gpu, 50)?;
+        Ok(Sequence {
+            gpu,
+            stream: stream.cu_stream(),
+            _stream: PhantomData,
+            events,
+            origin,
+            clock,
+            host: vec![HostStep::default(); steps],
+        })
+    }
+
+    /// The GPU's clock at the sequence's start, for timelines: the stamp kernel runs at once (the stream is
+    /// idle) and the first event completes right after it.
+    pub fn start(&mut self) -> DriverResult<()> {
+        self.host.fill(HostStep::default());
+        self.gpu.bind()?;
+        let mut out = self.origin.ptr;
+        // SAFETY: write_globaltimer(*mut u64) gets one pointer to an 8-byte device buffer owned by `self`; the
+        // stream is alive while `self` is (`SeedStream`), in the GPU's context, just made current.
+        unsafe {
+            self.gpu.launch(
+                self.gpu.kernels.write_globaltimer,
+                1,
+                1,
+                self.stream,
+                &mut [(&mut out as *mut u64).cast::<c_void>()],
+            )?;
+            drv!(cuEventRecord(self.events[0].raw(), self.stream))
+        }
+    }
+
+    /// Step `k`: makes `call` (exactly one CUDA call) between two clock readings, asks the stream at the
+    /// return whether its work was done, then records the step's end event. The call's error comes last.
+    pub fn step(&mut self, k: usize, call: impl FnOnce() -> DriverResult<()>) -> DriverResult<()> {
+        let (start_ns, timed, result) = time_call(call);
+        let own_done = if result.is_ok() { Some(self.is_idle()?) } else { None };
+        self.host[k] = HostStep { start_ns, timed, own_done };
+        // SAFETY: a live event of this GPU and a live stream (`SeedStream`).
+        unsafe { drv!(cuEventRecord(self.events[k + 1].raw(), self.stream))? };
+        result
+    }
+
+    /// Whether all work enqueued on the stream so far has finished (`cuStreamQuery`).
+    fn is_idle(&self) -> DriverResult<bool> {
+        // SAFETY: the stream is alive while `self` is (`SeedStream`).
+        match unsafe { sys::cuStreamQuery(self.stream) } {
+            sys::CUDA_SUCCESS => Ok(true),
+            sys::CUDA_ERROR_NOT_READY => Ok(false),
+            rc => Err(crate::driver::DriverError::driver(rc, "cuStreamQuery")),
+        }
+    }
+
+    /// After the stream is synchronized: one `Rep` per step, on the GPU's timeline and the host's clock.
+    pub fn reps(&self) -> anyhow::Result<Vec<Rep>> {
+        let events = &self.events;
+        let mut gpu_origin_ns = 0u64;
+        // SAFETY: 8 bytes into a u64; the stream is synchronized, so the stamp has been written.
+        unsafe { drv!(cuMemcpyDtoH_v2((&mut gpu_origin_ns as *mut u64).cast(), self.origin.ptr, 8))? };
+        let origin_host = self.clock.to_host(gpu_origin_ns);
+        let mut out = Vec::with_capacity(self.host.len());
+        for (step, h) in self.host.iter().enumerate() {
+            // When the work ahead ended, on the host's clock: did it end during the call (the call waited for
+            // it), after it (the call did not), or before the call even started (nothing to wait for)?
+            let prior_done = if step == 0 {
+                None
+            } else {
+                let prior_end = origin_host + events[step].signed_ns_since(&events[0])?;
+                let (start, end) = (h.start_ns as i64, (h.start_ns + h.timed.wall_ns) as i64);
+                let margin = self.clock.uncertainty_ns as i64 + EVENT_SLACK_NS;
+                (prior_end > start + margin).then_some(prior_end <= end + margin)
+            };
+            out.push(Rep {
+                host_call_ns: h.timed.wall_ns,
+                host_cpu_ns: h.timed.cpu_ns,
+                blocker_done_at_return: prior_done,
+                op_done_at_return: h.own_done,
+                op_device_ns: Some(events[step + 1].ns_since(&events[step])?),
+                op_gpu_ns_from_origin: Some([
+                    events[step].signed_ns_since(&events[0])?,
+                    events[step + 1].signed_ns_since(&events[0])?,
+                ]),
+                gpu_origin_ns: Some(gpu_origin_ns),
+                host_call_start_ns: h.start_ns,
+                ..Rep::default()
+            });
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for Sequence<'_, '_> {
+    fn drop(&mut self) {
+        let _ = self.gpu.synchronize();
+    }
 }
 
 /// Runs the sequence `reps` times (plus a warm-up) and returns one record per step.
@@ -96,50 +338,32 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
     let out = DeviceBuffer::new(gpu, (GRID * BLOCK) as usize * 8)?;
     let mut reference = vec![0u8; BUFFER_BYTES];
     pattern::fill(&mut reference, 0, 0x5EED);
-    let events: Vec<Event> = (0..5).map(|_| Event::new(gpu)).collect::<Result<_, _>>()?;
-    let flag = Box::new(AtomicBool::new(false));
-    let origin = DeviceBuffer::new(gpu, 8)?;
-    let clock = crate::clock::calibrate(gpu, 50)?;
-    let mut records: Vec<CaseRecord> = (0..4)
-        .map(|s| CaseRecord {
-            setup: step_setup(kind, s),
-            blocker_ns: None,
-            warmup: None,
-            reps: vec![],
-            series: None,
-            error: None,
-            skipped: None,
-        })
-        .collect();
+    let flag = Flag::new();
+    // Declared before `seq`, so that on an error `seq`'s drop waits for the GPU before the module is unloaded.
+    let mut module = None;
+    let mut seq = Sequence::new(gpu, &stream, 4)?;
+    let mut records: Vec<CaseRecord> = (0..4).map(|s| step_record(step_setup(kind, s))).collect();
 
     for rep in 0..=reps {
         // SAFETY: the device is idle between repetitions (synchronized at the end of the last one).
         unsafe { host.bytes_mut() }.copy_from_slice(&reference);
         // SAFETY: `device` holds BUFFER_BYTES bytes.
         unsafe { drv!(cuMemsetD8_v2(device.ptr, 0, BUFFER_BYTES))? };
-        flag.store(false, Ordering::SeqCst);
-        let module = gpu.load_fresh_module()?;
-        let dummy = module.get_function("spin_sleep")?.to_raw();
+        flag.reset();
+        let dummy = module.insert(gpu.load_fresh_module()?).get_function("spin_sleep")?.to_raw();
         gpu.synchronize()?;
         let s = stream.raw();
-        let mut timed = [Timed::default(); 4];
-        let mut starts = [0u64; 4];
-        let mut own_done = [None; 4];
 
-        // The GPU's clock at the sequence's start, for timelines: the stamp kernel runs at once (the stream is
-        // idle) and the first event completes right after it.
-        gpu.launch_write_globaltimer(stream.handle(), origin.ptr)?;
-        events[0].record(stream.handle())?;
-        for step in 0..4 {
-            starts[step] = monotonic_ns();
-            let w = Stopwatch::start();
+        seq.start()?;
+        for (k, (step, call)) in Step::ALL.into_iter().zip(CALLS).enumerate() {
             // SAFETY: the buffers are live and `BUFFER_BYTES` long; they are not touched by the host until the
-            // stream is synchronized below. spin_sleep takes (u64 cycles, *mut u64 out) and `out` holds one u64
-            // per thread. `set_flag` only stores into `flag`, which outlives the synchronization.
-            let rc = unsafe {
-                match step {
-                    0 => sys::cuMemcpyHtoDAsync_v2(device.ptr, host.as_ptr().cast(), BUFFER_BYTES, s),
-                    1 => {
+            // stream is synchronized below (`seq`, dropped before them, waits for the GPU on every path).
+            // spin_sleep takes (u64 cycles, *mut u64 out) and `out` holds one u64 per thread; its module is
+            // unloaded only after a synchronization. `set_flag` gets a `Flag::user` pointer.
+            seq.step(k, || unsafe {
+                let rc = match step {
+                    Step::HtoD => sys::cuMemcpyHtoDAsync_v2(device.ptr, host.as_ptr().cast(), BUFFER_BYTES, s),
+                    Step::Launch => {
                         let (mut cycles, mut out_ptr) = (KERNEL_CYCLES, out.ptr);
                         let mut params =
                             [(&mut cycles as *mut u64).cast::<c_void>(), (&mut out_ptr as *mut u64).cast::<c_void>()];
@@ -157,59 +381,26 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
                             std::ptr::null_mut(),
                         )
                     }
-                    2 => sys::cuMemcpyDtoHAsync_v2(host.as_ptr().cast(), device.ptr, BUFFER_BYTES, s),
-                    _ => sys::cuLaunchHostFunc(s, Some(set_flag), (&*flag as *const AtomicBool) as *mut c_void),
-                }
-            };
-            timed[step] = w.stop();
-            own_done[step] = if rc == sys::CUDA_SUCCESS { Some(stream.handle().is_idle()?) } else { None };
-            events[step + 1].record(stream.handle())?;
-            crate::driver::check(rc, STEPS[step].1)?;
+                    Step::DtoH => sys::cuMemcpyDtoHAsync_v2(host.as_ptr().cast(), device.ptr, BUFFER_BYTES, s),
+                    Step::Callback => sys::cuLaunchHostFunc(s, Some(set_flag), flag.user()),
+                };
+                crate::driver::check(rc, call)
+            })?;
         }
-        let concluded_after_enqueue = flag.load(Ordering::SeqCst);
+        let concluded_after_enqueue = flag.is_set();
         stream.synchronize()?;
-        let concluded_after_sync = flag.load(Ordering::SeqCst);
+        let concluded_after_sync = flag.is_set();
         // SAFETY: the stream is synchronized: the copy back has finished.
         let arrived = unsafe { host.bytes_mut() };
         ensure!(arrived == reference.as_slice(), "the seed's round trip delivered wrong bytes");
-        drop(module);
+        module = None;
         if rep == 0 {
             continue; // warm-up: buffers touched, streams and staging buffers created
         }
-        let mut gpu_origin_ns = 0u64;
-        // SAFETY: 8 bytes into a u64; the stream is synchronized.
-        unsafe { drv!(cuMemcpyDtoH_v2((&mut gpu_origin_ns as *mut u64).cast(), origin.ptr, 8))? };
-        let origin_host = clock.to_host(gpu_origin_ns);
-        for step in 0..4 {
-            // When the work ahead ended, on the host's clock: did it end during the call (the call waited for
-            // it), after it (the call did not), or before the call even started (nothing to wait for)?
-            let prior_done = if step == 0 {
-                None
-            } else {
-                let prior_end = origin_host + events[step].signed_ns_since(&events[0])?;
-                let (start, end) = (starts[step] as i64, (starts[step] + timed[step].wall_ns) as i64);
-                let margin = clock.uncertainty_ns as i64 + EVENT_SLACK_NS;
-                (prior_end > start + margin).then_some(prior_end <= end + margin)
-            };
-            let mut r = Rep {
-                host_call_ns: timed[step].wall_ns,
-                host_cpu_ns: timed[step].cpu_ns,
-                blocker_done_at_return: prior_done,
-                op_done_at_return: own_done[step],
-                op_device_ns: Some(events[step + 1].ns_since(&events[step])?),
-                op_gpu_ns_from_origin: Some([
-                    events[step].signed_ns_since(&events[0])?,
-                    events[step + 1].signed_ns_since(&events[0])?,
-                ]),
-                gpu_origin_ns: Some(gpu_origin_ns),
-                host_call_start_ns: starts[step],
-                ..Rep::default()
-            };
-            if step == 3 {
-                r.metrics.insert("concluded_after_enqueue".into(), concluded_after_enqueue as u8 as f64);
-                r.metrics.insert("concluded_after_sync".into(), concluded_after_sync as u8 as f64);
-            }
-            records[step].reps.push(r);
+        let mut reps = seq.reps()?;
+        note_conclusion(&mut reps[3], concluded_after_enqueue, concluded_after_sync);
+        for (record, r) in records.iter_mut().zip(reps) {
+            record.reps.push(r);
         }
     }
     Ok(records)

@@ -27,7 +27,7 @@ fn span_class(kind: Kind) -> String {
         Kind::Host => "span host".into(),
         Kind::Blocker => "span blocker".into(),
         Kind::Work => "span work".into(),
-        Kind::Step(k) => format!("span step{}", k % 4),
+        Kind::Step(k) => format!("span step{}", k % 5),
     }
 }
 

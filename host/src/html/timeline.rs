@@ -303,8 +303,9 @@ pub fn for_case(record: &CaseRecord, clock: Option<&ClockOffset>) -> Timeline {
     t
 }
 
-/// The seed program's four steps (one memory kind), from the same repetition, on one timeline. `steps` are
-/// the step records in order.
+/// The seed program's steps (one memory kind, through either API), from the same repetition, on one timeline.
+/// `steps` are the step records in order. A step without GPU work (the answer's `cudaFree(0)`) has a host span
+/// only.
 pub fn for_seed(steps: &[&CaseRecord], clock: Option<&ClockOffset>) -> Timeline {
     let mut t = Timeline::default();
     let n = steps.iter().map(|r| r.reps.len()).min().unwrap_or(0);
@@ -325,7 +326,7 @@ pub fn for_seed(steps: &[&CaseRecord], clock: Option<&ClockOffset>) -> Timeline 
         duration(totals[index] as f64)
     );
     t.lanes.push(Lane::new("host thread", "", ""));
-    let stream = steps.first().and_then(|r| r.setup.stream).map_or(String::new(), |k| format!("{} stream", k.slug()));
+    let stream = steps.iter().find_map(|r| r.setup.stream).map_or(String::new(), |k| format!("{} stream", k.slug()));
     t.lanes.push(Lane::new("GPU: the stream's work", stream, "not recorded"));
     let reps: Vec<&Rep> = steps.iter().map(|r| &r.reps[index]).collect();
 
@@ -386,6 +387,7 @@ pub fn for_seed(steps: &[&CaseRecord], clock: Option<&ClockOffset>) -> Timeline 
                 });
                 last_finish = Some(last_finish.map_or(we, |e: i64| e.max(we)));
             }
+            (None, _) if s.stream.is_none() => {} // a call that puts no work on the stream
             (None, _) => t.notes.push(format!("Step {name}: where its GPU work sat was not recorded.")),
             (Some(_), None) => {}
         }
@@ -419,6 +421,7 @@ mod tests {
             host_memory: None,
             bytes: 1,
             what: String::new(),
+            api: crate::api::Api::Driver,
             peer: None,
         };
         CaseRecord { setup, blocker_ns: None, warmup: None, reps, series: None, error: None, skipped: None }

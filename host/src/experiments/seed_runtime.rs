@@ -1,0 +1,587 @@
+//! The seed program as its author ran it: through the CUDA runtime API (libcudart), not the driver API that
+//! `seed.rs` uses. The question's program calls `cudaMemcpyAsync(..., cudaMemcpyDefault, stream)`, launches
+//! with `<<<...>>>` (`cudaLaunchKernel`) and enqueues its flag with `cudaStreamAddCallback`; the runtime is a
+//! layer over the driver (it starts the context, loads the program's kernels), and that layer could add a
+//! wait the driver's calls do not have. So the same sequence is measured here, call for call, through the
+//! runtime, in three programs:
+//!
+//! - `runtime/seed/<pageable|pinned>/<step>`: the question's program. A 10 MB (1e7 bytes) host → device copy,
+//!   the 1e6-cycle kernel on 128×128 threads, the copy back, the callback, on one `cudaStreamNonBlocking`
+//!   stream. It runs in this process, with `CUDA_MODULE_LOADING` as the process was started: the author set
+//!   nothing, and unset means lazy loading (the default since CUDA 12.2), so this is the program as its author
+//!   would run it today, measured beside the driver's seed under the same conditions. Forcing `LAZY` would
+//!   measure a setting rather than the program (and would override a user who set the variable on purpose).
+//! - `runtime/seed-eager/<pageable|pinned>/<step>`: the same program in a child process started with
+//!   `CUDA_MODULE_LOADING=EAGER` (the variable is read once, when the driver starts): the kernel is loaded
+//!   into the context when its library is loaded, as every kernel was before CUDA 11.7.
+//! - `runtime/seed-answer/<pageable|pinned>/<step>`: the accepted answer's variant: `cudaFree(0)` first (a
+//!   step of its own), a 2 GiB buffer (`--seed-bytes`), pageable memory from `malloc` or pinned memory from
+//!   `cudaMallocHost`, then the question's four calls.
+//!
+//! Pageable memory is a plain Rust allocation (what `new char[]` and `malloc` give); pinned memory comes
+//! from `cudaMallocHost`, device memory from `cudaMalloc`, the stream from `cudaStreamCreateWithFlags`. The
+//! kernel is `spin_sleep` from the project's PTX, loaded with `cudaLibraryLoadData` before each repetition,
+//! so that every measured launch is a first launch, as the seed program's only launch is.
+//!
+//! The signals are the driver seed's, from the same code (`seed::Sequence`): each call's time; whether the
+//! work ahead of it ended during the call, read off the GPU's timeline (events between the steps, moved onto
+//! the host's clock); whether its own work was done at the return (a stream query); and the callback's flag
+//! right after the last enqueue and after `cudaStreamSynchronize`. Events, the stamp kernel and the stream
+//! query go through the driver: the runtime and the driver share the primary context, and a `cudaStream_t` is
+//! a `CUstream`.
+//!
+//! Where the first launch's cost shows: under lazy loading `cudaLaunchKernel` loads the kernel into the
+//! context itself, so the cost is in step `2-launch`'s call time, and if loading needs a context
+//! synchronization (rule K4) the launch also waits for the copy ahead of it (class `waited-then-staged`).
+//! Under `EAGER` that cost is paid by `cudaLibraryLoadData`, before the repetition and not measured (in an
+//! nvcc-built program it is paid when the context starts: in the answer's `cudaFree(0)`), and the launch is
+//! an ordinary one (rule K1).
+
+use super::seed::{
+    note_conclusion, set_flag, step_record, time_call, Flag, SeedStream, Sequence, Step, BLOCK, BUFFER_BYTES, GRID,
+    KERNEL_CYCLES,
+};
+use super::{Case, Op};
+use crate::api::Api;
+use crate::classify::Class::Async;
+use crate::driver::{DriverResult, Gpu, HostKind, PageableBuffer};
+use crate::pattern;
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use crate::rt;
+use crate::rules::Expected;
+use crate::runtime::library::Library;
+use crate::runtime::sys as rs;
+use crate::units::format_size;
+use anyhow::{bail, ensure};
+use std::ffi::c_void;
+use std::marker::PhantomData;
+
+/// The accepted answer's buffer: 2 GiB, "to ensure a measurable copy time" (`--seed-bytes` changes it).
+pub const ANSWER_BYTES: u64 = 2 << 30;
+
+/// Which program a case runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Program {
+    /// The question's, in this process.
+    Question,
+    /// The question's, in a child process with `CUDA_MODULE_LOADING=EAGER`.
+    QuestionEager,
+    /// The accepted answer's: `cudaFree(0)` first, a larger buffer.
+    Answer,
+}
+
+impl Program {
+    pub const ALL: [Program; 3] = [Program::Question, Program::QuestionEager, Program::Answer];
+
+    /// The second part of its ids (`runtime/<slug>/...`).
+    pub fn slug(self) -> &'static str {
+        match self {
+            Program::Question => "seed",
+            Program::QuestionEager => "seed-eager",
+            Program::Answer => "seed-answer",
+        }
+    }
+
+    /// Its measured calls, in order.
+    fn steps(self) -> Vec<RtStep> {
+        let free = (self == Program::Answer).then_some(RtStep::Free);
+        free.into_iter().chain(Step::ALL.map(RtStep::Seed)).collect()
+    }
+}
+
+/// One of the runtime seed's cases: a program with one kind of host memory and its buffer size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeedRuntimeOp {
+    pub program: Program,
+    pub kind: HostKind,
+    pub bytes: u64,
+}
+
+impl SeedRuntimeOp {
+    /// The environment the case needs set before the driver starts (it then runs in a child process).
+    pub fn child_env(&self) -> Option<(&'static str, &'static str)> {
+        (self.program == Program::QuestionEager).then_some(("CUDA_MODULE_LOADING", "EAGER"))
+    }
+}
+
+/// A measured call of a runtime seed program: the answer's `cudaFree(0)`, or one of the question's four.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RtStep {
+    Free,
+    Seed(Step),
+}
+
+impl RtStep {
+    fn slug(self) -> &'static str {
+        match self {
+            RtStep::Free => "0-cudafree",
+            RtStep::Seed(s) => s.slug(),
+        }
+    }
+
+    /// The runtime call as records name it (copies name their `cudaMemcpyKind`, as the runtime twins do).
+    fn call(self) -> &'static str {
+        match self {
+            RtStep::Free => "cudaFree(0)",
+            RtStep::Seed(Step::HtoD | Step::DtoH) => "cudaMemcpyAsync(Default)",
+            RtStep::Seed(Step::Launch) => "cudaLaunchKernel",
+            RtStep::Seed(Step::Callback) => "cudaStreamAddCallback",
+        }
+    }
+}
+
+/// The seed preset's runtime cases: each program with pageable and with pinned memory; the answer's with
+/// buffers of `answer_bytes`.
+pub fn cases(answer_bytes: u64) -> Vec<Case> {
+    let mut v = Vec::new();
+    for program in Program::ALL {
+        for kind in [HostKind::Pageable, HostKind::Pinned] {
+            let bytes = if program == Program::Answer { answer_bytes } else { BUFFER_BYTES as u64 };
+            v.push(group_case(SeedRuntimeOp { program, kind, bytes }));
+        }
+    }
+    v
+}
+
+/// The case that runs a whole program (its records carry the per-step setups). It carries the buffer size,
+/// which the preflight checks against the GPU's and the host's free memory.
+fn group_case(op: SeedRuntimeOp) -> Case {
+    let mut setup = step_setup(op, RtStep::Seed(Step::HtoD));
+    setup.id = format!("runtime/{}/{}", op.program.slug(), op.kind.slug());
+    setup.bytes = op.bytes;
+    Case { setup, op: Op::SeedRuntime(op) }
+}
+
+fn step_setup(op: SeedRuntimeOp, step: RtStep) -> CaseSetup {
+    let id = format!("runtime/{}/{}/{}", op.program.slug(), op.kind.slug(), step.slug());
+    let (call, what, api) = (step.call().to_owned(), what(op, step), Api::Runtime);
+    let seed_step = match step {
+        RtStep::Seed(s) => s,
+        // cudaFree(NULL) frees nothing, and no rule covers it: AL1 (cuMemFree, the call it wraps) is the
+        // nearest, and what the host did is reported as undocumented. It takes no stream: nothing is ahead.
+        RtStep::Free => {
+            return CaseSetup {
+                id,
+                family: Family::Seed,
+                call,
+                rule: "AL1".into(),
+                expected: Expected::undocumented(),
+                stream: None,
+                blocker: BlockerPlacement::None,
+                blocker_stream: None,
+                blocker_ahead: false,
+                host_memory: None,
+                bytes: 0,
+                what,
+                api,
+                peer: None,
+            }
+        }
+    };
+    let mut setup = CaseSetup { id, call, what, api, ..seed_step.setup(op.kind, op.bytes) };
+    if op.program == Program::QuestionEager && seed_step == Step::Launch {
+        // Loaded with its library: the launch is an ordinary one, as in `launches.rs`'s eager first launch.
+        setup.rule = "K1".into();
+        setup.expected = Expected::classes(&[Async]);
+    }
+    setup
+}
+
+/// The sentence each step's record carries.
+fn what(op: SeedRuntimeOp, step: RtStep) -> String {
+    let kind = op.kind.slug();
+    let size = match op.program {
+        Program::Answer => format_size(op.bytes),
+        Program::Question | Program::QuestionEager => "10 MB".to_owned(),
+    };
+    let source = match (op.program, op.kind) {
+        (Program::Answer, HostKind::Pageable) => "pageable host memory (malloc)",
+        (_, HostKind::Pinned) => "pinned host memory (cudaMallocHost)",
+        _ => "pageable host memory (new char[])",
+    };
+    let whose = if op.program == Program::Answer { "the accepted answer's" } else { "the seed's" };
+    match step {
+        RtStep::Free => "the accepted answer's first call, cudaFree(0): it frees nothing (a null pointer is \
+            documented as no operation); in the answer's program it is the process's first CUDA call and starts \
+            the runtime and the device's primary context. Here that context is already active (async-lab's driver \
+            side made it, and cudaSetDevice bound the runtime to it before this experiment), so this measures \
+            cudaFree(0) on a started runtime, with nothing in flight"
+            .to_owned(),
+        RtStep::Seed(Step::HtoD) => format!(
+            "{whose} first copy, through the runtime: cudaMemcpyAsync(cudaMemcpyDefault) of {size} of {source} to \
+             the device, on a cudaStreamNonBlocking stream"
+        ),
+        RtStep::Seed(Step::Launch) => {
+            let loading = match op.program {
+                Program::QuestionEager => "in a child process started with CUDA_MODULE_LOADING=EAGER: \
+                    cudaLibraryLoadData loaded the kernel into the context, so this launch loads nothing"
+                    .to_owned(),
+                Program::Question | Program::Answer => match std::env::var("CUDA_MODULE_LOADING") {
+                    Ok(v) if !v.is_empty() => format!("in this process, started with CUDA_MODULE_LOADING={v}"),
+                    _ => "in this process, CUDA_MODULE_LOADING unset (lazy loading, the default since CUDA 12.2: \
+                          this launch loads the kernel into the context)"
+                        .to_owned(),
+                },
+            };
+            format!(
+                "{whose} kernel (1e6 cycles on 128×128 threads) launched with cudaLaunchKernel, the first launch of \
+                 a library loaded with cudaLibraryLoadData just before, {loading}; the work ahead is the {size} copy"
+            )
+        }
+        RtStep::Seed(Step::DtoH) => format!(
+            "copy the {size} back into the {kind} host buffer with cudaMemcpyAsync(cudaMemcpyDefault); the work \
+             ahead is the kernel"
+        ),
+        RtStep::Seed(Step::Callback) => "cudaStreamAddCallback of the callback that sets the \"stream concluded\" \
+            flag; the work ahead is the copy back"
+            .to_owned(),
+    }
+}
+
+/// The stream of the programs: `cudaStreamCreateWithFlags(cudaStreamNonBlocking)`, destroyed on drop.
+struct RtStream<'g> {
+    raw: rs::cudaStream_t,
+    _gpu: PhantomData<&'g Gpu>,
+}
+
+impl<'g> RtStream<'g> {
+    fn new(_gpu: &'g Gpu) -> DriverResult<RtStream<'g>> {
+        let mut raw: rs::cudaStream_t = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer; the runner made the GPU the runtime's current device (`set_device`).
+        unsafe { rt!(cudaStreamCreateWithFlags(&mut raw, rs::cudaStreamNonBlocking))? };
+        Ok(RtStream { raw, _gpu: PhantomData })
+    }
+
+    /// `cudaStreamSynchronize`, the question's own call.
+    fn synchronize(&self) -> DriverResult<()> {
+        // SAFETY: a live stream (destroyed only in `drop`).
+        unsafe { rt!(cudaStreamSynchronize(self.raw)) }
+    }
+}
+
+// SAFETY: the stream is a stream of the primary context (the runtime's current device's), destroyed only in
+// `drop`, which cannot run while `self` is borrowed. A `cudaStream_t` is a `CUstream`.
+unsafe impl SeedStream for RtStream<'_> {
+    fn cu_stream(&self) -> crate::driver::sys::CUstream {
+        self.raw.cast()
+    }
+}
+
+impl Drop for RtStream<'_> {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`, destroyed once here; the GPU's context outlives `'g`.
+        unsafe { rs::cudaStreamDestroy(self.raw) };
+    }
+}
+
+/// Device memory from `cudaMalloc`, freed with `cudaFree` on drop.
+struct RtDevice<'g> {
+    ptr: *mut c_void,
+    _gpu: PhantomData<&'g Gpu>,
+}
+
+impl<'g> RtDevice<'g> {
+    fn new(_gpu: &'g Gpu, len: usize) -> DriverResult<RtDevice<'g>> {
+        let mut ptr = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer; the runtime's current device is the GPU (see `RtStream::new`).
+        unsafe { rt!(cudaMalloc(&mut ptr, len.max(1)))? };
+        Ok(RtDevice { ptr, _gpu: PhantomData })
+    }
+}
+
+impl Drop for RtDevice<'_> {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cudaMalloc in `new`, freed once here, while the context is alive (`'g`).
+        unsafe { rs::cudaFree(self.ptr) };
+    }
+}
+
+/// Host memory as the programs allocate it: pageable (a plain Rust allocation, as `new char[]` and `malloc`
+/// give) or pinned (`cudaMallocHost`), freed on drop the way it was allocated.
+struct RtHost<'g> {
+    ptr: *mut u8,
+    len: usize,
+    /// Owns pageable memory; `None` for pinned memory, which `drop` frees with `cudaFreeHost`.
+    pageable: Option<PageableBuffer>,
+    _gpu: PhantomData<&'g Gpu>,
+}
+
+impl<'g> RtHost<'g> {
+    fn new(_gpu: &'g Gpu, kind: HostKind, len: usize) -> anyhow::Result<RtHost<'g>> {
+        let (ptr, pageable) = match kind {
+            HostKind::Pageable => {
+                let b = PageableBuffer::new(len);
+                (b.as_ptr(), Some(b))
+            }
+            HostKind::Pinned => {
+                let mut p: *mut c_void = std::ptr::null_mut();
+                // SAFETY: a valid out-pointer; the runtime's current device is the GPU (see `RtStream::new`).
+                unsafe { rt!(cudaMallocHost(&mut p, len.max(1)))? };
+                (p.cast(), None)
+            }
+            other => bail!("the seed programs use pageable or pinned memory, not {}", other.slug()),
+        };
+        Ok(RtHost { ptr, len, pageable, _gpu: PhantomData })
+    }
+
+    /// The bytes, for the host to read or write.
+    ///
+    /// # Safety
+    /// No copy that touches this buffer may be pending on the GPU while the slice is in use.
+    unsafe fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: `ptr` is a live allocation of at least `len` bytes owned by `self`; the caller rules out the
+        // GPU writing it meanwhile.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for RtHost<'_> {
+    fn drop(&mut self) {
+        if self.pageable.is_none() {
+            // SAFETY: allocated by cudaMallocHost in `new`, freed once here, while the context is alive (`'g`).
+            unsafe { rs::cudaFreeHost(self.ptr.cast()) };
+        }
+    }
+}
+
+/// The runtime's callback (`cudaStreamCallback_t`, the question's `callback(cudaStream_t, cudaError_t, void*)`):
+/// sets the flag. The stream and status are not read (the runtime passes `cudaSuccess`, or the error that
+/// stopped the stream: a long-standing code the bindings' enum holds).
+unsafe extern "C" fn set_flag_runtime(_stream: rs::cudaStream_t, _status: rs::cudaError_t, user: *mut c_void) {
+    // SAFETY: `user` is the `Flag::user` pointer passed to cudaStreamAddCallback below.
+    unsafe { set_flag(user) }
+}
+
+/// Runs the program `reps` times (plus a warm-up, not kept) and returns one record per step.
+pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<CaseRecord>> {
+    let bytes = usize::try_from(op.bytes)?;
+    let steps = op.program.steps();
+    // The program's objects, made once (the programs make them before the calls they time).
+    let stream = RtStream::new(gpu)?;
+    let mut host = RtHost::new(gpu, op.kind, bytes)?;
+    let device = RtDevice::new(gpu, bytes)?;
+    let out = RtDevice::new(gpu, (GRID * BLOCK) as usize * 8)?;
+    let mut reference = vec![0u8; bytes];
+    pattern::fill(&mut reference, 0, 0x5EED);
+    let flag = Flag::new();
+    // Declared before `seq`, whose drop waits for the GPU: a library is never unloaded under a running kernel.
+    let mut library: Option<Library> = None;
+    let mut seq = Sequence::new(gpu, &stream, Step::ALL.len())?;
+    let mut records: Vec<CaseRecord> = steps.iter().map(|&s| step_record(step_setup(op, s))).collect();
+    let (s, cu) = (stream.raw, stream.cu_stream());
+    let copy = rs::cudaMemcpyKind::cudaMemcpyDefault;
+
+    for rep in 0..=reps {
+        // 1. The data and a fresh kernel, with nothing in flight afterwards.
+        // SAFETY: the device is idle between repetitions (synchronized at the end of the last one).
+        unsafe { host.bytes_mut() }.copy_from_slice(&reference);
+        // SAFETY: `device` holds `bytes` bytes. (On the legacy stream: the synchronization below waits for it.)
+        unsafe { rt!(cudaMemset(device.ptr, 0, bytes))? };
+        flag.reset();
+        let kernel = library.insert(Library::load(gpu.ptx.text())?).kernel("spin_sleep")?;
+        gpu.synchronize()?;
+
+        // 2. The answer's cudaFree(0), with nothing in flight.
+        let free = if op.program == Program::Answer {
+            // SAFETY: a null pointer, which cudaFree documents as no operation; it frees nothing.
+            let (start, timed, result) = time_call(|| unsafe { rt!(cudaFree(std::ptr::null_mut())) });
+            result?;
+            Some(Rep {
+                host_call_ns: timed.wall_ns,
+                host_cpu_ns: timed.cpu_ns,
+                host_call_start_ns: start,
+                ..Rep::default()
+            })
+        } else {
+            None
+        };
+
+        // 3. The question's four calls, one after the other, each timed and queried at its return.
+        seq.start()?;
+        for (k, step) in Step::ALL.into_iter().enumerate() {
+            // SAFETY: `device` and `host` are live and `bytes` long, `out` holds one u64 per thread of the
+            // launch; none is touched by the host until the stream is synchronized below, and none is freed
+            // before the GPU is idle (`seq`, dropped before them, waits for it on every path). spin_sleep takes
+            // (u64 cycles, *mut u64 out): `params` points at one value of each type, alive during the call. Its
+            // library is unloaded only after a synchronization. `set_flag_runtime` gets a `Flag::user` pointer.
+            // The stream is the runtime's, in the primary context the driver-side objects share.
+            seq.step(k, || unsafe {
+                match step {
+                    Step::HtoD => rt!(cudaMemcpyAsync(device.ptr, host.ptr.cast(), bytes, copy, s)),
+                    Step::Launch => {
+                        let (mut cycles, mut out_ptr) = (KERNEL_CYCLES, out.ptr as u64);
+                        let mut params =
+                            [(&mut cycles as *mut u64).cast::<c_void>(), (&mut out_ptr as *mut u64).cast::<c_void>()];
+                        kernel.launch(GRID, BLOCK, cu, &mut params)
+                    }
+                    Step::DtoH => rt!(cudaMemcpyAsync(host.ptr.cast(), device.ptr, bytes, copy, s)),
+                    Step::Callback => rt!(cudaStreamAddCallback(s, Some(set_flag_runtime), flag.user(), 0)),
+                }
+            })?;
+        }
+
+        // 4. What the question prints, and the data's round trip.
+        let concluded_after_enqueue = flag.is_set();
+        stream.synchronize()?;
+        let concluded_after_sync = flag.is_set();
+        // SAFETY: the stream is synchronized: the copy back has finished.
+        let arrived = unsafe { host.bytes_mut() };
+        ensure!(arrived == reference.as_slice(), "the runtime seed's round trip delivered wrong bytes");
+        library = None;
+        if rep == 0 {
+            continue; // warm-up: buffers touched, staging buffers made, the runtime's entry points resolved
+        }
+
+        // 5. One repetition per step, on the GPU's timeline.
+        let mut reps = seq.reps()?;
+        note_conclusion(&mut reps[Step::ALL.len() - 1], concluded_after_enqueue, concluded_after_sync);
+        if let Some(mut r) = free {
+            // No GPU work to place; the reference stamp is the repetition's, for the timeline.
+            r.gpu_origin_ns = reps[0].gpu_origin_ns;
+            reps.insert(0, r);
+        }
+        for (record, r) in records.iter_mut().zip(reps) {
+            record.reps.push(r);
+        }
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::{catalogue, catalogue_with, Preset};
+
+    fn runtime_seed_cases(seed_bytes: u64) -> Vec<Case> {
+        catalogue_with(Preset::Seed, None, seed_bytes)
+            .into_iter()
+            .filter(|c| matches!(c.op, Op::SeedRuntime(_)))
+            .collect()
+    }
+
+    fn op(c: &Case) -> SeedRuntimeOp {
+        match c.op {
+            Op::SeedRuntime(op) => op,
+            _ => panic!("{} is not a runtime seed case", c.setup.id),
+        }
+    }
+
+    /// Every step setup of every runtime seed case.
+    fn step_setups(seed_bytes: u64) -> Vec<(SeedRuntimeOp, CaseSetup)> {
+        runtime_seed_cases(seed_bytes)
+            .iter()
+            .flat_map(|c| {
+                let op = op(c);
+                op.program.steps().into_iter().map(move |s| (op, step_setup(op, s)))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_seed_preset_holds_the_driver_seed_and_three_runtime_programs() {
+        let ids: Vec<String> = catalogue(Preset::Seed, None).into_iter().map(|c| c.setup.id).collect();
+        assert_eq!(
+            ids,
+            [
+                "seed/pageable",
+                "seed/pinned",
+                "runtime/seed/pageable",
+                "runtime/seed/pinned",
+                "runtime/seed-eager/pageable",
+                "runtime/seed-eager/pinned",
+                "runtime/seed-answer/pageable",
+                "runtime/seed-answer/pinned",
+            ]
+        );
+    }
+
+    #[test]
+    fn ids_are_unique_prefixed_and_runtime() {
+        let mut ids: Vec<String> = runtime_seed_cases(ANSWER_BYTES).into_iter().map(|c| c.setup.id).collect();
+        ids.extend(step_setups(ANSWER_BYTES).into_iter().map(|(_, s)| s.id));
+        let n = ids.len();
+        assert_eq!(n, 6 + 2 * 4 + 2 * 4 + 2 * 5);
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "duplicate ids");
+        assert!(ids.iter().all(|id| id.starts_with("runtime/")), "{ids:?}");
+        for c in runtime_seed_cases(ANSWER_BYTES) {
+            assert_eq!(c.setup.api, Api::Runtime, "{}", c.setup.id);
+            assert_eq!(c.setup.family, Family::Seed);
+            assert!(super::super::runtime_twin(&c).is_none(), "{} has a twin", c.setup.id);
+        }
+        for (_, s) in step_setups(ANSWER_BYTES) {
+            assert_eq!(s.api, Api::Runtime, "{}", s.id);
+            assert_eq!(s.family, Family::Seed);
+            assert!(s.call.starts_with("cuda"), "{}: {}", s.id, s.call);
+            assert!(crate::rules::rule(&s.rule).is_some(), "{} names unknown rule {}", s.id, s.rule);
+        }
+    }
+
+    #[test]
+    fn step_setups_carry_bytes_memory_and_rules() {
+        for (op, s) in step_setups(ANSWER_BYTES) {
+            let step = s.id.rsplit('/').next().unwrap();
+            let pageable = op.kind == HostKind::Pageable;
+            let (rule, bytes, memory) = match step {
+                "0-cudafree" => ("AL1", 0, None),
+                "1-htod" | "3-dtoh" => (if pageable { "A2" } else { "A1" }, op.bytes, Some(op.kind)),
+                "2-launch" if op.program == Program::QuestionEager => ("K1", 0, None),
+                "2-launch" => ("K4", 0, None),
+                "4-callback" => ("CB1", 0, None),
+                other => panic!("unexpected step {other} in {}", s.id),
+            };
+            assert_eq!((s.rule.as_str(), s.bytes, s.host_memory), (rule, bytes, memory), "{}", s.id);
+            assert_eq!(s.id.starts_with("runtime/seed-answer/"), op.program == Program::Answer);
+            let expect_bytes = if op.program == Program::Answer { ANSWER_BYTES } else { BUFFER_BYTES as u64 };
+            assert_eq!(op.bytes, expect_bytes, "{}", s.id);
+            // The first stream step has nothing ahead of it; every later one has the step before it.
+            assert_eq!(s.blocker_ahead, !matches!(step, "0-cudafree" | "1-htod"), "{}", s.id);
+            if step == "0-cudafree" {
+                assert_eq!((s.stream, s.expected.clone()), (None, Expected::undocumented()));
+                assert!(s.what.contains("already active"), "{}", s.what);
+            }
+        }
+        assert!(step_setups(ANSWER_BYTES).iter().any(|(_, s)| s.id == "runtime/seed-answer/pinned/0-cudafree"));
+        assert!(!step_setups(ANSWER_BYTES)
+            .iter()
+            .any(|(_, s)| s.id.ends_with("0-cudafree") && !s.id.starts_with("runtime/seed-answer/")));
+    }
+
+    #[test]
+    fn group_cases_carry_the_buffer_size_for_the_preflight() {
+        for c in runtime_seed_cases(ANSWER_BYTES) {
+            assert_eq!(c.setup.bytes, op(&c).bytes, "{}", c.setup.id);
+        }
+        let largest = catalogue(Preset::Seed, None).iter().map(|c| c.setup.bytes).max();
+        assert_eq!(largest, Some(ANSWER_BYTES));
+    }
+
+    #[test]
+    fn only_the_eager_cases_run_in_a_child_with_eager_loading() {
+        for c in runtime_seed_cases(ANSWER_BYTES) {
+            let eager = c.setup.id.starts_with("runtime/seed-eager/");
+            assert_eq!(c.child_env(), eager.then_some(("CUDA_MODULE_LOADING", "EAGER")), "{}", c.setup.id);
+        }
+    }
+
+    #[test]
+    fn seed_bytes_reaches_the_answer_cases() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["async-lab", "--preset", "seed", "--seed-bytes", "64MiB"]).unwrap();
+        assert_eq!(cli.run.seed_bytes, 64 << 20);
+        let cases = catalogue_with(cli.run.preset, cli.run.sizes.as_deref(), cli.run.seed_bytes);
+        for c in cases.iter().filter(|c| c.setup.id.starts_with("runtime/seed-answer/")) {
+            assert_eq!((c.setup.bytes, op(c).bytes), (64 << 20, 64 << 20), "{}", c.setup.id);
+        }
+        let answer = step_setups(64 << 20).into_iter().find(|(_, s)| s.id == "runtime/seed-answer/pinned/3-dtoh");
+        let (_, dtoh) = answer.unwrap();
+        assert_eq!(dtoh.bytes, 64 << 20);
+        assert!(dtoh.what.contains("64MiB"), "{}", dtoh.what);
+        // The question's own program keeps its 10 MB.
+        assert!(cases.iter().filter(|c| c.setup.id.starts_with("runtime/seed/")).all(|c| c.setup.bytes == 10_000_000));
+        let default = crate::cli::Cli::try_parse_from(["async-lab", "--preset", "seed"]).unwrap();
+        assert_eq!(default.run.seed_bytes, ANSWER_BYTES);
+        assert!(crate::cli::Cli::try_parse_from(["async-lab", "--seed-bytes", "lots"]).is_err());
+    }
+}
