@@ -1,5 +1,6 @@
 //! Command-line interface: `async-lab [run options]` runs experiments; subcommands do the rest.
 
+use crate::api::ApiChoice;
 use crate::experiments::Preset;
 use crate::output::Format;
 use clap::{Args, Parser, Subcommand};
@@ -29,6 +30,11 @@ pub struct GpuArgs {
     /// Which GPU to use.
     #[arg(long, global = true, default_value_t = 0)]
     pub device: i32,
+    /// The CUDA runtime library (libcudart.so.*, or a folder holding one) for the runtime-API experiments.
+    /// Default: $ASYNC_LAB_CUDART, then LD_LIBRARY_PATH, CUDA_HOME, /usr/local/cuda*, the system's
+    /// libraries and Python's nvidia wheels. Without one, those experiments are reported as not run.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub cudart: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -39,12 +45,19 @@ pub struct RunArgs {
     /// Run only the experiments whose id matches (a glob such as 'copy/async/*', or a substring).
     #[arg(long, value_name = "PATTERN")]
     pub only: Option<String>,
+    /// Which API's calls to measure: the driver's (cu*), the runtime's (cuda*), or both side by side.
+    #[arg(long, value_enum, default_value_t = ApiChoice::Both)]
+    pub api: ApiChoice,
     /// Measured repetitions per experiment (after one warm-up).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=1000))]
     pub reps: u16,
     /// Copy sizes, comma-separated (e.g. 4KiB,1MiB,256MiB); default: the preset's.
     #[arg(long, value_delimiter = ',', value_parser = parse_size_arg)]
     pub sizes: Option<Vec<u64>>,
+    /// The buffer of the accepted answer's variant of the seed program (`runtime/seed-answer/...`, preset
+    /// seed); the question's own program keeps its 10 MB.
+    #[arg(long, value_name = "SIZE", default_value = "2GiB", value_parser = parse_size_arg)]
+    pub seed_bytes: u64,
     /// Output format (on stdout).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -52,7 +65,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Classify and report a recording instead of measuring (no GPU needed).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["record", "only", "sizes", "preset"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["record", "only", "sizes", "seed_bytes", "preset", "api"])]
     pub replay: Option<PathBuf>,
     /// No progress bar.
     #[arg(long, short)]
@@ -81,6 +94,9 @@ pub enum Command {
     List {
         #[arg(long, value_enum, default_value_t = Preset::Default)]
         preset: Preset,
+        /// Only the cases of this API (driver, runtime) or both.
+        #[arg(long, value_enum, default_value_t = ApiChoice::Both)]
+        api: ApiChoice,
     },
     /// Explain one experiment: the rule, what was measured (live, or in a recording) and why that class.
     Explain {
@@ -92,12 +108,13 @@ pub enum Command {
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=1000))]
         reps: u16,
     },
-    /// Put a recording's classes beside those of the CUDA C++ reference program (reference/async_ref.cu).
+    /// Put the driver and runtime classes of each case side by side; with REFERENCE, put the classes beside
+    /// those of the CUDA C++ reference program (reference/async_ref.cu) instead.
     Compare {
         /// A recording made with --record.
         recording: PathBuf,
         /// The reference program's JSON output.
-        reference: PathBuf,
+        reference: Option<PathBuf>,
     },
     /// Write one self-contained HTML page (timelines and plots) from recordings; no GPU needed.
     #[command(

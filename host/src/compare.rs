@@ -1,5 +1,10 @@
-//! `async-lab compare`: a recording's classes beside those of the CUDA C++ reference program
-//! (`reference/async_ref.cu`), case by case, for the cases both measured.
+//! `async-lab compare`: the same case through the two APIs side by side (driver and runtime classes from
+//! one recording), and, given the CUDA C++ reference program's output (`reference/async_ref.cu`, a
+//! runtime-API program), async-lab's classes beside the reference's, case by case.
+//!
+//! The reference calls the runtime, so it is compared with async-lab's runtime records (`runtime/<id>`);
+//! a recording without them (made before the runtime was measured) is compared through its driver records,
+//! and each row says which API it compared.
 
 use crate::record::Recording;
 use crate::report;
@@ -30,6 +35,8 @@ struct RefSpread {
 /// One compared case.
 pub struct Row {
     pub id: String,
+    /// Which of async-lab's APIs the row compares with the reference.
+    pub api: crate::api::Api,
     pub ours: String,
     pub theirs: String,
     pub ours_us: Option<f64>,
@@ -51,10 +58,13 @@ pub fn compare(recording: &Path, reference: &Path) -> anyhow::Result<Vec<Row>> {
     anyhow::ensure!(refs.tool == "async_ref", "{} was written by {:?}, not async_ref", reference.display(), refs.tool);
     let report = report::build(&rec);
     let mut rows = Vec::new();
-    for r in &report.results {
-        let Some(c) = refs.cases.iter().find(|c| c.id == r.id) else { continue };
+    for c in &refs.cases {
+        let runtime_id = format!("{}{}", crate::api::Api::Runtime.id_prefix(), c.id);
+        let measured = |id: &str| report.results.iter().find(|r| r.id == id && r.not_run.is_none());
+        let Some(r) = measured(&runtime_id).or_else(|| measured(&c.id)) else { continue };
         rows.push(Row {
-            id: r.id.clone(),
+            id: c.id.clone(),
+            api: r.api,
             ours: r.class.map_or_else(|| format!("error: {}", r.error.clone().unwrap_or_default()), |c| c.to_string()),
             theirs: match (&c.class, &c.error) {
                 (Some(class), _) => class.clone(),
@@ -72,13 +82,15 @@ pub fn compare(recording: &Path, reference: &Path) -> anyhow::Result<Vec<Row>> {
 pub fn markdown(rows: &[Row]) -> String {
     let us = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.1}"));
     let mut out = String::from(
-        "| case | async-lab class | reference class | async-lab µs | reference µs | |\n|---|---|---|---:|---:|---|\n",
+        "| case | async-lab API | async-lab class | reference class | async-lab µs | reference µs | |\n\
+         |---|---|---|---|---:|---:|---|\n",
     );
     for r in rows {
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} | {} |",
             r.id,
+            r.api,
             r.ours,
             r.theirs,
             us(r.ours_us),
@@ -88,5 +100,85 @@ pub fn markdown(rows: &[Row]) -> String {
     }
     let differ = rows.iter().filter(|r| !r.agrees()).count();
     let _ = writeln!(out, "\n{} cases compared, {} agree, {differ} differ.", rows.len(), rows.len() - differ);
+    out
+}
+
+/// One case measured through both APIs in the same recording.
+pub struct ApiRow {
+    /// The driver case's id (the runtime's is `runtime/` + this).
+    pub id: String,
+    pub driver_call: String,
+    pub runtime_call: String,
+    pub driver: String,
+    pub runtime: String,
+    pub driver_us: Option<f64>,
+    pub runtime_us: Option<f64>,
+    /// Both have a class (neither failed nor was not run).
+    pub both_classified: bool,
+}
+
+impl ApiRow {
+    pub fn same_class(&self) -> bool {
+        self.driver == self.runtime
+    }
+}
+
+/// The driver and runtime classes of every case a recording measured through both APIs.
+pub fn between_apis(rec: &Recording) -> Vec<ApiRow> {
+    between_apis_results(&report::build(rec).results)
+}
+
+/// `between_apis` over results already classified.
+pub fn between_apis_results(results: &[report::CaseResult]) -> Vec<ApiRow> {
+    let class = |r: &report::CaseResult| match (&r.class, &r.not_run, &r.error) {
+        (Some(c), _, _) => c.to_string(),
+        (None, Some(why), _) => format!("not run: {why}"),
+        (None, None, e) => format!("error: {}", e.clone().unwrap_or_default()),
+    };
+    let mut rows = Vec::new();
+    for d in results.iter().filter(|r| r.api == crate::api::Api::Driver) {
+        let runtime_id = format!("{}{}", crate::api::Api::Runtime.id_prefix(), d.id);
+        let Some(r) = results.iter().find(|r| r.id == runtime_id) else { continue };
+        rows.push(ApiRow {
+            id: d.id.clone(),
+            driver_call: d.call.clone(),
+            runtime_call: r.call.clone(),
+            driver: class(d),
+            runtime: class(r),
+            driver_us: d.host_call_us.map(|s| s.median),
+            runtime_us: r.host_call_us.map(|s| s.median),
+            both_classified: d.class.is_some() && r.class.is_some(),
+        });
+    }
+    rows
+}
+
+/// A Markdown table of `between_apis`, differences marked, with a count at the end.
+pub fn api_markdown(rows: &[ApiRow]) -> String {
+    let us = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.1}"));
+    let mut out = String::from(
+        "| case | driver call | class | µs | runtime call | class | µs | |\n|---|---|---|---:|---|---|---:|---|\n",
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "| `{}` | `{}` | {} | {} | `{}` | {} | {} | {} |",
+            r.id,
+            r.driver_call,
+            r.driver,
+            us(r.driver_us),
+            r.runtime_call,
+            r.runtime,
+            us(r.runtime_us),
+            if r.same_class() { "" } else { "**differs**" }
+        );
+    }
+    let differ = rows.iter().filter(|r| !r.same_class()).count();
+    let _ = writeln!(
+        out,
+        "\n{} cases measured through both APIs: {} in the same class, {differ} differ.",
+        rows.len(),
+        rows.len() - differ
+    );
     out
 }

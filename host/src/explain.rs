@@ -116,6 +116,7 @@ pub fn source_file(family: Family) -> &'static str {
         Family::Copy | Family::Sweep => "host/src/experiments/copies.rs",
         Family::Memset => "host/src/experiments/memset.rs",
         Family::Launch => "host/src/experiments/launches.rs",
+        Family::Load => "host/src/experiments/loading.rs",
         Family::Alloc => "host/src/experiments/alloc.rs",
         Family::Callback => "host/src/experiments/callbacks.rs",
         Family::Wait => "host/src/experiments/waiting.rs",
@@ -130,6 +131,18 @@ pub fn long(record: &CaseRecord) -> String {
     let r = crate::report::result(record);
     let mut t = format!("{}\n\n", s.id);
     t.push_str(&format!("What it does: {}.\n", s.what));
+    t.push_str(&format!(
+        "API: {} ({}).{}\n",
+        s.api,
+        s.call,
+        match s.api {
+            crate::api::Api::Driver if crate::experiments::has_runtime_twin(s) =>
+                format!(" The same case through the runtime API: runtime/{}.", s.id),
+            crate::api::Api::Runtime =>
+                format!(" The same case through the driver API: {}.", crate::api::Api::base_id(&s.id)),
+            _ => String::new(),
+        }
+    ));
     match crate::rules::rule(&s.rule) {
         Some(rule) => t.push_str(&format!("Rule {} ({}): {}.\n", rule.id, rule.case, rule.documented)),
         None => t.push_str(&format!("Rule {}.\n", s.rule)),

@@ -26,6 +26,7 @@ fn main() -> ExitCode {
     // SAFETY: called first thing, before any other thread exists; SIG_DFL is a valid disposition for SIGPIPE.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
+    async_lab::runtime::configure(cli.gpu.cudart.as_deref());
     match dispatch(cli) {
         Ok(Done::Ok) => ExitCode::SUCCESS,
         Ok(Done::Interrupted) => ExitCode::from(130),
@@ -49,18 +50,31 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
             Ok(Done::Ok)
         }
         Some(Command::Selftest { cycles }) => selftest(&cli.gpu, cycles),
-        Some(Command::List { preset }) => {
-            for c in experiments::catalogue(preset, None) {
+        Some(Command::List { preset, api }) => {
+            for c in experiments::select_api(experiments::catalogue(preset, None), api) {
                 let rule = rules::rule(&c.setup.rule).map_or("", |r| r.case);
                 println!("{:<58} {:<4} {}", c.setup.id, c.setup.rule, rule);
             }
             Ok(Done::Ok)
         }
         Some(Command::Explain { id, replay, reps }) => explain(&cli.gpu, &id, replay.as_deref(), reps as usize),
-        Some(Command::Compare { recording, reference }) => {
+        Some(Command::Compare { recording, reference: Some(reference) }) => {
             let rows = async_lab::compare::compare(&recording, &reference)?;
             print!("{}", async_lab::compare::markdown(&rows));
             Ok(if rows.iter().all(|r| r.agrees()) { Done::Ok } else { Done::WithErrors })
+        }
+        Some(Command::Compare { recording, reference: None }) => {
+            let rows = async_lab::compare::between_apis(&Recording::load(&recording)?);
+            if rows.is_empty() {
+                bail!(
+                    "{} measured no case through both APIs (record with --api both; or give the reference \
+                     program's output as a second argument)",
+                    recording.display()
+                );
+            }
+            // Different classes through the two APIs are findings, not failures: exit 0.
+            print!("{}", async_lab::compare::api_markdown(&rows));
+            Ok(Done::Ok)
         }
         Some(Command::Report { replay, out }) => {
             async_lab::html::write(&replay, &out)?;
@@ -105,7 +119,16 @@ fn run(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Done> {
     };
     let report = report::build(&recording);
     print!("{}", output::render(&report, args.format)?);
-    Ok(if recording.partial {
+    let replayed = args.replay.is_some();
+    if replayed && recording.partial {
+        // The interruption belongs to the run that made the recording; replaying all it holds succeeded.
+        eprintln!(
+            "async-lab: this recording was cut short when it was made (Ctrl-C): it holds {} experiments; the rest \
+             were never measured",
+            recording.cases.len()
+        );
+    }
+    Ok(if recording.partial && !replayed {
         Done::Interrupted
     } else if report.summary.errors > 0 {
         Done::WithErrors
@@ -116,7 +139,13 @@ fn run(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Done> {
 
 fn measure(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Recording> {
     // Choose the experiments first: a bad --only is reported without touching the GPU.
-    let cases = experiments::select(experiments::catalogue(args.preset, args.sizes.as_deref()), args.only.as_deref())?;
+    let cases = experiments::select(
+        experiments::select_api(
+            experiments::catalogue_with(args.preset, args.sizes.as_deref(), args.seed_bytes),
+            args.api,
+        ),
+        args.only.as_deref(),
+    )?;
     let gpu = open(g)?;
     let machine = MachineInfo::read(&gpu)?;
     preflight(&cases, &machine)?;
@@ -129,6 +158,7 @@ fn measure(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Recording> {
         device: g.device,
         in_child: false,
         peer_loopback: args.peer_loopback,
+        cudart: g.cudart.clone(),
     };
     let outcome = runner::run_cases(&gpu, &cases, &opts);
     let recording = Recording {
@@ -219,6 +249,7 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
                 device: g.device,
                 in_child: false,
                 peer_loopback: loopback,
+                cudart: g.cudart.clone(),
             };
             let outcome = runner::run_cases(&gpu, std::slice::from_ref(&case), &opts);
             let Some(record) = record_for(outcome.records, id) else {
@@ -242,8 +273,10 @@ fn record_for(records: Vec<async_lab::record::CaseRecord>, id: &str) -> Option<a
 fn child(g: &GpuArgs, ids: &[String], reps: usize) -> anyhow::Result<Done> {
     // The parent handles Ctrl-C; the child finishes its short list.
     let _ = ctrlc::set_handler(|| {});
-    let all = experiments::catalogue(Preset::Full, None);
-    let cases: Vec<_> = all.into_iter().filter(|c| ids.contains(&c.setup.id)).collect();
+    // The seed preset's child cases (the question's program under CUDA_MODULE_LOADING=EAGER) do not depend
+    // on --seed-bytes: the default catalogue has them as the parent ran them.
+    let all = [Preset::Full, Preset::Seed].into_iter().flat_map(|p| experiments::catalogue(p, None));
+    let cases: Vec<_> = all.filter(|c| ids.contains(&c.setup.id)).collect();
     if cases.len() != ids.len() {
         bail!("__child: unknown experiment ids in {ids:?}");
     }
@@ -255,6 +288,7 @@ fn child(g: &GpuArgs, ids: &[String], reps: usize) -> anyhow::Result<Done> {
         device: g.device,
         in_child: true,
         peer_loopback: false,
+        cudart: g.cudart.clone(),
     };
     let outcome = runner::run_cases(&gpu, &cases, &opts);
     let text = serde_json::to_string(&outcome.records).context("serializing the child's records")?;

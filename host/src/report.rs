@@ -16,6 +16,8 @@ use std::collections::BTreeMap;
 pub struct CaseResult {
     pub id: String,
     pub family: Family,
+    /// The API the call went through.
+    pub api: crate::api::Api,
     pub call: String,
     pub rule: String,
     pub class: Option<Class>,
@@ -174,6 +176,7 @@ pub fn result(case: &CaseRecord) -> CaseResult {
         .filter_map(|k| median_of(reps.iter().filter_map(|r| r.metrics.get(k).copied())).map(|m| (k.clone(), m)))
         .collect();
     let mut r = CaseResult {
+        api: s.api,
         id: s.id.clone(),
         family: s.family,
         call: s.call.clone(),
@@ -227,10 +230,37 @@ pub fn result(case: &CaseRecord) -> CaseResult {
 /// Facts across experiments: where pageable copies stop returning at once, how deep the launch queue is.
 fn findings(results: &[CaseResult]) -> Vec<String> {
     let mut out = Vec::new();
+    for api in crate::api::Api::ALL {
+        // Findings per API; the runtime's say so.
+        let of_api: Vec<&CaseResult> = results.iter().filter(|r| r.api == api).collect();
+        let tag = if api == crate::api::Api::Runtime { "through the runtime: " } else { "" };
+        for line in api_findings(&of_api, api.id_prefix()) {
+            out.push(format!("{tag}{line}"));
+        }
+    }
+    let differ: Vec<String> = crate::compare::between_apis_results(results)
+        .into_iter()
+        .filter(|r| r.both_classified && !r.same_class())
+        .map(|r| format!("{} ({} {} / {} {})", r.id, r.driver_call, r.driver, r.runtime_call, r.runtime))
+        .collect();
+    if !differ.is_empty() {
+        out.push(format!(
+            "{} case(s) fall in a different class through the runtime than through the driver: {}",
+            differ.len(),
+            differ.join("; ")
+        ));
+    }
+    out.extend(peer_findings(results));
+    out
+}
+
+/// The sweep and launch-queue findings among one API's results (`id_prefix` is that API's id prefix).
+fn api_findings(results: &[&CaseResult], id_prefix: &str) -> Vec<String> {
+    let mut out = Vec::new();
     for dir in ["htod", "dtoh"] {
-        let prefix = format!("sweep/{dir}/pageable/");
+        let prefix = format!("{id_prefix}sweep/{dir}/pageable/");
         let mut sweep: Vec<&CaseResult> =
-            results.iter().filter(|r| r.id.starts_with(&prefix) && r.class.is_some()).collect();
+            results.iter().copied().filter(|r| r.id.starts_with(&prefix) && r.class.is_some()).collect();
         sweep.sort_by_key(|r| r.bytes);
         if sweep.is_empty() {
             continue;
@@ -252,7 +282,7 @@ fn findings(results: &[CaseResult]) -> Vec<String> {
             )),
         }
     }
-    if let Some(q) = results.iter().find(|r| r.id.starts_with("launch/queue-depth")) {
+    if let Some(q) = results.iter().find(|r| r.id.starts_with(&format!("{id_prefix}launch/queue-depth"))) {
         if let Some(d) = q.metrics.get("queue_depth") {
             out.push(format!(
                 "the launch queue held {d:.0} pending launches; the next launch waited {:.0} µs (until the blocker ended); launches took {:.1} µs before the queue was full and {:.1} µs after",
@@ -264,7 +294,6 @@ fn findings(results: &[CaseResult]) -> Vec<String> {
             out.push(format!("the launch queue held at least {d:.0} pending launches without blocking"));
         }
     }
-    out.extend(peer_findings(results));
     out
 }
 

@@ -174,3 +174,23 @@ fn explain_of_a_pair_a_one_gpu_recording_could_not_run_says_why() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("has no experiment"), "{}", stderr(&o));
 }
+
+#[test]
+fn replaying_an_interrupted_recording_succeeds_and_says_it_was_cut_short() {
+    let rec = project_root().join("recordings/async-lab-default-interrupted-h200-driver580.159.04-2026-12-02.json");
+    let o = run_with_stub(&["--replay", rec.to_str().unwrap()]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cut short") && stderr(&o).contains("holds 24 experiments"), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("PARTIAL"), "the table says so too");
+}
+
+#[test]
+fn compare_without_a_reference_needs_both_apis_in_the_recording() {
+    // An older recording holds driver cases only: compare says what is missing instead of printing nothing.
+    let rec = project_root().join("recordings/async-lab-default-h200-driver580.159.04-2026-12-02.json");
+    let o = run_with_stub(&["compare", rec.to_str().unwrap()]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no case through both APIs") && stderr(&o).contains("--api both"), "{}", stderr(&o));
+}

@@ -267,3 +267,72 @@ fn experiments_a_machine_cannot_run_are_not_run_not_errors() {
     let err = Recording::parse(&bad.to_string()).unwrap_err().to_string();
     assert!(err.contains("neither repetitions nor an error"), "{err}");
 }
+
+#[test]
+fn the_same_case_through_both_apis_side_by_side() {
+    let id = "launch/first-lazy/launch/nonblocking/other";
+    let rt_id = format!("runtime/{id}");
+    let rec = recording(vec![
+        // The driver's first launch returned while the blocker on another stream ran: async.
+        record(id, (0..5).map(|_| rep(4, Some(false), Some(false), None)).collect()),
+        // The runtime's waited for it: device-sync.
+        record(&rt_id, (0..5).map(|_| rep(20_100, Some(true), Some(false), None)).collect()),
+        // A case measured through both APIs with the same class.
+        record(
+            "copy/async/htod/pinned/nonblocking/same/1MiB",
+            (0..5).map(|_| rep(5, Some(false), Some(false), Some(false))).collect(),
+        ),
+        record(
+            "runtime/copy/async/htod/pinned/nonblocking/same/1MiB",
+            (0..5).map(|_| rep(6, Some(false), Some(false), Some(false))).collect(),
+        ),
+    ]);
+    let rows = async_lab::compare::between_apis(&rec);
+    assert_eq!(rows.len(), 2);
+    let first = rows.iter().find(|r| r.id == id).unwrap();
+    assert_eq!((first.driver.as_str(), first.runtime.as_str()), ("async", "device-sync"));
+    assert_eq!((first.driver_call.as_str(), first.runtime_call.as_str()), ("cuLaunchKernel", "cudaLaunchKernel"));
+    assert!(!first.same_class());
+    let md = async_lab::compare::api_markdown(&rows);
+    assert!(
+        md.contains("**differs**") && md.contains("2 cases measured through both APIs: 1 in the same class, 1 differ"),
+        "{md}"
+    );
+    let report = build(&rec);
+    assert_eq!(report.results.iter().filter(|r| r.api == async_lab::api::Api::Runtime).count(), 2);
+    assert!(
+        report
+            .summary
+            .findings
+            .iter()
+            .any(|f| f.contains("1 case(s) fall in a different class through the runtime") && f.contains(id)),
+        "{:?}",
+        report.summary.findings
+    );
+}
+
+#[test]
+fn without_a_runtime_library_its_cases_are_not_run_not_errors() {
+    let why = "no CUDA runtime library (libcudart.so) found; looked in /usr/local/cuda/lib64";
+    let mut skipped = record("runtime/memset/async/device/nonblocking/same/1MiB", vec![]);
+    skipped.skipped = Some(why.into());
+    let rec = recording(vec![
+        record(
+            "memset/async/device/nonblocking/same/1MiB",
+            (0..5).map(|_| rep(5, Some(false), Some(false), None)).collect(),
+        ),
+        skipped,
+    ]);
+    let text = serde_json::to_string(&rec).unwrap();
+    let back = Recording::parse(&text).expect("a recording with a not-run runtime case is valid");
+    let report = build(&back);
+    assert_eq!(report.summary.errors, 0);
+    let r = &report.results[1];
+    assert_eq!((r.api, r.not_run.as_deref()), (async_lab::api::Api::Runtime, Some(why)));
+    let table = render(&report, Format::Table).unwrap();
+    assert!(table.contains("not run") && table.contains("libcudart"), "{table}");
+    // Compare says the runtime was not run rather than claiming a different class.
+    let rows = async_lab::compare::between_apis(&back);
+    assert!(!rows[0].both_classified && rows[0].runtime.starts_with("not run"));
+    assert!(!report.summary.findings.iter().any(|f| f.contains("different class")), "{:?}", report.summary.findings);
+}

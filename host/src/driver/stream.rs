@@ -63,7 +63,7 @@ impl StreamHandle<'_> {
         match unsafe { sys::cuStreamQuery(self.raw) } {
             sys::CUDA_SUCCESS => Ok(true),
             sys::CUDA_ERROR_NOT_READY => Ok(false),
-            rc => Err(super::error::DriverError { code: rc, call: "cuStreamQuery" }),
+            rc => Err(crate::driver::DriverError::driver(rc, "cuStreamQuery")),
         }
     }
 }
@@ -108,15 +108,22 @@ impl<'g> Stream<'g> {
         unsafe { check(sys::cuStreamSynchronize(self.raw), "cuStreamSynchronize") }
     }
 
-    /// Destroys the stream now and returns how long `cuStreamDestroy` took (the SD1 experiment).
-    pub fn destroy_timed(mut self) -> DriverResult<crate::measure::Timed> {
+    /// Destroys the stream now through `api` (`cuStreamDestroy` or `cudaStreamDestroy`) and returns how long
+    /// the call took (the SD1 experiment).
+    pub fn destroy_timed(mut self, api: crate::api::Api) -> DriverResult<crate::measure::Timed> {
         assert!(self.owned, "only created streams can be destroyed");
         self.owned = false;
         let t = crate::measure::Stopwatch::start();
-        // SAFETY: the stream was created by us and is destroyed exactly once (`owned` is now false).
-        let rc = unsafe { sys::cuStreamDestroy_v2(self.raw) };
+        // SAFETY: the stream was created by us and is destroyed exactly once (`owned` is now false); the runtime
+        // shares this stream's (primary) context, so its destroy call accepts the handle.
+        let result = unsafe {
+            match api {
+                crate::api::Api::Driver => check(sys::cuStreamDestroy_v2(self.raw), "cuStreamDestroy"),
+                crate::api::Api::Runtime => crate::rt!(cudaStreamDestroy(self.raw.cast())),
+            }
+        };
         let elapsed = t.stop();
-        check(rc, "cuStreamDestroy")?;
+        result?;
         Ok(elapsed)
     }
 }
@@ -165,7 +172,7 @@ impl<'g> Event<'g> {
         match unsafe { sys::cuEventQuery(self.raw) } {
             sys::CUDA_SUCCESS => Ok(true),
             sys::CUDA_ERROR_NOT_READY => Ok(false),
-            rc => Err(super::error::DriverError { code: rc, call: "cuEventQuery" }),
+            rc => Err(crate::driver::DriverError::driver(rc, "cuEventQuery")),
         }
     }
 

@@ -13,6 +13,9 @@ pub use cust::sys::{
     CUmemoryPool, CUstream,
 };
 
+/// `CUstreamCallback`, with the status as a raw code (see above).
+pub type CUstreamCallbackRaw = Option<unsafe extern "C" fn(stream: CUstream, status: CuResult, user_data: *mut c_void)>;
+
 /// A raw driver result code (`CUresult`).
 pub type CuResult = u32;
 
@@ -139,4 +142,38 @@ extern "C" {
         extra: *mut *mut c_void,
     ) -> CuResult;
     pub fn cuLaunchHostFunc(stream: CUstream, f: CUhostFn, user_data: *mut c_void) -> CuResult;
+    pub fn cuStreamAddCallback(
+        stream: CUstream,
+        f: CUstreamCallbackRaw,
+        user_data: *mut c_void,
+        flags: c_uint,
+    ) -> CuResult;
+}
+
+pub use cust::sys::{CUjit_option, CUmodule};
+/// A library loaded with `cuLibraryLoadData` (CUDA 12.0; an opaque pointer, not in cust_raw's headers).
+pub type CUlibrary = *mut c_void;
+/// A kernel of a library, independent of any context (CUDA 12.0; an opaque pointer, not in cust_raw's headers).
+pub type CUkernel = *mut c_void;
+
+// Loading code: modules (one context) and libraries (every context, CUDA 12.0).
+#[link(name = "cuda")]
+extern "C" {
+    pub fn cuModuleLoadData(module: *mut CUmodule, image: *const c_void) -> CuResult;
+    pub fn cuModuleUnload(module: CUmodule) -> CuResult;
+    pub fn cuModuleGetFunction(f: *mut CUfunction, module: CUmodule, name: *const c_char) -> CuResult;
+    /// `library_options` points to `CUlibraryOption` values (a C enum, int-sized; not in cust_raw's headers).
+    pub fn cuLibraryLoadData(
+        library: *mut CUlibrary,
+        code: *const c_void,
+        jit_options: *mut CUjit_option,
+        jit_option_values: *mut *mut c_void,
+        jit_option_count: c_uint,
+        library_options: *mut c_int,
+        library_option_values: *mut *mut c_void,
+        library_option_count: c_uint,
+    ) -> CuResult;
+    pub fn cuLibraryUnload(library: CUlibrary) -> CuResult;
+    pub fn cuLibraryGetKernel(kernel: *mut CUkernel, library: CUlibrary, name: *const c_char) -> CuResult;
+    pub fn cuKernelGetFunction(f: *mut CUfunction, kernel: CUkernel) -> CuResult;
 }

@@ -4,6 +4,7 @@
 
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
+use crate::api::Api;
 use crate::classify::Class::*;
 use crate::driver::{sys, DriverResult, Gpu, PageableBuffer, Stream, StreamHandle, StreamKind};
 use crate::drv;
@@ -139,6 +140,7 @@ impl AllocOp {
                 host_memory: None,
                 bytes: self.bytes,
                 what,
+                api: crate::api::Api::Driver,
                 peer: None,
             },
             op: Op::Alloc(self),
@@ -176,6 +178,7 @@ pub fn cases(bytes: u64) -> Vec<Case> {
 
 struct AllocProbe<'a, 'g> {
     op: AllocOp,
+    api: Api,
     stream: &'a Stream<'g>,
     pool: sys::CUmemoryPool,
     /// What the call allocates or frees.
@@ -224,6 +227,40 @@ impl AllocProbe<'_, '_> {
     }
 }
 
+impl AllocProbe<'_, '_> {
+    /// The runtime's counterpart of each call. What it allocates is freed by `release` through the driver:
+    /// both APIs work in the same primary context, and the runtime's default pool is the device's.
+    fn call_runtime(&mut self) -> DriverResult<()> {
+        use crate::rt;
+        use crate::runtime::sys as rs;
+        let n = self.op.bytes as usize;
+        let s: rs::cudaStream_t = self.stream.raw().cast();
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: out-pointers are locals or fields of `self`; frees and unregistrations act on what `prepare`
+        // made, and each result is stored where `release` finds it.
+        unsafe {
+            match self.op.call {
+                AllocCall::MemAlloc => rt!(cudaMalloc(&mut p, n)).map(|()| self.device = p as u64),
+                AllocCall::MemFree => rt!(cudaFree(self.device as *mut c_void)).map(|()| self.device = 0),
+                AllocCall::AllocHost => rt!(cudaMallocHost(&mut self.host, n)),
+                AllocCall::FreeHost => rt!(cudaFreeHost(self.host)).map(|()| self.host = std::ptr::null_mut()),
+                AllocCall::HostRegister => {
+                    let q = self.pageable.as_ref().expect("made in run").as_ptr();
+                    rt!(cudaHostRegister(q.cast(), n, 0)).map(|()| self.host = q.cast())
+                }
+                AllocCall::HostUnregister => {
+                    rt!(cudaHostUnregister(self.host)).map(|()| self.host = std::ptr::null_mut())
+                }
+                AllocCall::AllocManaged => {
+                    rt!(cudaMallocManaged(&mut p, n, 1 /* cudaMemAttachGlobal */)).map(|()| self.device = p as u64)
+                }
+                AllocCall::AllocAsync => rt!(cudaMallocAsync(&mut p, n, s)).map(|()| self.device = p as u64),
+                AllocCall::FreeAsync => rt!(cudaFreeAsync(self.device as *mut c_void, s)).map(|()| self.device = 0),
+            }
+        }
+    }
+}
+
 impl Probe for AllocProbe<'_, '_> {
     fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
         self.release()?;
@@ -262,6 +299,9 @@ impl Probe for AllocProbe<'_, '_> {
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
         let n = self.op.bytes as usize;
         let s = self.stream.raw();
+        if self.api == Api::Runtime {
+            return self.call_runtime();
+        }
         // SAFETY: out-pointers are fields of `self`; frees and unregistrations act on what `prepare` made.
         unsafe {
             match self.op.call {
@@ -323,7 +363,8 @@ pub fn run(gpu: &Gpu, case: &Case, op: AllocOp, reps: usize) -> anyhow::Result<C
     };
     let pageable = matches!(op.call, AllocCall::HostRegister | AllocCall::HostUnregister)
         .then(|| PageableBuffer::new(op.bytes as usize));
-    let mut probe = AllocProbe { op, stream: &stream, pool, device: 0, host: std::ptr::null_mut(), pageable };
+    let mut probe =
+        AllocProbe { op, api: case.setup.api, stream: &stream, pool, device: 0, host: std::ptr::null_mut(), pageable };
     let (warmup, blocker_ns, reps) = measure(gpu, &mut probe, plan, reps)?;
     drop(probe);
     drop(blocker_stream);

@@ -101,6 +101,23 @@ impl<'g> Checker<'g> {
         Ok(())
     }
 
+    /// Makes `side` hold the original pattern, written by a kernel (managed memory: its pages then sit on
+    /// the GPU).
+    pub fn fill_on_gpu(&self, gpu: &Gpu, side: &Side) -> anyhow::Result<()> {
+        gpu.launch_fill(crate::driver::StreamHandle::LEGACY, side.addr(), self.len, SEED_ORIGINAL)?;
+        gpu.synchronize()?;
+        Ok(())
+    }
+
+    /// Poisons `side` on the GPU (a device memset; managed pages then sit on the GPU).
+    pub fn poison_on_gpu(&self, gpu: &Gpu, side: &Side) -> anyhow::Result<()> {
+        gpu.bind()?;
+        // SAFETY: `side` holds `len` device-accessible bytes (device or managed memory); the device is
+        // synchronized after `prepare`, before the call under test.
+        unsafe { drv!(cuMemsetD8_v2(side.addr(), 0x5A, self.len as usize))? };
+        Ok(())
+    }
+
     /// Restores the first page of a host source after the probe overwrote it.
     pub fn restore_head(&self, side: &mut Side) {
         if let Side::Host(h) = side {

@@ -1,4 +1,5 @@
-//! Host callbacks (`cuLaunchHostFunc`, rule CB1) and destroying a stream that still has work (SD1).
+//! Host callbacks (`cuLaunchHostFunc` and the older `cuStreamAddCallback`, the seed's call; rule CB1) and
+//! destroying a stream that still has work (SD1).
 //!
 //! Besides how long enqueueing a callback takes, this measures how late the callback runs: a second host
 //! thread polls the event recorded after the blocker and notes when it completes; the callback notes when
@@ -6,6 +7,7 @@
 
 use super::method::{measure_with, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
+use crate::api::Api;
 use crate::classify::Class::*;
 use crate::driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use crate::drv;
@@ -18,13 +20,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Clone, Copy, Debug)]
 pub enum CallbackOp {
     LaunchHostFunc,
+    StreamAddCallback,
     StreamDestroy,
 }
 
 const BLOCKER_NS: u64 = 20_000_000;
 
 pub fn cases() -> Vec<Case> {
-    [CallbackOp::LaunchHostFunc, CallbackOp::StreamDestroy]
+    [CallbackOp::LaunchHostFunc, CallbackOp::StreamAddCallback, CallbackOp::StreamDestroy]
         .into_iter()
         .map(|op| {
             let (id, call, rule, what) = match op {
@@ -33,6 +36,12 @@ pub fn cases() -> Vec<Case> {
                     "cuLaunchHostFunc",
                     "CB1",
                     "enqueueing a host function behind a blocker in the same stream; also measured: how long after the blocker ends the function runs",
+                ),
+                CallbackOp::StreamAddCallback => (
+                    "callback/stream-add-callback/nonblocking/same",
+                    "cuStreamAddCallback",
+                    "CB1",
+                    "enqueueing a stream callback (the seed program's call) behind a blocker in the same stream; also measured: how long after the blocker ends it runs",
                 ),
                 CallbackOp::StreamDestroy => (
                     "callback/stream-destroy/nonblocking/same",
@@ -55,6 +64,7 @@ pub fn cases() -> Vec<Case> {
                     host_memory: None,
                     bytes: 0,
                     what: what.into(),
+                    api: crate::api::Api::Driver,
                     peer: None,
                 },
                 op: Op::Callback(op),
@@ -71,9 +81,28 @@ unsafe extern "C" fn note_time(user: *mut c_void) {
     cell.store(monotonic_ns(), Ordering::SeqCst);
 }
 
+/// The stream-callback form: the same note, with the callback's (stream, status, user) arguments. Its
+/// signature is the same in both APIs (`CUstreamCallback`, `cudaStreamCallback_t`).
+unsafe extern "C" fn note_time_callback(_stream: sys::CUstream, _status: u32, user: *mut c_void) {
+    // SAFETY: as in `note_time`.
+    unsafe { note_time(user) }
+}
+
+/// The same, typed as the runtime's declaration wants it (its stream and status types are cudarc's).
+unsafe extern "C" fn note_time_runtime(
+    _stream: crate::runtime::sys::cudaStream_t,
+    _status: crate::runtime::sys::cudaError_t,
+    user: *mut c_void,
+) {
+    // SAFETY: as in `note_time`.
+    unsafe { note_time(user) }
+}
+
 struct HostFuncProbe<'a, 'g> {
     stream: &'a Stream<'g>,
     ran_at: Box<AtomicU64>,
+    op: CallbackOp,
+    api: Api,
 }
 
 impl Probe for HostFuncProbe<'_, '_> {
@@ -83,9 +112,18 @@ impl Probe for HostFuncProbe<'_, '_> {
     }
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
         let user = (&*self.ran_at as *const AtomicU64) as *mut c_void;
-        // SAFETY: `note_time` only stores into the boxed atomic, which lives as long as `self`; every
+        let (s, add) = (self.stream.raw(), matches!(self.op, CallbackOp::StreamAddCallback));
+        // SAFETY: the functions only store into the boxed atomic, which lives as long as `self`; every
         // repetition synchronizes the device before the next `prepare` or the drop, so the callback has run.
-        unsafe { drv!(cuLaunchHostFunc(self.stream.raw(), Some(note_time), user)) }
+        // The runtime shares the stream's primary context. Flags must be 0 for the stream-callback form.
+        unsafe {
+            match (self.api, add) {
+                (Api::Driver, false) => drv!(cuLaunchHostFunc(s, Some(note_time), user)),
+                (Api::Driver, true) => drv!(cuStreamAddCallback(s, Some(note_time_callback), user, 0)),
+                (Api::Runtime, false) => crate::rt!(cudaLaunchHostFunc(s.cast(), Some(note_time), user)),
+                (Api::Runtime, true) => crate::rt!(cudaStreamAddCallback(s.cast(), Some(note_time_runtime), user, 0)),
+            }
+        }
     }
     fn op_stream(&self) -> Option<StreamHandle<'_>> {
         Some(self.stream.handle())
@@ -98,15 +136,15 @@ impl Probe for HostFuncProbe<'_, '_> {
 
 pub fn run(gpu: &Gpu, case: &Case, op: CallbackOp, reps: usize) -> anyhow::Result<CaseRecord> {
     match op {
-        CallbackOp::LaunchHostFunc => host_func(gpu, case, reps),
+        CallbackOp::LaunchHostFunc | CallbackOp::StreamAddCallback => host_func(gpu, case, op, reps),
         CallbackOp::StreamDestroy => stream_destroy(gpu, case, reps),
     }
 }
 
-fn host_func(gpu: &Gpu, case: &Case, reps: usize) -> anyhow::Result<CaseRecord> {
+fn host_func(gpu: &Gpu, case: &Case, op: CallbackOp, reps: usize) -> anyhow::Result<CaseRecord> {
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let plan = BlockerPlan { stream: stream.handle(), ahead: true };
-    let mut probe = HostFuncProbe { stream: &stream, ran_at: Box::new(AtomicU64::new(0)) };
+    let mut probe = HostFuncProbe { stream: &stream, ran_at: Box::new(AtomicU64::new(0)), op, api: case.setup.api };
     let (warmup, _, mut out) = measure_with(gpu, &mut probe, plan, reps, true)?;
 
     // The delay: poll the blocker's end event from a second thread while the callback waits behind it.
@@ -155,7 +193,7 @@ fn stream_destroy(gpu: &Gpu, case: &Case, reps: usize) -> anyhow::Result<CaseRec
         let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
         let launched = blocker.launch(stream.handle(), BLOCKER_NS)?;
         let host_call_start_ns = monotonic_ns();
-        let timed = stream.destroy_timed()?;
+        let timed = stream.destroy_timed(case.setup.api)?;
         let blocker_done = blocker.is_done()?;
         gpu.synchronize()?;
         let (blocker_device_ns, stamps) = blocker.read()?;

@@ -1,9 +1,16 @@
 //! Copies in every direction, from and to every kind of host memory, in both API forms, on every kind of
 //! stream (rules S1–S5, A1–A4, G1, ST1–ST3, AL4, AL5).
+//!
+//! Each copy goes through one of the driver's two entry forms: *typed* (`cuMemcpyHtoDAsync`, ...: the
+//! caller says which side is host memory) or *unified* (`cuMemcpyAsync`: the driver infers it from the
+//! addresses). The runtime twin of a typed copy passes the explicit `cudaMemcpyKind`, that of a unified one
+//! `cudaMemcpyDefault`. Managed memory is measured in two states: pages last touched by the host, and pages
+//! resident on the GPU (written by a kernel just before).
 
 use super::buffers::{Checker, Side};
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
+use crate::api::Api;
 use crate::classify::Class::{self, *};
 use crate::driver::{DriverResult, Gpu, HostKind, Stream, StreamHandle, StreamKind};
 use crate::drv;
@@ -47,12 +54,75 @@ pub struct CopyOp {
     pub stream: StreamKind,
     pub blocker: BlockerPlacement,
     pub bytes: u64,
+    /// Which driver entry form: the unified `cuMemcpy*` (and `cudaMemcpyDefault`) or a typed one.
+    pub entry: Entry,
+    /// For managed memory: where its pages are when the copy starts.
+    pub residency: Residency,
+}
+
+/// The driver's two ways to name a copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// `cuMemcpyHtoD*`, `cuMemcpyDtoH*`, `cuMemcpyDtoD*`; runtime: an explicit `cudaMemcpyKind`.
+    Typed,
+    /// `cuMemcpy*`, direction inferred from the addresses; runtime: `cudaMemcpyDefault`.
+    Unified,
+}
+
+/// Where managed memory's pages are before the copy (no meaning for other memory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Residency {
+    /// Last written or read by the host (the state a program is in after filling a buffer on the CPU).
+    HostTouched,
+    /// Written by a kernel just before: resident on the GPU.
+    GpuResident,
+}
+
+impl Residency {
+    pub fn slug(self) -> &'static str {
+        match self {
+            Residency::HostTouched => "host-touched",
+            Residency::GpuResident => "gpu-resident",
+        }
+    }
 }
 
 const SMALL: u64 = 64 << 10;
 
 impl CopyOp {
+    /// A copy in the entry form the catalogue used before both forms were measured: unified for managed
+    /// memory and host → host, typed otherwise; managed pages last touched by the host.
+    pub fn natural(
+        form: Form,
+        dir: Dir,
+        host: Option<HostKind>,
+        stream: StreamKind,
+        blocker: BlockerPlacement,
+        bytes: u64,
+    ) -> CopyOp {
+        let entry = if dir == Dir::HtoH || host == Some(HostKind::Managed) { Entry::Unified } else { Entry::Typed };
+        CopyOp { form, dir, host, stream, blocker, bytes, entry, residency: Residency::HostTouched }
+    }
+
+    fn is_natural_entry(&self) -> bool {
+        let natural = CopyOp::natural(self.form, self.dir, self.host, self.stream, self.blocker, self.bytes);
+        natural.entry == self.entry
+    }
+
+    /// The id. Copies in the form the catalogue has always used keep their old ids; the other form adds
+    /// `/typed` or `/unified`, and GPU-resident managed memory adds `/gpu-resident`.
     pub fn id(&self, prefix: &str) -> String {
+        let mut id = self.base_id(prefix);
+        if !self.is_natural_entry() {
+            id.push_str(if self.entry == Entry::Unified { "/unified" } else { "/typed" });
+        }
+        if self.host == Some(HostKind::Managed) && self.residency == Residency::GpuResident {
+            id.push_str("/gpu-resident");
+        }
+        id
+    }
+
+    fn base_id(&self, prefix: &str) -> String {
         format!(
             "{prefix}/{}/{}/{}/{}/{}/{}",
             if self.form == Form::Sync { "sync" } else { "async" },
@@ -64,10 +134,9 @@ impl CopyOp {
         )
     }
 
-    /// The driver function this experiment calls. Managed memory goes through the unified `cuMemcpy*`,
-    /// which infers the direction from the addresses.
+    /// The driver function this experiment calls. Host → host has only the unified form.
     pub fn call(&self) -> &'static str {
-        let unified = self.dir == Dir::HtoH || self.host == Some(HostKind::Managed);
+        let unified = self.dir == Dir::HtoH || self.entry == Entry::Unified;
         match (self.form, unified, self.dir) {
             (Form::Sync, true, _) => "cuMemcpy",
             (Form::Async, true, _) => "cuMemcpyAsync",
@@ -130,6 +199,17 @@ impl CopyOp {
                 "on another, non-blocking stream"
             }
         );
+        let what = if self.host == Some(HostKind::Managed) {
+            format!(
+                "{what}; the managed pages were last {}",
+                match self.residency {
+                    Residency::HostTouched => "touched by the host",
+                    Residency::GpuResident => "written by a kernel (resident on the GPU)",
+                }
+            )
+        } else {
+            what
+        };
         let blocker_stream = if self.blocker == BlockerPlacement::Same { self.stream } else { StreamKind::NonBlocking };
         Case {
             setup: CaseSetup {
@@ -145,6 +225,7 @@ impl CopyOp {
                 host_memory: self.host,
                 bytes: self.bytes,
                 what,
+                api: crate::api::Api::Driver,
                 peer: None,
             },
             op: Op::Copy(self),
@@ -163,6 +244,7 @@ impl CopyOp {
 /// The buffers and streams of one copy experiment.
 struct CopyProbe<'a, 'g> {
     op: CopyOp,
+    api: Api,
     src: Side<'g>,
     dst: Side<'g>,
     checker: Checker<'g>,
@@ -170,15 +252,39 @@ struct CopyProbe<'a, 'g> {
 }
 
 impl Probe for CopyProbe<'_, '_> {
-    fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
-        self.checker.restore_head(&mut self.src);
-        self.checker.poison(&mut self.dst)?;
+    fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
+        if self.op.residency == Residency::GpuResident {
+            // Written on the GPU, so the pages are resident there (the probe's host write may have moved one).
+            self.checker.fill_on_gpu(gpu, &self.src)?;
+            self.checker.poison_on_gpu(gpu, &self.dst)?;
+        } else {
+            self.checker.restore_head(&mut self.src);
+            self.checker.poison(&mut self.dst)?;
+        }
         Ok(())
     }
 
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
         let (n, s) = (self.op.bytes as usize, self.stream.raw());
         let (dst, src) = (self.dst.addr(), self.src.addr());
+        if self.api == Api::Runtime {
+            use crate::runtime::sys::cudaMemcpyKind as K;
+            let kind = match (self.op.entry, self.op.dir) {
+                (_, Dir::HtoH) | (Entry::Unified, _) => K::cudaMemcpyDefault,
+                (Entry::Typed, Dir::HtoD) => K::cudaMemcpyHostToDevice,
+                (Entry::Typed, Dir::DtoH) => K::cudaMemcpyDeviceToHost,
+                (Entry::Typed, Dir::DtoD) => K::cudaMemcpyDeviceToDevice,
+            };
+            let (d, sr) = (dst as *mut std::ffi::c_void, src as *const std::ffi::c_void);
+            // SAFETY: as for the driver calls below: live buffers of `n` bytes, untouched until synchronized;
+            // the stream is a driver stream of the primary context the runtime uses too.
+            return unsafe {
+                match self.op.form {
+                    Form::Sync => crate::rt!(cudaMemcpy(d, sr, n, kind)),
+                    Form::Async => crate::rt!(cudaMemcpyAsync(d, sr, n, kind, s.cast())),
+                }
+            };
+        }
         // SAFETY: `dst` and `src` are live buffers of `n` bytes owned by this probe; for the async forms they
         // stay alive and are not touched by the host until the device is synchronized (the one exception is
         // the staging probe, see `probe_source`).
@@ -235,11 +341,15 @@ pub fn run(gpu: &Gpu, case: &Case, op: CopyOp, reps: usize) -> anyhow::Result<Ca
     let mut src = Side::new(gpu, src_host, len)?;
     checker.fill(gpu, &mut src)?;
     let dst = Side::new(gpu, dst_host, len)?;
+    if op.residency == Residency::GpuResident {
+        // The GPU-resident state is made in `prepare`, before every repetition: only managed memory has it.
+        anyhow::ensure!(op.host == Some(HostKind::Managed), "only managed memory can be GPU-resident");
+    }
     let plan = BlockerPlan {
         stream: if op.blocker == BlockerPlacement::Same { stream.handle() } else { other.handle() },
         ahead: op.blocker == BlockerPlacement::Same,
     };
-    let mut probe = CopyProbe { op, src, dst, checker, stream: &stream };
+    let mut probe = CopyProbe { op, api: case.setup.api, src, dst, checker, stream: &stream };
     let (warmup, blocker_ns, reps) = measure(gpu, &mut probe, plan, reps)?;
     Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
 }
@@ -252,7 +362,7 @@ pub fn default_cases(sizes: &[u64], mid: u64) -> Vec<Case> {
     let other = BlockerPlacement::Other;
     let nb = StreamKind::NonBlocking;
     let mut push = |form, dir, host, stream, blocker, bytes| {
-        v.push(CopyOp { form, dir, host, stream, blocker, bytes }.case("copy", Family::Copy));
+        v.push(CopyOp::natural(form, dir, host, stream, blocker, bytes).case("copy", Family::Copy));
     };
     for dir in [Dir::HtoD, Dir::DtoH] {
         for host in HostKind::ALL {
@@ -289,6 +399,35 @@ pub fn default_cases(sizes: &[u64], mid: u64) -> Vec<Case> {
     push(Form::Sync, Dir::HtoD, Some(HostKind::Pageable), StreamKind::Legacy, other, mid);
     push(Form::Sync, Dir::DtoH, Some(HostKind::Pageable), StreamKind::Legacy, other, mid);
     push(Form::Sync, Dir::HtoD, Some(HostKind::Pinned), StreamKind::Legacy, other, mid);
+    v.extend(forms_and_residency_cases(sizes, mid));
+    v
+}
+
+/// Every host kind through the entry form the cases above do not use (unified for pageable, pinned,
+/// registered and write-combined memory; typed for managed), and managed memory resident on the GPU, at
+/// every size and in both forms.
+pub fn forms_and_residency_cases(sizes: &[u64], mid: u64) -> Vec<Case> {
+    let mut v = Vec::new();
+    let nb = StreamKind::NonBlocking;
+    let same = BlockerPlacement::Same;
+    for dir in [Dir::HtoD, Dir::DtoH] {
+        for host in [HostKind::Pageable, HostKind::Pinned, HostKind::Registered, HostKind::WriteCombined] {
+            let mut op = CopyOp::natural(Form::Async, dir, Some(host), nb, same, mid);
+            op.entry = Entry::Unified;
+            v.push(op.case("copy", Family::Copy));
+        }
+        let mut typed = CopyOp::natural(Form::Async, dir, Some(HostKind::Managed), nb, same, mid);
+        typed.entry = Entry::Typed;
+        v.push(typed.case("copy", Family::Copy));
+        for &bytes in sizes {
+            let mut op = CopyOp::natural(Form::Async, dir, Some(HostKind::Managed), nb, same, bytes);
+            op.residency = Residency::GpuResident;
+            v.push(op.case("copy", Family::Copy));
+        }
+        let mut typed_resident = typed;
+        typed_resident.residency = Residency::GpuResident;
+        v.push(typed_resident.case("copy", Family::Copy));
+    }
     v
 }
 
@@ -304,7 +443,7 @@ pub fn full_cases(sizes: &[u64]) -> Vec<Case> {
                 for &stream in streams {
                     for &bytes in sizes {
                         for blocker in [BlockerPlacement::Same, BlockerPlacement::Other] {
-                            v.push(CopyOp { form, dir, host, stream, blocker, bytes }.case("copy", Family::Copy));
+                            v.push(CopyOp::natural(form, dir, host, stream, blocker, bytes).case("copy", Family::Copy));
                         }
                     }
                 }
@@ -320,14 +459,14 @@ pub fn sweep_cases(sizes: &[u64]) -> Vec<Case> {
     for dir in [Dir::HtoD, Dir::DtoH] {
         for host in [HostKind::Pageable, HostKind::Pinned] {
             for &bytes in sizes {
-                let op = CopyOp {
-                    form: Form::Async,
+                let op = CopyOp::natural(
+                    Form::Async,
                     dir,
-                    host: Some(host),
-                    stream: StreamKind::NonBlocking,
-                    blocker: BlockerPlacement::Same,
+                    Some(host),
+                    StreamKind::NonBlocking,
+                    BlockerPlacement::Same,
                     bytes,
-                };
+                );
                 let mut case = op.case("sweep", Family::Sweep);
                 case.setup.id = format!("sweep/{}/{}/{}", dir.slug(), host.slug(), format_size(bytes));
                 v.push(case);

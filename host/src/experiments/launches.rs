@@ -6,11 +6,13 @@
 
 use super::method::{measure_with, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
+use crate::api::Api;
 use crate::classify::Class::*;
 use crate::driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
+use crate::runtime::library::{Kernel, Library};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +130,7 @@ impl LaunchOp {
                 host_memory: None,
                 bytes: 0,
                 what,
+                api: crate::api::Api::Driver,
                 peer: None,
             },
             op: Op::Launch(self),
@@ -155,6 +158,47 @@ pub fn cases() -> Vec<Case> {
 struct LaunchProbe<'a, 'g> {
     stream: &'a Stream<'g>,
     kernel_ns: Option<u64>,
+    /// For the runtime twin: the kernels through the runtime (`cudaLaunchKernel`).
+    runtime: Option<RuntimeKernels>,
+}
+
+/// The two kernels the launch experiments use, loaded through the runtime (`cudaLibraryLoadData`).
+struct RuntimeKernels {
+    empty: Kernel,
+    spin_wait_ns: Kernel,
+    /// Keeps the kernels loaded; dropped after them (the device is synchronized by then).
+    _library: Library,
+}
+
+impl RuntimeKernels {
+    fn load(gpu: &Gpu) -> anyhow::Result<RuntimeKernels> {
+        let library = Library::load(gpu.ptx.text())?;
+        Ok(RuntimeKernels {
+            empty: library.kernel("empty")?,
+            spin_wait_ns: library.kernel("spin_wait_ns")?,
+            _library: library,
+        })
+    }
+
+    /// `spin_wait_ns(ns, stamps = null)` through `cudaLaunchKernel`.
+    fn launch_spin(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<()> {
+        let (mut ns, mut stamps) = (ns, 0u64);
+        // SAFETY: spin_wait_ns(u64, *mut u64) with a null stamps pointer (the kernel skips the write); the
+        // library is held by `self`.
+        unsafe {
+            self.spin_wait_ns.launch(
+                1,
+                1,
+                stream.raw(),
+                &mut [(&mut ns as *mut u64).cast(), (&mut stamps as *mut u64).cast()],
+            )
+        }
+    }
+
+    fn launch_empty(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
+        // SAFETY: `empty` takes no parameters; the library is held by `self`.
+        unsafe { self.empty.launch(1, 1, stream.raw(), &mut []) }
+    }
 }
 
 impl Probe for LaunchProbe<'_, '_> {
@@ -162,9 +206,11 @@ impl Probe for LaunchProbe<'_, '_> {
         Ok(())
     }
     fn call(&mut self, gpu: &Gpu) -> DriverResult<()> {
-        match self.kernel_ns {
-            Some(ns) => gpu.launch_spin_wait_ns(self.stream.handle(), ns, 0),
-            None => gpu.launch_empty(self.stream.handle()),
+        match (&self.runtime, self.kernel_ns) {
+            (None, Some(ns)) => gpu.launch_spin_wait_ns(self.stream.handle(), ns, 0),
+            (None, None) => gpu.launch_empty(self.stream.handle()),
+            (Some(rt), Some(ns)) => rt.launch_spin(self.stream.handle(), ns),
+            (Some(rt), None) => rt.launch_empty(self.stream.handle()),
         }
     }
     fn op_stream(&self) -> Option<StreamHandle<'_>> {
@@ -181,10 +227,24 @@ struct FirstProbe<'a, 'g> {
     step: FirstStep,
     module: Option<cust::module::Module>,
     function: sys::CUfunction,
+    /// For the runtime twin: a library loaded just before (`cudaLibraryLoadData`) and its kernel.
+    runtime: Option<(Option<Library>, Option<Kernel>)>,
 }
 
 impl Probe for FirstProbe<'_, '_> {
     fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
+        if let Some((library, kernel)) = &mut self.runtime {
+            // Unload last repetition's library (the device is synchronized), then load a new one; the launch
+            // step looks its kernel up here, which under lazy loading does not load it into the context.
+            *kernel = None;
+            *library = None;
+            let fresh = Library::load(gpu.ptx.text())?;
+            if self.step == FirstStep::Launch {
+                *kernel = Some(fresh.kernel("empty")?);
+            }
+            *library = Some(fresh);
+            return Ok(());
+        }
         // Unload last repetition's module first (outside the timed span), then load a new one.
         self.module = None;
         let module = gpu.load_fresh_module()?;
@@ -195,6 +255,15 @@ impl Probe for FirstProbe<'_, '_> {
         Ok(())
     }
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+        if let Some((library, kernel)) = &mut self.runtime {
+            let library = library.as_ref().expect("prepared");
+            return match self.step {
+                FirstStep::GetFunction => library.kernel("empty").map(|k| *kernel = Some(k)),
+                // SAFETY: `empty` takes no parameters; its library stays loaded until the next `prepare`,
+                // after the device was synchronized.
+                FirstStep::Launch => unsafe { kernel.expect("prepared").launch(1, 1, self.stream.raw(), &mut []) },
+            };
+        }
         let module = self.module.as_ref().expect("prepared");
         match self.step {
             FirstStep::GetFunction => match module.get_function("empty") {
@@ -202,7 +271,7 @@ impl Probe for FirstProbe<'_, '_> {
                     self.function = f.to_raw();
                     Ok(())
                 }
-                Err(e) => Err(crate::driver::DriverError { code: e as u32, call: "cuModuleGetFunction" }),
+                Err(e) => Err(crate::driver::DriverError::driver(e as u32, "cuModuleGetFunction")),
             },
             FirstStep::Launch => {
                 // SAFETY: `empty` takes no parameters; the function belongs to `module`, alive until the next
@@ -240,7 +309,8 @@ pub fn run(gpu: &Gpu, case: &Case, op: LaunchOp, reps: usize) -> anyhow::Result<
         LaunchOp::Warm | LaunchOp::EnvBlocking => {
             let env = matches!(op, LaunchOp::EnvBlocking);
             let plan = BlockerPlan { stream: stream.handle(), ahead: true };
-            let mut probe = LaunchProbe { stream: &stream, kernel_ns: env.then_some(ENV_BLOCKING_KERNEL_NS) };
+            let runtime = (case.setup.api == Api::Runtime).then(|| RuntimeKernels::load(gpu)).transpose()?;
+            let mut probe = LaunchProbe { stream: &stream, kernel_ns: env.then_some(ENV_BLOCKING_KERNEL_NS), runtime };
             let (warmup, blocker_ns, reps) = measure_with(gpu, &mut probe, plan, reps, !env)?;
             Ok(case_record(case, Some(warmup), (!env).then_some(blocker_ns), reps))
         }
@@ -250,22 +320,37 @@ pub fn run(gpu: &Gpu, case: &Case, op: LaunchOp, reps: usize) -> anyhow::Result<
                 stream: if same { stream.handle() } else { other.handle() },
                 ahead: case.setup.blocker_ahead,
             };
-            let mut probe = FirstProbe { stream: &stream, step, module: None, function: std::ptr::null_mut() };
+            let runtime = (case.setup.api == Api::Runtime).then_some((None, None));
+            let mut probe = FirstProbe { stream: &stream, step, module: None, function: std::ptr::null_mut(), runtime };
             let (_, blocker_ns, reps) = measure_with(gpu, &mut probe, plan, reps, true)?;
             // The warm-up is a first use too, but without a blocker; it is not kept, to keep the classes clean.
             Ok(case_record(case, None, Some(blocker_ns), reps))
         }
-        LaunchOp::QueueDepth => queue_depth(gpu, case, &stream, reps),
+        LaunchOp::QueueDepth => {
+            let runtime = (case.setup.api == Api::Runtime).then(|| RuntimeKernels::load(gpu)).transpose()?;
+            queue_depth(gpu, case, &stream, runtime.as_ref(), reps)
+        }
     }
 }
 
 /// Launches short kernels behind a long blocker until a launch returns only after the blocker finished.
-fn queue_depth(gpu: &Gpu, case: &Case, stream: &Stream, reps: usize) -> anyhow::Result<CaseRecord> {
+fn queue_depth(
+    gpu: &Gpu,
+    case: &Case,
+    stream: &Stream,
+    runtime: Option<&RuntimeKernels>,
+    reps: usize,
+) -> anyhow::Result<CaseRecord> {
     let blocker = Blocker::new(gpu)?;
+    // The filler kernel, through the API under test.
+    let filler = |ns| match runtime {
+        Some(rt) => rt.launch_spin(stream.handle(), ns),
+        None => gpu.launch_spin_wait_ns(stream.handle(), ns, 0),
+    };
     let mut out = Vec::new();
     let mut series = None;
     // One warm-up round of launches so that the first measured one is not a first launch.
-    gpu.launch_spin_wait_ns(stream.handle(), QUEUE_FILLER_NS, 0)?;
+    filler(QUEUE_FILLER_NS)?;
     gpu.synchronize()?;
     for _ in 0..reps {
         let blocker_launch = blocker.launch(stream.handle(), QUEUE_BLOCKER_NS)?;
@@ -276,7 +361,7 @@ fn queue_depth(gpu: &Gpu, case: &Case, stream: &Stream, reps: usize) -> anyhow::
         while times.len() < QUEUE_MAX_LAUNCHES {
             let start = monotonic_ns();
             let w = Stopwatch::start();
-            gpu.launch_spin_wait_ns(stream.handle(), QUEUE_FILLER_NS, 0)?;
+            filler(QUEUE_FILLER_NS)?;
             let t = w.stop();
             times.push(t.wall_ns);
             if blocker.is_done()? {
@@ -290,7 +375,7 @@ fn queue_depth(gpu: &Gpu, case: &Case, stream: &Stream, reps: usize) -> anyhow::
         if blocked.is_some() {
             for _ in 0..QUEUE_AFTER {
                 let w = Stopwatch::start();
-                gpu.launch_spin_wait_ns(stream.handle(), QUEUE_FILLER_NS, 0)?;
+                filler(QUEUE_FILLER_NS)?;
                 times.push(w.stop().wall_ns);
             }
         }

@@ -3,6 +3,7 @@
 use super::buffers::gpu_checksum;
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
+use crate::api::Api;
 use crate::classify::Class::*;
 use crate::driver::{DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
 use crate::drv;
@@ -81,6 +82,7 @@ impl MemsetOp {
                     self.stream.slug(),
                     if same { "ahead of it in the same stream" } else { "on another, non-blocking stream" }
                 ),
+                api: crate::api::Api::Driver,
                 peer: None,
             },
             op: Op::Memset(self),
@@ -132,6 +134,7 @@ enum Memory<'g> {
 
 struct MemsetProbe<'a, 'g> {
     op: MemsetOp,
+    api: Api,
     mem: Memory<'g>,
     stream: &'a Stream<'g>,
     sum: DeviceBuffer<'g>,
@@ -156,6 +159,17 @@ impl Probe for MemsetProbe<'_, '_> {
 
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
         let (addr, n) = (self.addr(), self.op.bytes as usize);
+        if self.api == Api::Runtime {
+            let (p, v) = (addr as *mut std::ffi::c_void, VALUE as std::ffi::c_int);
+            // SAFETY: as below; the stream is a driver stream of the primary context the runtime shares.
+            return unsafe {
+                if self.op.asynchronous {
+                    crate::rt!(cudaMemsetAsync(p, v, n, self.stream.raw().cast()))
+                } else {
+                    crate::rt!(cudaMemset(p, v, n))
+                }
+            };
+        }
         // SAFETY: `addr..addr+n` is device-accessible memory owned by this probe and alive until verified.
         unsafe {
             if self.op.asynchronous {
@@ -191,7 +205,8 @@ pub fn run(gpu: &Gpu, case: &Case, op: MemsetOp, reps: usize) -> anyhow::Result<
         stream: if op.blocker == BlockerPlacement::Same { stream.handle() } else { other.handle() },
         ahead: op.blocker == BlockerPlacement::Same,
     };
-    let mut probe = MemsetProbe { op, mem, stream: &stream, sum: DeviceBuffer::new(gpu, 8)?, want };
+    let mut probe =
+        MemsetProbe { op, api: case.setup.api, mem, stream: &stream, sum: DeviceBuffer::new(gpu, 8)?, want };
     let (warmup, blocker_ns, reps) = measure(gpu, &mut probe, plan, reps)?;
     Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
 }

@@ -9,13 +9,16 @@ pub mod buffers;
 pub mod callbacks;
 pub mod copies;
 pub mod launches;
+pub mod loading;
 pub mod memset;
 pub mod method;
 pub mod peer;
 pub mod runner;
 pub mod seed;
+pub mod seed_runtime;
 pub mod waiting;
 
+use crate::api::{Api, ApiChoice};
 use crate::driver::HostKind;
 use crate::record::{CaseRecord, CaseSetup, Rep};
 use crate::units::parse_size;
@@ -33,11 +36,15 @@ pub enum Op {
     Copy(copies::CopyOp),
     Memset(memset::MemsetOp),
     Launch(launches::LaunchOp),
+    /// Loading code, looking up a kernel, a first launch; driver and runtime cases alike.
+    Load(loading::LoadOp),
     Alloc(alloc::AllocOp),
     Callback(callbacks::CallbackOp),
     Wait(waiting::WaitOp),
     /// The seed program's sequence; one run yields several records.
     Seed(HostKind),
+    /// The seed program (or the accepted answer's variant) through the runtime API; a record per step.
+    SeedRuntime(seed_runtime::SeedRuntimeOp),
     /// A copy between two GPUs; one run yields a record per ordered pair of GPUs.
     Peer(peer::PeerOp),
 }
@@ -47,6 +54,8 @@ impl Case {
     pub fn child_env(&self) -> Option<(&'static str, &'static str)> {
         match &self.op {
             Op::Launch(l) => l.child_env(),
+            Op::Load(l) => l.child_env(),
+            Op::SeedRuntime(s) => s.child_env(),
             _ => None,
         }
     }
@@ -70,6 +79,8 @@ pub enum Preset {
     /// Copies between GPUs from 4 KiB to 1 GiB, every ordered pair, peer access on and off (needs 2 GPUs). The
     /// default and full presets hold the peer family too; the default pairs only with the `--device` GPU.
     Peer,
+    /// Loading code while the GPU works (driver and runtime, lazy and eager loading); also in default and full.
+    Loading,
 }
 
 impl Preset {
@@ -80,6 +91,7 @@ impl Preset {
             Preset::Seed => "seed",
             Preset::Sweep => "sweep",
             Preset::Peer => "peer",
+            Preset::Loading => "loading",
         }
     }
 }
@@ -93,8 +105,102 @@ pub fn sweep_sizes() -> Vec<u64> {
     (0..10).map(|k| 4096u64 << (2 * k)).collect()
 }
 
-/// Every case of a preset. `sizes` overrides the copy sizes of the default, full and sweep presets.
+/// The runtime API's counterpart of a driver call, as the runtime twin of a case names it. Copies name the
+/// `cudaMemcpyKind` they pass: the driver's typed calls map to an explicit kind, its unified `cuMemcpy*` to
+/// `cudaMemcpyDefault`. `None` where the runtime has no such call (or it is measured elsewhere).
+pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
+    Some(match driver_call {
+        "cuMemcpy" => "cudaMemcpy(Default)",
+        "cuMemcpyHtoD" => "cudaMemcpy(HostToDevice)",
+        "cuMemcpyDtoH" => "cudaMemcpy(DeviceToHost)",
+        "cuMemcpyDtoD" => "cudaMemcpy(DeviceToDevice)",
+        "cuMemcpyAsync" => "cudaMemcpyAsync(Default)",
+        "cuMemcpyHtoDAsync" => "cudaMemcpyAsync(HostToDevice)",
+        "cuMemcpyDtoHAsync" => "cudaMemcpyAsync(DeviceToHost)",
+        "cuMemcpyDtoDAsync" => "cudaMemcpyAsync(DeviceToDevice)",
+        "cuMemsetD8" => "cudaMemset",
+        "cuMemsetD8Async" => "cudaMemsetAsync",
+        "cuLaunchKernel" => "cudaLaunchKernel",
+        "cuModuleGetFunction" => "cudaLibraryGetKernel",
+        "cuMemAlloc" => "cudaMalloc",
+        "cuMemFree" => "cudaFree",
+        "cuMemAllocHost" => "cudaMallocHost",
+        "cuMemFreeHost" => "cudaFreeHost",
+        "cuMemHostRegister" => "cudaHostRegister",
+        "cuMemHostUnregister" => "cudaHostUnregister",
+        "cuMemAllocManaged" => "cudaMallocManaged",
+        "cuMemAllocAsync" => "cudaMallocAsync",
+        "cuMemFreeAsync" => "cudaFreeAsync",
+        "cuLaunchHostFunc" => "cudaLaunchHostFunc",
+        "cuStreamAddCallback" => "cudaStreamAddCallback",
+        "cuStreamDestroy" => "cudaStreamDestroy",
+        "cuStreamSynchronize" => "cudaStreamSynchronize",
+        "cuEventSynchronize" => "cudaEventSynchronize",
+        _ => return None,
+    })
+}
+
+/// The same case through the runtime API: same setup and operation, the runtime's call, `runtime/` before
+/// the id. `None` for families without a runtime twin here (the seed has its own runtime programs, in
+/// `seed_runtime.rs`; the peer copies wait for a machine with two GPUs).
+pub fn runtime_twin(case: &Case) -> Option<Case> {
+    // The loading family makes its runtime cases itself (`loading.rs`).
+    let no_twin = matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_));
+    if case.setup.api != Api::Driver || no_twin {
+        return None;
+    }
+    let call = runtime_call(&case.setup.call)?;
+    let mut twin = case.clone();
+    twin.setup.api = Api::Runtime;
+    twin.setup.id = format!("{}{}", Api::Runtime.id_prefix(), case.setup.id);
+    twin.setup.what = format!("{} (through the runtime API: {call})", case.setup.what);
+    twin.setup.call = call.to_owned();
+    Some(twin)
+}
+
+/// Whether a driver case is also measured through the runtime (`runtime/` + its id exists in some preset:
+/// made by `runtime_twin`, or by hand, as the loading family does).
+pub fn has_runtime_twin(setup: &CaseSetup) -> bool {
+    static RUNTIME_IDS: std::sync::OnceLock<std::collections::BTreeSet<String>> = std::sync::OnceLock::new();
+    let ids = RUNTIME_IDS.get_or_init(|| {
+        [Preset::Full, Preset::Seed, Preset::Sweep, Preset::Loading]
+            .into_iter()
+            .flat_map(|p| catalogue(p, None))
+            .filter(|c| c.setup.api == Api::Runtime)
+            .map(|c| c.setup.id)
+            .collect()
+    });
+    setup.api == Api::Driver && ids.contains(&format!("{}{}", Api::Runtime.id_prefix(), setup.id))
+}
+
+/// Each case followed by its runtime twin, where it has one.
+fn with_twins(cases: Vec<Case>) -> Vec<Case> {
+    let mut out = Vec::with_capacity(cases.len() * 2);
+    for c in cases {
+        let twin = runtime_twin(&c);
+        out.push(c);
+        out.extend(twin);
+    }
+    out
+}
+
+/// The cases of `cases` measured through the APIs `--api` chose.
+pub fn select_api(cases: Vec<Case>, api: ApiChoice) -> Vec<Case> {
+    cases.into_iter().filter(|c| api.includes(c.setup.api)).collect()
+}
+
+/// Every case of a preset, through both APIs (see `select_api`). `sizes` overrides the copy sizes of the
+/// default, full and sweep presets.
 pub fn catalogue(preset: Preset, sizes: Option<&[u64]>) -> Vec<Case> {
+    catalogue_with(preset, sizes, seed_runtime::ANSWER_BYTES)
+}
+
+/// `catalogue`, with the accepted answer's buffer of `seed_bytes` in the seed preset (`--seed-bytes`).
+pub fn catalogue_with(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> Vec<Case> {
+    with_twins(driver_catalogue(preset, sizes, seed_bytes))
+}
+
+fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> Vec<Case> {
     let default_sizes: Vec<u64> = DEFAULT_SIZES.iter().map(|s| parse_size(s).expect("valid default size")).collect();
     let copy_sizes = sizes.unwrap_or(&default_sizes);
     let others = || {
@@ -103,6 +209,8 @@ pub fn catalogue(preset: Preset, sizes: Option<&[u64]>) -> Vec<Case> {
         v.extend(alloc::cases(MID_SIZE));
         v.extend(callbacks::cases());
         v.extend(waiting::cases());
+        // The loading family makes its runtime cases itself (`runtime_twin` skips it).
+        v.extend(loading::cases());
         v
     };
     match preset {
@@ -118,9 +226,15 @@ pub fn catalogue(preset: Preset, sizes: Option<&[u64]>) -> Vec<Case> {
             v.extend(peer::cases(copy_sizes, true, true));
             v
         }
-        Preset::Seed => seed::cases(),
+        Preset::Seed => {
+            // The runtime's programs are cases of their own, not twins of the driver's.
+            let mut v = seed::cases();
+            v.extend(seed_runtime::cases(seed_bytes));
+            v
+        }
         Preset::Sweep => copies::sweep_cases(sizes.unwrap_or(&sweep_sizes())),
         Preset::Peer => peer::cases(sizes.unwrap_or(&sweep_sizes()), false, true),
+        Preset::Loading => loading::cases(),
     }
 }
 
@@ -165,13 +279,38 @@ mod tests {
 
     #[test]
     fn ids_are_unique_in_every_preset() {
-        for preset in [Preset::Default, Preset::Full, Preset::Seed, Preset::Sweep, Preset::Peer] {
+        for preset in [Preset::Default, Preset::Full, Preset::Seed, Preset::Sweep, Preset::Peer, Preset::Loading] {
             let cases = catalogue(preset, None);
             let mut ids: Vec<&str> = cases.iter().map(|c| c.setup.id.as_str()).collect();
             ids.sort();
             let n = ids.len();
             ids.dedup();
             assert_eq!(ids.len(), n, "duplicate ids in {preset:?}");
+        }
+    }
+
+    #[test]
+    fn runtime_twins_are_where_has_runtime_twin_says() {
+        let all = catalogue(Preset::Full, None);
+        let ids: std::collections::BTreeSet<&str> = all.iter().map(|c| c.setup.id.as_str()).collect();
+        let mut twins = 0;
+        for c in all.iter().filter(|c| c.setup.api == Api::Driver) {
+            let twin = format!("runtime/{}", c.setup.id);
+            assert_eq!(has_runtime_twin(&c.setup), ids.contains(twin.as_str()), "{}", c.setup.id);
+            if c.setup.family != crate::record::Family::Load {
+                // Made by `runtime_twin`: exactly the calls the runtime table names.
+                assert_eq!(
+                    ids.contains(twin.as_str()),
+                    runtime_call(&c.setup.call).is_some() && !matches!(c.op, Op::Peer(_)),
+                    "{}",
+                    c.setup.id
+                );
+            }
+            twins += usize::from(ids.contains(twin.as_str()));
+        }
+        assert!(twins > 100, "only {twins} runtime twins in the full preset");
+        for c in all.iter().filter(|c| c.setup.api == Api::Runtime) {
+            assert!(c.setup.id.starts_with("runtime/") && c.setup.call.starts_with("cuda"), "{}", c.setup.id);
         }
     }
 

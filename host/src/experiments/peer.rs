@@ -156,6 +156,7 @@ impl PeerOp {
                 host_memory: None,
                 bytes: self.bytes,
                 what,
+                api: crate::api::Api::Driver,
                 peer: Some(PeerSetup { src_gpu: None, dst_gpu: None, access: self.access }),
             },
             op: Op::Peer(self),

@@ -3,6 +3,7 @@
 //! experiments need every GPU of the machine; the others are opened the first time one of those runs.
 
 use super::{Case, Op};
+use crate::api::Api;
 use crate::driver::Gpu;
 use crate::record::CaseRecord;
 use anyhow::{bail, Context as _};
@@ -38,6 +39,8 @@ pub struct RunOptions {
     pub in_child: bool,
     /// Also measure each GPU's peer copies against itself (checks the peer code on a one-GPU machine).
     pub peer_loopback: bool,
+    /// `--cudart`, passed on to child processes.
+    pub cudart: Option<PathBuf>,
 }
 
 /// The GPU a run was started on, and the machine's other GPUs once a peer experiment asks for them. They
@@ -132,6 +135,11 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
             break;
         }
         bar.set_message(case.setup.id.clone());
+        if let Some(record) = runtime_gate(case, crate::runtime::get().map(|_| ())) {
+            out.push(record);
+            bar.inc(1);
+            continue;
+        }
         match run_case(&gpus, case, opts, &|id| bar.set_message(id.to_owned())) {
             Ok(recs) => out.extend(recs),
             Err(e) => out.push(failed(case, &e)),
@@ -140,6 +148,22 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
     }
     bar.finish_and_clear();
     RunOutcome { records: out, partial: partial || STOP.load(Ordering::SeqCst) }
+}
+
+/// A runtime-API case when the runtime cannot be used (no libcudart, or an unusable one): its *not run*
+/// record, with the reason. `None` for every case that can run.
+pub fn runtime_gate(case: &Case, runtime: Result<(), &str>) -> Option<CaseRecord> {
+    match (case.setup.api, runtime) {
+        (Api::Runtime, Err(why)) => Some(not_run(case, why)),
+        _ => None,
+    }
+}
+
+/// The record of a case this machine cannot run, with the reason.
+pub fn not_run(case: &Case, why: &str) -> CaseRecord {
+    let mut r = super::case_record(case, None, None, vec![]);
+    r.skipped = Some(why.to_owned());
+    r
 }
 
 fn failed(case: &Case, e: &anyhow::Error) -> CaseRecord {
@@ -159,14 +183,20 @@ pub fn run_case(
     let (gpu, reps) = (gpus.main, opts.reps);
     // A peer experiment leaves another GPU's context current; everything else runs on the main one.
     gpu.bind()?;
+    if case.setup.api == Api::Runtime {
+        // The runtime's current device is the one whose primary context the driver-side objects live in.
+        crate::runtime::set_device(gpu.ordinal)?;
+    }
     let recs = match &case.op {
         Op::Copy(op) => vec![super::copies::run(gpu, case, *op, reps)?],
         Op::Memset(op) => vec![super::memset::run(gpu, case, *op, reps)?],
         Op::Launch(op) => vec![super::launches::run(gpu, case, *op, reps)?],
+        Op::Load(op) => vec![super::loading::run(gpu, case, *op, reps)?],
         Op::Alloc(op) => vec![super::alloc::run(gpu, case, *op, reps)?],
         Op::Callback(op) => vec![super::callbacks::run(gpu, case, *op, reps)?],
         Op::Wait(op) => vec![super::waiting::run(gpu, case, *op, reps)?],
         Op::Seed(kind) => super::seed::run(gpu, *kind, reps)?,
+        Op::SeedRuntime(op) => super::seed_runtime::run(gpu, *op, reps)?,
         Op::Peer(op) => {
             let all = gpus.all()?;
             let main = all.iter().position(|g| g.ordinal == gpu.ordinal).unwrap_or(0);
@@ -204,6 +234,9 @@ fn run_child(var: &str, value: &str, group: &[&Case], opts: &RunOptions) -> anyh
     if let Some(p) = &opts.ptx {
         cmd.arg("--ptx").arg(p);
     }
+    if let Some(p) = &opts.cudart {
+        cmd.arg("--cudart").arg(p);
+    }
     cmd.arg("--ids").arg(ids.join(","));
     let output = cmd.output().context("cannot start the child process")?;
     if !output.status.success() {
@@ -211,4 +244,23 @@ fn run_child(var: &str, value: &str, group: &[&Case], opts: &RunOptions) -> anyh
         bail!("the child process with {var}={value} failed ({}): {}", output.status, stderr.trim());
     }
     serde_json::from_slice(&output.stdout).context("the child process printed no valid records")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::{catalogue, Preset};
+
+    #[test]
+    fn without_a_runtime_its_cases_are_not_run_and_the_driver_cases_run() {
+        let cases = catalogue(Preset::Default, None);
+        let why = "no CUDA runtime library (libcudart.so) found";
+        let runtime = cases.iter().find(|c| c.setup.api == Api::Runtime).expect("the default preset has runtime cases");
+        let driver = cases.iter().find(|c| c.setup.api == Api::Driver).expect("and driver cases");
+        let record = runtime_gate(runtime, Err(why)).expect("a runtime case is gated");
+        assert_eq!(record.skipped.as_deref(), Some(why));
+        assert!(record.error.is_none() && record.reps.is_empty());
+        assert!(runtime_gate(driver, Err(why)).is_none());
+        assert!(runtime_gate(runtime, Ok(())).is_none());
+    }
 }

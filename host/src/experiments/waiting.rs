@@ -2,6 +2,11 @@
 //! flag (rule W1), and `cuEventSynchronize` on a default and a BLOCKING_SYNC event (W2). Measured: the CPU
 //! time the waiting thread burns and how late it wakes up after the kernel ends.
 //!
+//! The runtime twins set the flag with `cudaSetDeviceFlags` on the device's primary context, which is
+//! already active (the driver side of async-lab opened it), and wait with `cudaStreamSynchronize` /
+//! `cudaEventSynchronize`: the way a runtime program changes how it waits after start-up. The flag is put
+//! back to AUTO afterwards.
+//!
 //! Wake-up latency is estimated as (host time from just before the launch to the wait's return) minus the
 //! kernel's device time: it includes the launch latency, a few microseconds.
 
@@ -104,6 +109,7 @@ fn case(id: String, call: &str, rule: &str, expected: Expected, what: String, op
             host_memory: None,
             bytes: 0,
             what,
+            api: crate::api::Api::Driver,
             peer: None,
         },
         op: Op::Wait(op),
@@ -227,7 +233,65 @@ fn wait_rep(t: crate::measure::Timed, call_start: u64, launched: u64, returned: 
     rep
 }
 
+/// `cudaSetDeviceFlags(flag)` on the current device, put back to AUTO (0) on drop.
+struct RuntimeFlags;
+
+impl RuntimeFlags {
+    fn set(flag: SchedFlag) -> anyhow::Result<RuntimeFlags> {
+        // The runtime's cudaDeviceSchedule* values are the driver's CU_CTX_SCHED_* values.
+        // SAFETY: plain call with a flags word; the runtime applies it to the current device's primary context.
+        unsafe { crate::rt!(cudaSetDeviceFlags(flag.bits()))? };
+        Ok(RuntimeFlags)
+    }
+}
+
+impl Drop for RuntimeFlags {
+    fn drop(&mut self) {
+        // SAFETY: as in `set`; 0 is cudaDeviceScheduleAuto, the flags the primary context started with.
+        unsafe { crate::runtime::sys::cudaSetDeviceFlags(0) };
+    }
+}
+
+/// The runtime twins: the same waits through `cudaStreamSynchronize` / `cudaEventSynchronize`.
+fn run_runtime(gpu: &Gpu, op: WaitOp, reps: usize) -> anyhow::Result<Vec<Rep>> {
+    let (flag, event_flags) = match op {
+        WaitOp::StreamSync(flag) => (Some(flag), sys::CU_EVENT_DEFAULT),
+        WaitOp::EventSync { blocking_sync: true } => (None, sys::CU_EVENT_BLOCKING_SYNC),
+        WaitOp::EventSync { blocking_sync: false } => (None, sys::CU_EVENT_DEFAULT),
+    };
+    let _flags = flag.map(RuntimeFlags::set).transpose()?;
+    let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
+    let (start, end) = (Event::new(gpu)?, Event::with_flags(gpu, event_flags)?);
+    let mut out = Vec::new();
+    for i in 0..=reps {
+        let launched = monotonic_ns();
+        start.record(stream.handle())?;
+        gpu.launch_spin_wait_ns(stream.handle(), KERNEL_NS, 0)?;
+        end.record(stream.handle())?;
+        let call_start = monotonic_ns();
+        let w = Stopwatch::start();
+        // SAFETY: the stream and event belong to the primary context the runtime uses; both outlive the call.
+        let r = unsafe {
+            match op {
+                WaitOp::StreamSync(_) => crate::rt!(cudaStreamSynchronize(stream.raw().cast())),
+                WaitOp::EventSync { .. } => crate::rt!(cudaEventSynchronize(end.raw().cast())),
+            }
+        };
+        let t = w.stop();
+        let returned = monotonic_ns();
+        r?;
+        if i > 0 {
+            out.push(wait_rep(t, call_start, launched, returned, end.ns_since(&start)?));
+        }
+    }
+    Ok(out)
+}
+
 pub fn run(gpu: &Gpu, case: &Case, op: WaitOp, reps: usize) -> anyhow::Result<CaseRecord> {
+    if case.setup.api == crate::api::Api::Runtime {
+        let out = run_runtime(gpu, op, reps)?;
+        return Ok(case_record(case, None, None, out));
+    }
     let mut out = Vec::new();
     match op {
         WaitOp::StreamSync(flag) => {

@@ -237,10 +237,11 @@ fn recording_section(o: &mut String, ids: &mut Ids, number: usize, source: &Sour
     o.push_str("</section>\n");
 }
 
-/// `seed/pageable` for `seed/pageable/1-htod`.
+/// `seed/pageable` for `seed/pageable/1-htod`: a step's id ends in its number; a group's own record (one
+/// that was not run, `runtime/seed/pageable`) is its group.
 fn seed_group(id: &str) -> String {
     match id.rsplit_once('/') {
-        Some((group, _)) if group.contains('/') => group.to_owned(),
+        Some((group, step)) if step.starts_with(|c: char| c.is_ascii_digit()) => group.to_owned(),
         _ => id.to_owned(),
     }
 }
@@ -344,6 +345,14 @@ fn class_word(r: &CaseResult) -> String {
     r.class.map_or("-".to_owned(), |c| c.to_string())
 }
 
+/// The API, as a learner reads it.
+fn api_words(api: crate::api::Api) -> &'static str {
+    match api {
+        crate::api::Api::Driver => "driver API (libcuda)",
+        crate::api::Api::Runtime => "runtime API (libcudart), as nvcc-built programs, PyTorch and JAX call it",
+    }
+}
+
 fn call_time(r: &CaseResult) -> String {
     r.host_call_us.map_or("-".into(), |s| {
         format!(
@@ -423,6 +432,7 @@ fn case_card(o: &mut String, timeline_id: &str, case_id: &str, record: &CaseReco
     };
     let rows = [
         ("call", format!("<code>{}</code>", escape(&r.call))),
+        ("API", escape(api_words(r.api))),
         ("class", format!("<span class=\"class\">{}</span>{}", escape(&class_word(r)), escape(&agree))),
         ("rule", rule_text(&r.rule)),
         ("expected", escape(&r.expected.to_string())),
@@ -469,10 +479,14 @@ fn seed_card(
     }
     let _ = writeln!(o, "<h4><code>{}</code>: the seed program, step by step</h4>", escape(group));
     let kind = group.rsplit('/').next().unwrap_or(group);
+    let bytes = records.iter().map(|r| r.setup.bytes).max().unwrap_or(0);
+    let calls: Vec<String> = records.iter().map(|r| format!("<code>{}</code>", escape(&r.setup.call))).collect();
     let _ = writeln!(
         o,
-        "<p class=\"what\">A 10 MB host → device copy, a kernel, the copy back and a host callback, on one \
-         non-blocking stream, with {} host memory: where each call returned, against where its work ran.</p>",
+        "<p class=\"what\">{}, on one non-blocking stream, with {} of {} host memory: where each call returned, \
+         against where its work ran.</p>",
+        calls.join(", "),
+        escape(&crate::units::format_size(bytes)),
         escape(kind)
     );
     o.push_str("<div class=\"case-body\">\n");
@@ -547,5 +561,7 @@ mod tests {
     fn seed_groups() {
         assert_eq!(seed_group("seed/pageable/1-htod"), "seed/pageable");
         assert_eq!(seed_group("seed/pinned"), "seed/pinned");
+        assert_eq!(seed_group("runtime/seed-answer/pinned/0-cudafree"), "runtime/seed-answer/pinned");
+        assert_eq!(seed_group("runtime/seed/pageable"), "runtime/seed/pageable");
     }
 }
