@@ -16,6 +16,9 @@ use std::path::Path;
 #[derive(Deserialize)]
 struct RefOutput {
     tool: String,
+    /// "explicit" (cudaMemcpyHostToDevice, ...) or "default" (cudaMemcpyDefault): how its copies were named.
+    #[serde(default)]
+    memcpy_kind: Option<String>,
     cases: Vec<RefCase>,
 }
 
@@ -58,10 +61,13 @@ pub fn compare(recording: &Path, reference: &Path) -> anyhow::Result<Vec<Row>> {
     anyhow::ensure!(refs.tool == "async_ref", "{} was written by {:?}, not async_ref", reference.display(), refs.tool);
     let report = report::build(&rec);
     let mut rows = Vec::new();
+    let default_kind = refs.memcpy_kind.as_deref() == Some("default");
+    let mut unmatched = 0;
     for c in &refs.cases {
-        let runtime_id = format!("{}{}", crate::api::Api::Runtime.id_prefix(), c.id);
-        let measured = |id: &str| report.results.iter().find(|r| r.id == id && r.not_run.is_none());
-        let Some(r) = measured(&runtime_id).or_else(|| measured(&c.id)) else { continue };
+        let Some(r) = counterpart(&report.results, &c.id, default_kind) else {
+            unmatched += 1;
+            continue;
+        };
         rows.push(Row {
             id: c.id.clone(),
             api: r.api,
@@ -75,7 +81,34 @@ pub fn compare(recording: &Path, reference: &Path) -> anyhow::Result<Vec<Row>> {
         });
     }
     anyhow::ensure!(!rows.is_empty(), "the recording and the reference output have no experiment id in common");
+    if unmatched > 0 {
+        eprintln!(
+            "async-lab: {unmatched} of the reference's cases have no measured case of the same API and copy form in {}",
+            recording.display()
+        );
+    }
     Ok(rows)
+}
+
+/// async-lab's measured case that does what the reference's case `id` did: through the runtime where the
+/// recording has it (the reference is a runtime program), with the copy named the same way. A reference run
+/// with explicit kinds matches the runtime cases whose call passes one (`.../typed` for managed memory); a
+/// run with `cudaMemcpyDefault` matches those that pass `cudaMemcpyDefault` (`.../unified` for the others).
+/// A recording without runtime cases (older) is compared through its driver cases.
+fn counterpart<'r>(results: &'r [report::CaseResult], id: &str, default_kind: bool) -> Option<&'r report::CaseResult> {
+    let measured = |id: &str| results.iter().find(|r| r.id == id && r.not_run.is_none());
+    let runtime = crate::api::Api::Runtime.id_prefix();
+    let same_form = |r: &&report::CaseResult| {
+        let is_copy = r.call.starts_with("cudaMemcpy");
+        !is_copy || r.call.contains("(Default)") == default_kind
+    };
+    let candidates = [format!("{runtime}{id}"), format!("{runtime}{id}/typed"), format!("{runtime}{id}/unified")];
+    let any_runtime = results.iter().any(|r| r.api == crate::api::Api::Runtime);
+    if any_runtime {
+        candidates.iter().filter_map(|c| measured(c)).find(same_form)
+    } else {
+        measured(id)
+    }
 }
 
 /// A Markdown table of the comparison, disagreements marked, with a count at the end.

@@ -336,3 +336,31 @@ fn without_a_runtime_library_its_cases_are_not_run_not_errors() {
     assert!(!rows[0].both_classified && rows[0].runtime.starts_with("not run"));
     assert!(!report.summary.findings.iter().any(|f| f.contains("different class")), "{:?}", report.summary.findings);
 }
+
+#[test]
+fn the_reference_is_compared_with_the_runtime_case_that_names_its_copies_the_same_way() {
+    let id = "copy/async/htod/managed/nonblocking/same/1MiB";
+    let rec = recording(vec![
+        record(id, (0..5).map(|_| rep(5, Some(false), Some(false), None)).collect()),
+        // Through the runtime with cudaMemcpyDefault: async.
+        record(&format!("runtime/{id}"), (0..5).map(|_| rep(5, Some(false), Some(false), None)).collect()),
+        // Through the runtime with cudaMemcpyHostToDevice: waited for the blocker.
+        record(&format!("runtime/{id}/typed"), (0..5).map(|_| rep(20_100, Some(true), Some(false), None)).collect()),
+    ]);
+    let dir = std::env::temp_dir().join(format!("async-lab-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rec_path = dir.join("rec.json");
+    rec.save(&rec_path).unwrap();
+    for (kind, expected_class) in [("explicit", "waited-then-staged"), ("default", "async")] {
+        let reference = serde_json::json!({
+            "tool": "async_ref", "memcpy_kind": kind,
+            "cases": [{"id": id, "class": expected_class, "host_call_us": {"median": 1.0}, "error": null}]
+        });
+        let ref_path = dir.join(format!("ref-{kind}.json"));
+        std::fs::write(&ref_path, reference.to_string()).unwrap();
+        let rows = async_lab::compare::compare(&rec_path, &ref_path).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].api, async_lab::api::Api::Runtime);
+        assert!(rows[0].agrees(), "{kind}: ours {} vs reference {}", rows[0].ours, rows[0].theirs);
+    }
+}

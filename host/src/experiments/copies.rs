@@ -404,8 +404,8 @@ pub fn default_cases(sizes: &[u64], mid: u64) -> Vec<Case> {
 }
 
 /// Every host kind through the entry form the cases above do not use (unified for pageable, pinned,
-/// registered and write-combined memory; typed for managed), and managed memory resident on the GPU, at
-/// every size and in both forms.
+/// registered and write-combined memory at `mid`; typed for managed at every size), and managed memory
+/// resident on the GPU (every size through the unified form, `mid` through the typed one).
 pub fn forms_and_residency_cases(sizes: &[u64], mid: u64) -> Vec<Case> {
     let mut v = Vec::new();
     let nb = StreamKind::NonBlocking;
@@ -416,17 +416,20 @@ pub fn forms_and_residency_cases(sizes: &[u64], mid: u64) -> Vec<Case> {
             op.entry = Entry::Unified;
             v.push(op.case("copy", Family::Copy));
         }
-        let mut typed = CopyOp::natural(Form::Async, dir, Some(HostKind::Managed), nb, same, mid);
-        typed.entry = Entry::Typed;
-        v.push(typed.case("copy", Family::Copy));
+        // Managed memory at every size: through the typed form (the runtime's explicit kinds, which the C++
+        // reference passes with --explicit-kinds), and resident on the GPU through both forms.
         for &bytes in sizes {
-            let mut op = CopyOp::natural(Form::Async, dir, Some(HostKind::Managed), nb, same, bytes);
-            op.residency = Residency::GpuResident;
-            v.push(op.case("copy", Family::Copy));
+            let mut typed = CopyOp::natural(Form::Async, dir, Some(HostKind::Managed), nb, same, bytes);
+            typed.entry = Entry::Typed;
+            v.push(typed.case("copy", Family::Copy));
+            let mut resident = CopyOp::natural(Form::Async, dir, Some(HostKind::Managed), nb, same, bytes);
+            resident.residency = Residency::GpuResident;
+            v.push(resident.case("copy", Family::Copy));
+            if bytes == mid {
+                typed.residency = Residency::GpuResident;
+                v.push(typed.case("copy", Family::Copy));
+            }
         }
-        let mut typed_resident = typed;
-        typed_resident.residency = Residency::GpuResident;
-        v.push(typed_resident.case("copy", Family::Copy));
     }
     v
 }

@@ -122,7 +122,7 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
     let mut partial = false;
     let mut out = Vec::new();
     for case in cases {
-        if let Some(recs) = records.remove(&case.setup.id) {
+        if let Some(recs) = take_records(&mut records, &case.setup.id) {
             out.extend(recs);
             continue;
         }
@@ -148,6 +148,17 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
     }
     bar.finish_and_clear();
     RunOutcome { records: out, partial: partial || STOP.load(Ordering::SeqCst) }
+}
+
+/// The records a child process returned for `id`: the case's own record, or those of its parts (a seed
+/// program's steps `id/1-htod`, ..., a peer template's pairs `id/gpu0-to-gpu1`).
+fn take_records(records: &mut BTreeMap<String, Vec<CaseRecord>>, id: &str) -> Option<Vec<CaseRecord>> {
+    let prefix = format!("{id}/");
+    let keys: Vec<String> = records.keys().filter(|k| k.as_str() == id || k.starts_with(&prefix)).cloned().collect();
+    if keys.is_empty() {
+        return None;
+    }
+    Some(keys.into_iter().flat_map(|k| records.remove(&k).unwrap_or_default()).collect())
 }
 
 /// A runtime-API case when the runtime cannot be used (no libcudart, or an unusable one): its *not run*
@@ -250,6 +261,31 @@ fn run_child(var: &str, value: &str, group: &[&Case], opts: &RunOptions) -> anyh
 mod tests {
     use super::*;
     use crate::experiments::{catalogue, Preset};
+
+    #[test]
+    fn a_child_s_records_are_found_by_their_case_even_when_they_are_its_steps() {
+        let case = catalogue(Preset::Seed, None)
+            .into_iter()
+            .find(|c| c.setup.id == "runtime/seed-eager/pinned")
+            .expect("the eager seed runs in a child");
+        let step = |id: &str| {
+            let mut r = not_run(&case, "x");
+            r.setup.id = id.into();
+            r
+        };
+        let mut records: BTreeMap<String, Vec<CaseRecord>> = BTreeMap::new();
+        for id in [
+            "runtime/seed-eager/pinned/1-htod",
+            "runtime/seed-eager/pinned/2-launch",
+            "runtime/seed-eager/pageable/1-htod",
+        ] {
+            records.entry(id.into()).or_default().push(step(id));
+        }
+        let got = take_records(&mut records, "runtime/seed-eager/pinned").expect("found");
+        assert_eq!(got.len(), 2);
+        assert_eq!(records.len(), 1, "the other kind's records stay");
+        assert!(take_records(&mut records, "runtime/seed-eager/pinned").is_none());
+    }
 
     #[test]
     fn without_a_runtime_its_cases_are_not_run_and_the_driver_cases_run() {

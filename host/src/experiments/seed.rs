@@ -299,6 +299,11 @@ impl<'s, 'g> Sequence<'s, 'g> {
             // it), after it (the call did not), or before the call even started (nothing to wait for)?
             let prior_done = if step == 0 {
                 None
+            } else if self.host[step - 1].own_done == Some(true) {
+                // The stream query at the last call's return found its work done: nothing was unfinished
+                // ahead of this call. (The event after that call completes a few µs after it is recorded,
+                // which would otherwise read as work ending during this call.)
+                None
             } else {
                 let prior_end = origin_host + events[step].signed_ns_since(&events[0])?;
                 let (start, end) = (h.start_ns as i64, (h.start_ns + h.timed.wall_ns) as i64);
