@@ -166,7 +166,7 @@ fn measure(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Recording> {
         schema_version: SCHEMA_VERSION,
         created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         preset: args.preset.name().into(),
-        args: std::env::args().skip(1).collect(),
+        args: recorded_args(std::env::args().skip(1)),
         reps_per_case: opts.reps,
         partial: outcome.partial,
         machine,
@@ -178,6 +178,24 @@ fn measure(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Recording> {
         eprintln!("async-lab: recording written to {}", path.display());
     }
     Ok(recording)
+}
+
+/// The command line as a recording keeps it: the `--record` path reduced to its file name (where a file
+/// was written on the measuring machine says nothing about the measurement).
+fn recorded_args(args: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for a in args {
+        let after_record = out.last().is_some_and(|p| p == "--record");
+        if after_record {
+            out.push(std::path::Path::new(&a).file_name().map_or(a.clone(), |f| f.to_string_lossy().into_owned()));
+        } else if let Some(path) = a.strip_prefix("--record=") {
+            let name = std::path::Path::new(path).file_name().map_or(path.into(), |f| f.to_string_lossy().into_owned());
+            out.push(format!("--record={name}"));
+        } else {
+            out.push(a);
+        }
+    }
+    out
 }
 
 /// Refuses sizes the GPU or the host cannot hold, before anything is allocated. A copy experiment holds

@@ -37,6 +37,10 @@ pub enum LaunchOp {
     QueueDepth,
 }
 
+/// The first-launch experiments launch `spin_wait_ns` for this long: a launch that waited for the work
+/// ahead and then returned at once leaves its own kernel running, so its own work never races the query of
+/// its stream (an empty kernel's microseconds did).
+const FIRST_LAUNCH_KERNEL_NS: u64 = 1_000_000;
 /// How long the kernel of the CUDA_LAUNCH_BLOCKING experiment runs: long enough that an asynchronous launch
 /// returns well before it ends.
 const ENV_BLOCKING_KERNEL_NS: u64 = 1_000_000;
@@ -100,7 +104,7 @@ impl LaunchOp {
                     ahead,
                     format!(
                         "{} of a module loaded just before, in a process started with CUDA_MODULE_LOADING={}, with a blocker {}",
-                        if step == FirstStep::Launch { "the first launch of a kernel" } else { "looking up a kernel" },
+                        if step == FirstStep::Launch { "the first launch of a kernel (1 ms)" } else { "looking up a kernel" },
                         if lazy { "LAZY" } else { "EAGER" },
                         if ahead { "ahead of it in the same stream" } else if same { "on the stream the kernel will use" } else { "on another, non-blocking stream" }
                     ),
@@ -240,7 +244,7 @@ impl Probe for FirstProbe<'_, '_> {
             *library = None;
             let fresh = Library::load(gpu.ptx.text())?;
             if self.step == FirstStep::Launch {
-                *kernel = Some(fresh.kernel("empty")?);
+                *kernel = Some(fresh.kernel("spin_wait_ns")?);
             }
             *library = Some(fresh);
             return Ok(());
@@ -249,7 +253,7 @@ impl Probe for FirstProbe<'_, '_> {
         self.module = None;
         let module = gpu.load_fresh_module()?;
         if self.step == FirstStep::Launch {
-            self.function = module.get_function("empty")?.to_raw();
+            self.function = module.get_function("spin_wait_ns")?.to_raw();
         }
         self.module = Some(module);
         Ok(())
@@ -259,9 +263,13 @@ impl Probe for FirstProbe<'_, '_> {
             let library = library.as_ref().expect("prepared");
             return match self.step {
                 FirstStep::GetFunction => library.kernel("empty").map(|k| *kernel = Some(k)),
-                // SAFETY: `empty` takes no parameters; its library stays loaded until the next `prepare`,
-                // after the device was synchronized.
-                FirstStep::Launch => unsafe { kernel.expect("prepared").launch(1, 1, self.stream.raw(), &mut []) },
+                FirstStep::Launch => {
+                    let (mut ns, mut stamps) = (FIRST_LAUNCH_KERNEL_NS, 0u64);
+                    let mut params = [(&mut ns as *mut u64).cast(), (&mut stamps as *mut u64).cast()];
+                    // SAFETY: spin_wait_ns(u64 ns, *mut u64 stamps), a null stamps pointer is skipped; its
+                    // library stays loaded until the next `prepare`, after the device was synchronized.
+                    unsafe { kernel.expect("prepared").launch(1, 1, self.stream.raw(), &mut params) }
+                }
             };
         }
         let module = self.module.as_ref().expect("prepared");
@@ -274,8 +282,12 @@ impl Probe for FirstProbe<'_, '_> {
                 Err(e) => Err(crate::driver::DriverError::driver(e as u32, "cuModuleGetFunction")),
             },
             FirstStep::Launch => {
-                // SAFETY: `empty` takes no parameters; the function belongs to `module`, alive until the next
-                // `prepare`, after the device was synchronized.
+                let (mut ns, mut stamps) = (FIRST_LAUNCH_KERNEL_NS, 0u64);
+                let mut params: [*mut std::ffi::c_void; 2] =
+                    [(&mut ns as *mut u64).cast(), (&mut stamps as *mut u64).cast()];
+                // SAFETY: spin_wait_ns(u64 ns, *mut u64 stamps), a null stamps pointer is skipped; `params` outlives
+                // the call; the function belongs to `module`, alive until the next `prepare`, after the device
+                // was synchronized.
                 unsafe {
                     crate::drv!(cuLaunchKernel(
                         self.function,
@@ -287,7 +299,7 @@ impl Probe for FirstProbe<'_, '_> {
                         1,
                         0,
                         self.stream.raw(),
-                        std::ptr::null_mut(),
+                        params.as_mut_ptr(),
                         std::ptr::null_mut()
                     ))
                 }

@@ -10,9 +10,11 @@
 //! 1. the load of the project's PTX (`cuModuleLoadData`, `cuLibraryLoadData`, `cudaLibraryLoadData`);
 //! 2. a lookup in code loaded just before (`cuModuleGetFunction`, `cuLibraryGetKernel`, `cuKernelGetFunction`,
 //!    `cudaLibraryGetKernel`);
-//! 3. the first launch of the kernel `empty` of a library loaded just before: `cuLaunchKernel` given the
-//!    library's kernel handle itself (its API reference allows that since CUDA 12.0, the context being the
-//!    stream's), and `cudaLaunchKernel`.
+//! 3. the first launch of the kernel `spin_wait_ns` (1 ms) of a library loaded just before: `cuLaunchKernel`
+//!    given the library's kernel handle itself (its API reference allows that since CUDA 12.0, the context
+//!    being the stream's), and `cudaLaunchKernel`. The kernel runs 1 ms so that a launch that waited for the
+//!    work ahead and then returned still has its own work running (an empty kernel's microseconds would race
+//!    the stream query).
 //!
 //! Each in up to three situations: a blocker kernel ahead of the call in its own stream (launches only: the
 //! other calls take no stream), a blocker on another non-blocking stream, and 256 MiB host → device copies from
@@ -42,6 +44,10 @@ use std::ptr::null_mut;
 
 /// The kernel every case looks up and launches: no parameters, no work.
 const EMPTY: &CStr = c"empty";
+/// The first launches run `spin_wait_ns` for this long: if a launch that waited for the work ahead then
+/// returns at once, its own kernel is still running, so its own work never races the stream query.
+const FIRST_LAUNCH_NS: u64 = 1_000_000;
+const SPIN: &CStr = c"spin_wait_ns";
 /// Bytes of each copy of the copy situation.
 const COPY_BYTES: usize = 256 << 20;
 /// At most this many copies are queued at once, well under the roughly thousand operations a stream queues
@@ -134,11 +140,11 @@ impl Call {
                 "looking up the kernel `empty` in a module loaded just before (under lazy loading, that loads it)"
             }
             Call::FirstLaunch => {
-                "the first launch of the kernel `empty` of a library loaded just before, given to cuLaunchKernel as \
+                "the first launch of a kernel (1 ms) of a library loaded just before, given to cuLaunchKernel as \
                  the library's kernel handle"
             }
             Call::RtFirstLaunch => {
-                "the first launch of the kernel `empty` of a library loaded just before, through the runtime"
+                "the first launch of a kernel (1 ms) of a library loaded just before, through the runtime"
             }
         }
     }
@@ -367,14 +373,29 @@ impl Kernel<'_> {
     }
 
     /// `cuLaunchKernel` given the kernel handle itself, on one thread: the driver takes the function of the
-    /// stream's context (loading it there first, under lazy loading). The kernel must be `empty`.
-    fn launch_empty(self, stream: StreamHandle<'_>) -> DriverResult<()> {
+    /// stream's context (loading it there first, under lazy loading). The kernel must be `spin_wait_ns`.
+    fn launch_spin(self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<()> {
+        let (mut ns, mut stamps) = (ns, 0u64);
+        let mut params = [(&mut ns as *mut u64).cast::<std::ffi::c_void>(), (&mut stamps as *mut u64).cast()];
         // SAFETY: cuLaunchKernel's API reference (CUDA 12.0 on) accepts a CUkernel from cuLibraryGetKernel cast
         // to CUfunction, launched in the stream's context; `self.raw` is one, of a library that stays loaded
-        // until the device is idle again (its lifetime, and `repetition`); `empty` takes no parameters (null
-        // params and extra); `stream` is live (its lifetime says so).
+        // until the device is idle again (its lifetime, and `repetition`); `spin_wait_ns` takes (u64 ns,
+        // *mut u64 stamps) and skips the stamps for a null pointer; `params` outlives the call, which copies
+        // the values; `stream` is live (its lifetime says so).
         unsafe {
-            crate::drv!(cuLaunchKernel(self.raw.cast(), 1, 1, 1, 1, 1, 1, 0, stream.raw(), null_mut(), null_mut()))
+            crate::drv!(cuLaunchKernel(
+                self.raw.cast(),
+                1,
+                1,
+                1,
+                1,
+                1,
+                1,
+                0,
+                stream.raw(),
+                params.as_mut_ptr(),
+                null_mut()
+            ))
         }
     }
 }
@@ -425,9 +446,9 @@ impl<'a> Step<'a> {
             (Call::ModuleGetFunction, Loaded::Module(m)) => Step::ModuleGetFunction(m),
             (Call::LibraryGetKernel, Loaded::Library(l)) => Step::LibraryGetKernel(l),
             (Call::KernelGetFunction, Loaded::Library(l)) => Step::KernelGetFunction(l.kernel(EMPTY)?),
-            (Call::FirstLaunch, Loaded::Library(l)) => Step::FirstLaunch(l.kernel(EMPTY)?),
+            (Call::FirstLaunch, Loaded::Library(l)) => Step::FirstLaunch(l.kernel(SPIN)?),
             (Call::RtLibraryGetKernel, Loaded::Runtime(l)) => Step::RtLibraryGetKernel(l),
-            (Call::RtFirstLaunch, Loaded::Runtime(l)) => Step::RtFirstLaunch(l.kernel("empty")?),
+            (Call::RtFirstLaunch, Loaded::Runtime(l)) => Step::RtFirstLaunch(l.kernel("spin_wait_ns")?),
             (call, _) => anyhow::bail!("{} was not given the code it starts from", call.name()),
         })
     }
@@ -462,12 +483,17 @@ impl Probe for LoadProbe<'_> {
             Step::ModuleGetFunction(m) => m.function(EMPTY).map(|_| ()),
             Step::LibraryGetKernel(l) => l.kernel(EMPTY).map(|_| ()),
             Step::KernelGetFunction(k) => k.function().map(|_| ()),
-            Step::FirstLaunch(k) => k.launch_empty(self.stream),
+            Step::FirstLaunch(k) => k.launch_spin(self.stream, FIRST_LAUNCH_NS),
             Step::RtLibraryGetKernel(l) => l.kernel("empty").map(|_| ()),
-            // SAFETY: `empty` takes no parameters; the kernel's library is the repetition's `Loaded`, which
-            // `repetition` unloads only after this probe is gone and the device is idle; `self.stream` is live (its
-            // lifetime says so) and belongs to the primary context, the runtime's current device's.
-            Step::RtFirstLaunch(k) => unsafe { k.launch(1, 1, self.stream.raw(), &mut []) },
+            Step::RtFirstLaunch(k) => {
+                let (mut ns, mut stamps) = (FIRST_LAUNCH_NS, 0u64);
+                let mut params = [(&mut ns as *mut u64).cast::<std::ffi::c_void>(), (&mut stamps as *mut u64).cast()];
+                // SAFETY: `spin_wait_ns` takes (u64 ns, *mut u64 stamps), a null stamps pointer is skipped; the
+                // kernel's library is the repetition's `Loaded`, which `repetition` unloads only after this probe
+                // is gone and the device is idle; `self.stream` is live (its lifetime says so) and belongs to the
+                // primary context, the runtime's current device's.
+                unsafe { k.launch(1, 1, self.stream.raw(), &mut params) }
+            }
         }
     }
 
