@@ -345,6 +345,15 @@ fn class_word(r: &CaseResult) -> String {
     r.class.map_or("-".to_owned(), |c| c.to_string())
 }
 
+/// A size as the seed program states it: "10 MB" for its 10⁷ bytes, "2GiB" for the answer's buffer.
+fn human_size(bytes: u64) -> String {
+    if bytes >= 1_000_000 && bytes % 1_000_000 == 0 {
+        format!("{} MB", bytes / 1_000_000)
+    } else {
+        crate::units::format_size(bytes)
+    }
+}
+
 /// The API, as a learner reads it.
 fn api_words(api: crate::api::Api) -> &'static str {
     match api {
@@ -486,7 +495,7 @@ fn seed_card(
         "<p class=\"what\">{}, on one non-blocking stream, with {} of {} host memory: where each call returned, \
          against where its work ran.</p>",
         calls.join(", "),
-        escape(&crate::units::format_size(bytes)),
+        escape(&human_size(bytes)),
         escape(kind)
     );
     o.push_str("<div class=\"case-body\">\n");
@@ -563,5 +572,7 @@ mod tests {
         assert_eq!(seed_group("seed/pinned"), "seed/pinned");
         assert_eq!(seed_group("runtime/seed-answer/pinned/0-cudafree"), "runtime/seed-answer/pinned");
         assert_eq!(seed_group("runtime/seed/pageable"), "runtime/seed/pageable");
+        assert_eq!(human_size(10_000_000), "10 MB");
+        assert_eq!(human_size(2 << 30), "2GiB");
     }
 }
