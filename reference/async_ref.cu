@@ -4,12 +4,14 @@
 // method async-lab uses through the driver API (blocker kernel, events, data-capture probe, class rule),
 // so that the two tools' classes can be compared side by side. See README.md in this directory.
 //
-// Build (GPU machine):  nvcc -O2 -std=c++17 -arch=sm_90 -o async_ref async_ref.cu
+// Build (GPU machine):  nvcc -O2 -std=c++17 -arch=sm_90 -o async_ref async_ref.cu -lcuda
+//   (-lcuda: `--overhead` also times the driver API's cuMemcpyHtoDAsync and cuLaunchKernel.)
 // Syntax check (no CUDA toolkit):  g++ -std=c++17 -fsyntax-only -Wall -Wextra async_ref.cu
 //   (-x c++ may be needed where g++ does not treat .cu as C++; the mock header below stands in for
 //   cuda_runtime.h.)
 
 #ifdef __CUDACC__
+#include <cuda.h>  // the driver API, for --overhead (link with -lcuda)
 #include <cuda_runtime.h>
 #else
 #include "mock/cuda_mock.h"
@@ -1138,21 +1140,222 @@ static int device_attr(cudaDeviceAttr a) {
     return v;
 }
 
+// ------------------------------------------------------------------------------------------------
+// --overhead: the host cost of enqueueing the cheapest calls, to benchmark async-lab against
+// (`async-lab --preset overhead` times the same calls the same way; its ids are the same).
+//
+// Per case, on the non-blocking stream g.s_nb: one untimed call and a synchronize; a warm-up round (times
+// thrown away); the measured round: a 200 ms blocker (spin_wait_ns between two events), then
+// OVERHEAD_ENQUEUES calls, each timed alone with std::chrono::steady_clock, then cudaDeviceSynchronize.
+// The blocker's end event is queried once, after the last call: if the blocker had already finished, the
+// calls were not all behind running work, and the case records an error (its times are kept).
+// ------------------------------------------------------------------------------------------------
+
+static const int OVERHEAD_ENQUEUES = 500;
+static const u64 OVERHEAD_BLOCKER_NS = 200000000ull;
+static const size_t OVERHEAD_COPY_BYTES = 4;
+static const unsigned char OVERHEAD_PATTERN[OVERHEAD_COPY_BYTES] = {0xA5, 0x11, 0xCE, 0x5A};
+
+enum class Api { Runtime, Driver };
+
+struct OverheadResult {
+    std::string id;
+    Api api = Api::Driver;
+    std::string call;
+    std::vector<double> us;  // the measured round's per-call wall times
+    bool blocker_running_at_end = false;
+    bool has_error = false;
+    std::string error;
+};
+
+// The value at percentile p (0..100) of an ascending vector, interpolating linearly between the two nearest
+// ranks (rank p/100 * (n-1)); exactly async-lab's `overhead::percentile`. NAN when empty.
+static double percentile_sorted(const std::vector<double>& v, double p) {
+    if (v.empty()) return NAN;
+    double rank = std::min(std::max(p / 100.0, 0.0), 1.0) * (double)(v.size() - 1);
+    size_t lo = (size_t)std::floor(rank), hi = (size_t)std::ceil(rank);
+    return v[lo] + (v[hi] - v[lo]) * (rank - (double)lo);
+}
+
+static std::string api_error(Api api, int code) {
+    if (api == Api::Runtime) return errstr((cudaError_t)code);
+    const char* name = nullptr;
+    if (cuGetErrorName((CUresult)code, &name) != CUDA_SUCCESS || name == nullptr) name = "?";
+    return std::string(name) + " (CUresult " + std::to_string(code) + ")";
+}
+
+// One round: the blocker, then OVERHEAD_ENQUEUES calls of `call` (returns 0 or an error code of `api`),
+// each timed alone. `call` is a lambda, inlined here: nothing but the two clock reads surrounds it.
+template <class F>
+static std::vector<double> overhead_round(F& call, Api api, const std::string& what, bool& running_at_end) {
+    std::vector<double> us;
+    us.reserve(OVERHEAD_ENQUEUES);
+    CK(cudaEventRecord(g.ev_b0, g.s_nb));
+    CK(launch_spin(OVERHEAD_BLOCKER_NS, g.d_stamps, g.s_nb));
+    CK(cudaEventRecord(g.ev_b1, g.s_nb));
+    for (int i = 0; i < OVERHEAD_ENQUEUES; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        int rc = call();
+        auto t1 = std::chrono::steady_clock::now();
+        if (rc != 0) throw Failure(what + " #" + std::to_string(i) + " -> " + api_error(api, rc));
+        us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+    cudaError_t q = cudaEventQuery(g.ev_b1);
+    if (q != cudaSuccess && q != cudaErrorNotReady) CK(q);
+    running_at_end = (q == cudaErrorNotReady);
+    CK(cudaDeviceSynchronize());
+    return us;
+}
+
+template <class F>
+static OverheadResult overhead_case(const std::string& id, Api api, const std::string& call_name, F call) {
+    OverheadResult r;
+    r.id = id;
+    r.api = api;
+    r.call = call_name;
+    try {
+        int rc = call();
+        if (rc != 0) throw Failure(call_name + " (untimed first call) -> " + api_error(api, rc));
+        CK(cudaDeviceSynchronize());
+        bool running = false;
+        overhead_round(call, api, call_name + " (warm-up round)", running);
+        r.us = overhead_round(call, api, call_name, running);
+        r.blocker_running_at_end = running;
+        if (!running) {
+            r.has_error = true;
+            r.error = "the 200 ms blocker had finished before the last of the " + std::to_string(OVERHEAD_ENQUEUES) +
+                      " calls returned: they were not all enqueued behind running work (the times are kept)";
+        }
+    } catch (const std::exception& e) {
+        r.has_error = true;
+        r.error = e.what();
+        cudaError_t s = cudaDeviceSynchronize();
+        if (s != cudaSuccess) r.error += "; then cudaDeviceSynchronize -> " + errstr(s);
+        (void)cudaGetLastError();
+    }
+    return r;
+}
+
+static const char* OVERHEAD_IDS[4] = {
+    "overhead/memcpy-htod-async/pinned/4B",
+    "runtime/overhead/memcpy-htod-async/pinned/4B",
+    "overhead/launch/empty",
+    "runtime/overhead/launch/empty",
+};
+
+static std::string overhead_json(const OverheadResult& r) {
+    std::vector<double> sorted = r.us;
+    std::sort(sorted.begin(), sorted.end());
+    std::string o = "{\"id\":" + json_str(r.id);
+    o += ",\"api\":" + std::string(r.api == Api::Driver ? "\"driver\"" : "\"runtime\"");
+    o += ",\"call\":" + json_str(r.call);
+    o += ",\"median_us\":" + json_num(percentile_sorted(sorted, 50.0));
+    o += ",\"p10_us\":" + json_num(percentile_sorted(sorted, 10.0));
+    o += ",\"p90_us\":" + json_num(percentile_sorted(sorted, 90.0));
+    o += ",\"n\":" + std::to_string(r.us.size());
+    o += ",\"blocker_running_at_end\":" + std::string(r.blocker_running_at_end ? "true" : "false");
+    o += ",\"error\":" + (r.has_error ? json_str(r.error) : std::string("null"));
+    o += ",\"host_call_us_reps\":[";
+    for (size_t i = 0; i < r.us.size(); ++i) o += (i ? "," : "") + json_num(r.us[i]);
+    o += "]}";
+    return o;
+}
+
+// Runs the four cases (after setup_device) and writes the JSON to `out`.
+static void run_overhead(FILE* out, const std::string& gpu_name, int driver_version, int runtime_version) {
+    void* h = nullptr;
+    void* d = nullptr;
+    CK(cudaMallocHost(&h, OVERHEAD_COPY_BYTES));
+    CK(cudaMalloc(&d, OVERHEAD_COPY_BYTES));
+    memcpy(h, OVERHEAD_PATTERN, OVERHEAD_COPY_BYTES);
+    CK(cudaMemset(d, 0, OVERHEAD_COPY_BYTES));
+    CK(cudaDeviceSynchronize());
+    cudaFunction_t empty_fn = nullptr;
+    CK(cudaGetFuncBySymbol(&empty_fn, (const void*)empty_kernel));
+    const CUfunction f = (CUfunction)empty_fn;
+    const CUstream cs = (CUstream)g.s_nb;
+    const CUdeviceptr dp = (CUdeviceptr)(uintptr_t)d;
+    const cudaStream_t s = g.s_nb;
+    void* no_args[1] = {nullptr};  // the kernel has no parameters; the array is never read
+
+    fprintf(stderr, "async_ref --overhead: %s, driver %d, runtime %d, %d calls per case behind a %llu ms kernel\n",
+            gpu_name.c_str(), driver_version, runtime_version, OVERHEAD_ENQUEUES,
+            OVERHEAD_BLOCKER_NS / 1000000ull);
+    // A copy case's result is checked on the device afterwards (a wrong result is an error), and the
+    // destination cleared for the next one.
+    auto check_copy = [&](OverheadResult r) {
+        unsigned char arrived[OVERHEAD_COPY_BYTES] = {0, 0, 0, 0};
+        cudaError_t e = cudaMemcpy(arrived, d, OVERHEAD_COPY_BYTES, cudaMemcpyDeviceToHost);
+        std::string wrong;
+        if (e != cudaSuccess)
+            wrong = "reading the copy's destination -> " + errstr(e);
+        else if (memcmp(arrived, OVERHEAD_PATTERN, OVERHEAD_COPY_BYTES) != 0)
+            wrong = "the copies did not deliver the source's 4 bytes";
+        if (!wrong.empty()) {
+            r.error += (r.has_error ? "; " : "") + wrong;
+            r.has_error = true;
+        }
+        CK(cudaMemset(d, 0, OVERHEAD_COPY_BYTES));
+        CK(cudaDeviceSynchronize());
+        return r;
+    };
+    // The order async-lab runs them in.
+    std::vector<OverheadResult> results;
+    results.push_back(check_copy(overhead_case(OVERHEAD_IDS[0], Api::Driver, "cuMemcpyHtoDAsync", [&] {
+        return (int)cuMemcpyHtoDAsync(dp, h, OVERHEAD_COPY_BYTES, cs);
+    })));
+    results.push_back(check_copy(overhead_case(OVERHEAD_IDS[1], Api::Runtime, "cudaMemcpyAsync(HostToDevice)", [&] {
+        return (int)cudaMemcpyAsync(d, h, OVERHEAD_COPY_BYTES, cudaMemcpyHostToDevice, s);
+    })));
+    results.push_back(overhead_case(OVERHEAD_IDS[2], Api::Driver, "cuLaunchKernel", [&] {
+        return (int)cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, cs, no_args, nullptr);
+    }));
+    results.push_back(
+        overhead_case(OVERHEAD_IDS[3], Api::Runtime, "cudaLaunchKernel", [&] { return (int)launch_empty(s); }));
+
+    CK(cudaFree(d));
+    CK(cudaFreeHost(h));
+
+    std::string o = "{\"tool\":\"async_ref\",\"mode\":\"overhead\"";
+    o += ",\"gpu\":" + json_str(gpu_name);
+    o += ",\"driver_version\":" + std::to_string(driver_version);
+    o += ",\"runtime_version\":" + std::to_string(runtime_version);
+    o += ",\"enqueues\":" + std::to_string(OVERHEAD_ENQUEUES);
+    o += ",\"blocker_ns\":" + std::to_string(OVERHEAD_BLOCKER_NS);
+    o += ",\"cases\":[\n";
+    for (size_t i = 0; i < results.size(); ++i) {
+        const OverheadResult& r = results[i];
+        std::vector<double> sorted = r.us;
+        std::sort(sorted.begin(), sorted.end());
+        fprintf(stderr, "%-46s %-30s median %8.3f us  p10 %8.3f us  p90 %8.3f us  n %zu%s%s\n", r.id.c_str(),
+                r.call.c_str(), percentile_sorted(sorted, 50.0), percentile_sorted(sorted, 10.0),
+                percentile_sorted(sorted, 90.0), r.us.size(), r.has_error ? "  ERROR " : "",
+                r.has_error ? r.error.c_str() : "");
+        o += (i ? ",\n" : "") + overhead_json(r);
+    }
+    o += "\n]}\n";
+    fputs(o.c_str(), out);
+}
+
 static void usage(const char* argv0) {
     fprintf(stderr,
             "usage: %s [--reps N] [--only SUBSTRING] [--out FILE] [--explicit-kinds] [--list]\n"
+            "       %s --overhead [--out FILE] [--list]\n"
             "  --reps N          measured repetitions per case (default 5)\n"
             "  --only SUBSTRING  run only the cases whose id contains SUBSTRING\n"
             "  --out FILE        write the JSON report to FILE (default: stdout)\n"
             "  --explicit-kinds  pass cudaMemcpyHostToDevice etc. instead of cudaMemcpyDefault\n"
-            "  --list            print the case ids and exit\n",
-            argv0);
+            "  --list            print the case ids and exit\n"
+            "  --overhead        instead of the cases: time 500 enqueues of a 4-byte pinned host-to-device copy\n"
+            "                    and of an empty kernel launch, through the runtime and the driver API, behind\n"
+            "                    a 200 ms kernel (medians and p10/p90 in JSON; --reps and --only do not apply)\n",
+            argv0, argv0);
 }
 
 int main(int argc, char** argv) {
     int nreps = 5;
     std::string only, out_path;
-    bool list_only = false;
+    bool list_only = false, overhead = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto need = [&](const char* what) -> std::string {
@@ -1177,6 +1380,8 @@ int main(int argc, char** argv) {
             g.explicit_kinds = true;
         } else if (a == "--list") {
             list_only = true;
+        } else if (a == "--overhead") {
+            overhead = true;
         } else if (a == "-h" || a == "--help") {
             usage(argv[0]);
             return 0;
@@ -1185,6 +1390,33 @@ int main(int argc, char** argv) {
             usage(argv[0]);
             return 2;
         }
+    }
+
+    if (overhead) {
+        if (list_only) {
+            for (const char* id : OVERHEAD_IDS) printf("%s\n", id);
+            return 0;
+        }
+        std::string gpu_name;
+        int driver_version = 0, runtime_version = 0;
+        FILE* out = stdout;
+        try {
+            setup_device(gpu_name, driver_version, runtime_version);
+            if (!out_path.empty()) {
+                out = fopen(out_path.c_str(), "w");
+                if (out == nullptr) {
+                    fprintf(stderr, "cannot open %s for writing\n", out_path.c_str());
+                    return 1;
+                }
+            }
+            run_overhead(out, gpu_name, driver_version, runtime_version);
+        } catch (const std::exception& e) {
+            fprintf(stderr, "overhead: setup failed: %s\n", e.what());
+            if (out != stdout) fclose(out);
+            return 1;
+        }
+        if (out != stdout) fclose(out);
+        return 0;
     }
 
     const std::vector<CaseDef> cases = build_cases();

@@ -4,6 +4,10 @@
 //! and just after the synchronization. The GPU's reading lies between the two host readings, so
 //! `offset = gpu - (before + after) / 2` is off by at most half the round trip. Of many tries, the one with
 //! the shortest round trip is kept: its half round trip is the stated uncertainty.
+//!
+//! The two clocks drift apart (tens of µs over a run of a minute, seen on an H200), so a run calibrates
+//! again between families and at its end, and [`ClockFit`] fits a straight line through those points: the
+//! offset at any moment of the run, with an uncertainty that includes how far the points sit off the line.
 
 use crate::driver::{DeviceBuffer, Gpu, StreamHandle};
 use crate::drv;
@@ -17,6 +21,9 @@ pub struct ClockOffset {
     /// Half the shortest round trip: the offset is right to within this many ns.
     pub uncertainty_ns: u64,
     pub samples: usize,
+    /// The host time the offset was measured at (absent in recordings made before drift was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_host_ns: Option<i64>,
 }
 
 impl ClockOffset {
@@ -28,7 +35,7 @@ impl ClockOffset {
 
 pub fn calibrate(gpu: &Gpu, samples: usize) -> anyhow::Result<ClockOffset> {
     let out = DeviceBuffer::new(gpu, 8)?;
-    let mut best: Option<(u64, i64)> = None;
+    let mut best: Option<(u64, i64, i64)> = None;
     for _ in 0..samples.max(1) {
         let before = monotonic_ns();
         gpu.launch_write_globaltimer(StreamHandle::LEGACY, out.ptr)?;
@@ -39,10 +46,125 @@ pub fn calibrate(gpu: &Gpu, samples: usize) -> anyhow::Result<ClockOffset> {
         unsafe { drv!(cuMemcpyDtoH_v2((&mut stamp as *mut u64).cast(), out.ptr, 8))? };
         let half = (after - before) / 2;
         let offset = stamp as i64 - (before + half) as i64;
-        if best.is_none_or(|(h, _)| half < h) {
-            best = Some((half, offset));
+        if best.is_none_or(|(h, _, _)| half < h) {
+            best = Some((half, offset, (before + half) as i64));
         }
     }
-    let (uncertainty_ns, gpu_minus_host_ns) = best.expect("at least one sample");
-    Ok(ClockOffset { gpu_minus_host_ns, uncertainty_ns, samples: samples.max(1) })
+    let (uncertainty_ns, gpu_minus_host_ns, at) = best.expect("at least one sample");
+    Ok(ClockOffset { gpu_minus_host_ns, uncertainty_ns, samples: samples.max(1), at_host_ns: Some(at) })
+}
+
+/// The offset between the clocks over a whole run: a straight line through the calibrations.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClockFit {
+    /// The host time the line is anchored at, and the offset there.
+    t0_host_ns: i64,
+    offset0_ns: f64,
+    /// How much the offset grows per host ns (drift; 1e-6 is 1 ppm).
+    slope: f64,
+    /// The worst calibration's half round trip plus the largest distance of a calibration from the line.
+    pub uncertainty_ns: u64,
+    /// How many calibrations the line goes through (1: no drift measured; the offset is taken as constant).
+    pub points: usize,
+}
+
+impl ClockFit {
+    /// A constant offset: one calibration, drift unknown (recordings made before drift was measured).
+    pub fn constant(o: &ClockOffset) -> ClockFit {
+        ClockFit {
+            t0_host_ns: o.at_host_ns.unwrap_or(0),
+            offset0_ns: o.gpu_minus_host_ns as f64,
+            slope: 0.0,
+            uncertainty_ns: o.uncertainty_ns,
+            points: 1,
+        }
+    }
+
+    /// The least-squares line through calibrations that say when they were made; `None` for fewer than two.
+    pub fn through(points: &[ClockOffset]) -> Option<ClockFit> {
+        let pts: Vec<(f64, f64, u64)> = points
+            .iter()
+            .filter_map(|p| p.at_host_ns.map(|t| (t as f64, p.gpu_minus_host_ns as f64, p.uncertainty_ns)))
+            .collect();
+        if pts.len() < 2 {
+            return None;
+        }
+        let t0 = pts[0].0;
+        let n = pts.len() as f64;
+        let mean_t = pts.iter().map(|p| p.0 - t0).sum::<f64>() / n;
+        let mean_o = pts.iter().map(|p| p.1).sum::<f64>() / n;
+        let var_t = pts.iter().map(|p| (p.0 - t0 - mean_t).powi(2)).sum::<f64>();
+        let slope = if var_t > 0.0 {
+            pts.iter().map(|p| (p.0 - t0 - mean_t) * (p.1 - mean_o)).sum::<f64>() / var_t
+        } else {
+            0.0
+        };
+        let offset0 = mean_o - slope * mean_t;
+        let residual = pts.iter().map(|p| (p.1 - (offset0 + slope * (p.0 - t0))).abs()).fold(0.0, f64::max);
+        let worst = pts.iter().map(|p| p.2).max().unwrap_or(0);
+        Some(ClockFit {
+            t0_host_ns: t0 as i64,
+            offset0_ns: offset0,
+            slope,
+            uncertainty_ns: worst + residual.ceil() as u64,
+            points: pts.len(),
+        })
+    }
+
+    /// Whether drift was measured (two calibrations or more), so that times late in a run are placed right.
+    pub fn measures_drift(&self) -> bool {
+        self.points >= 2
+    }
+
+    /// Drift in parts per million.
+    pub fn drift_ppm(&self) -> f64 {
+        self.slope * 1e6
+    }
+
+    /// The offset (`%globaltimer` minus host) at host time `host_ns`.
+    pub fn offset_at(&self, host_ns: i64) -> f64 {
+        self.offset0_ns + self.slope * (host_ns - self.t0_host_ns) as f64
+    }
+
+    /// A GPU timestamp on the host's clock: solves `gpu = host + offset(host)` for `host`.
+    pub fn to_host(&self, gpu_ns: i64) -> i64 {
+        let host = (gpu_ns as f64 - self.offset0_ns + self.slope * self.t0_host_ns as f64) / (1.0 + self.slope);
+        host.round() as i64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(at: i64, offset: i64, u: u64) -> ClockOffset {
+        ClockOffset { gpu_minus_host_ns: offset, uncertainty_ns: u, samples: 50, at_host_ns: Some(at) }
+    }
+
+    #[test]
+    fn a_line_through_drifting_calibrations_places_late_times_right() {
+        // The offset grows 6 µs per second (6 ppm): over 60 s, 360 µs, the size seen on an H200.
+        let pts: Vec<ClockOffset> = (0..=6).map(|k| point(k * 10_000_000_000, 1_000_000 + k * 60_000, 2_000)).collect();
+        let fit = ClockFit::through(&pts).unwrap();
+        assert!((fit.drift_ppm() - 6.0).abs() < 1e-9, "{}", fit.drift_ppm());
+        assert_eq!(fit.uncertainty_ns, 2_000, "points on the line add nothing");
+        // A GPU stamp taken at host time 55 s maps back to 55 s, where a constant offset is 330 µs off.
+        let host = 55_000_000_000i64;
+        let gpu = host + (1_000_000 + 330_000);
+        assert!((fit.to_host(gpu) - host).abs() <= 1, "{}", fit.to_host(gpu) - host);
+        let constant = ClockFit::constant(&pts[0]);
+        assert_eq!(constant.to_host(gpu) - host, 330_000);
+        assert!(!constant.measures_drift() && fit.measures_drift());
+    }
+
+    #[test]
+    fn scatter_off_the_line_widens_the_uncertainty_and_one_point_is_no_fit() {
+        let pts = [point(0, 1_000, 500), point(1_000_000_000, 5_000, 800), point(2_000_000_000, 3_000, 500)];
+        let fit = ClockFit::through(&pts).unwrap();
+        // The line runs 1667 → 3000 → 4333 (ns at 0, 1, 2 s); the middle point sits 2000 off it.
+        assert_eq!(fit.uncertainty_ns, 800 + 2_000);
+        assert!(ClockFit::through(&pts[..1]).is_none());
+        let legacy = ClockOffset { at_host_ns: None, ..pts[0] };
+        assert!(ClockFit::through(&[legacy, legacy]).is_none(), "calibrations without a time give no line");
+    }
 }

@@ -203,15 +203,24 @@ pub fn api_markdown(rows: &[ApiRow]) -> String {
             r.runtime_call,
             r.runtime,
             us(r.runtime_us),
-            if r.same_class() { "" } else { "**differs**" }
+            match (r.both_classified, r.same_class()) {
+                (false, _) => "",
+                (true, true) => "",
+                (true, false) => "**differs**",
+            }
         );
     }
-    let differ = rows.iter().filter(|r| !r.same_class()).count();
+    let compared: Vec<&ApiRow> = rows.iter().filter(|r| r.both_classified).collect();
+    let differ = compared.iter().filter(|r| !r.same_class()).count();
     let _ = writeln!(
         out,
         "\n{} cases measured through both APIs: {} in the same class, {differ} differ.",
-        rows.len(),
-        rows.len() - differ
+        compared.len(),
+        compared.len() - differ
     );
+    let unmeasured = rows.len() - compared.len();
+    if unmeasured > 0 {
+        let _ = writeln!(out, "{unmeasured} more were not run or failed through one API (their rows say which).");
+    }
     out
 }

@@ -31,6 +31,16 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
             s.call,
             r.wait_style.map_or("?".into(), |w| w.to_string())
         ));
+    } else if s.family == Family::Overhead {
+        let m = |k: &str| r.metrics.get(k).copied().unwrap_or(f64::NAN);
+        text.push_str(&format!(
+            "{} took {call} (median of {} calls, p10–p90 {:.2}–{:.2} µs), each enqueued behind a kernel still \
+             running. Only the host clocks were read between the calls, so the class below rests on no signal.",
+            s.call,
+            r.host_call_us.map_or(0, |c| c.n),
+            m("p10_us"),
+            m("p90_us")
+        ));
     } else {
         text.push_str(&format!("{} returned after {call}", s.call));
         let on_dst_gpu = s.family == Family::Peer && s.blocker == crate::record::BlockerPlacement::Other;
@@ -122,6 +132,7 @@ pub fn source_file(family: Family) -> &'static str {
         Family::Wait => "host/src/experiments/waiting.rs",
         Family::Seed => "host/src/experiments/seed.rs",
         Family::Peer => "host/src/experiments/peer.rs",
+        Family::Overhead => "host/src/experiments/overhead.rs",
     }
 }
 

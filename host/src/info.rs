@@ -67,7 +67,9 @@ fn device_name(ordinal: i32) -> anyhow::Result<String> {
 }
 
 impl MachineInfo {
-    pub fn read(gpu: &Gpu) -> anyhow::Result<MachineInfo> {
+    /// Reads the machine. `with_runtime`: also look for the CUDA runtime library and load it (not done for a
+    /// driver-only run, which must not depend on, or be disturbed by, a libcudart).
+    pub fn read(gpu: &Gpu, with_runtime: bool) -> anyhow::Result<MachineInfo> {
         use sys::CUdevice_attribute as A;
         gpu.bind()?;
         let gpu_name = device_name(gpu.ordinal)?;
@@ -119,7 +121,7 @@ impl MachineInfo {
             gpu_names: (0..gpu.device_count).map(device_name).collect::<anyhow::Result<_>>()?,
             // Best effort: a driver that cannot describe its links does not stop a run.
             peer_links: crate::driver::peer::links(gpu.device_count).unwrap_or_default(),
-            cuda_runtime: Some(crate::runtime::info()),
+            cuda_runtime: with_runtime.then(crate::runtime::info),
         })
     }
 }

@@ -67,6 +67,8 @@ pub enum Family {
     Seed,
     Sweep,
     Peer,
+    /// async-lab's own cost of enqueueing the cheapest calls (`experiments/overhead.rs`).
+    Overhead,
 }
 
 impl Family {
@@ -82,6 +84,7 @@ impl Family {
             Family::Seed => "The seed program",
             Family::Sweep => "Size sweep",
             Family::Peer => "Peer copies (GPU to GPU)",
+            Family::Overhead => "The tool's own overhead",
         }
     }
 }
@@ -179,10 +182,21 @@ pub struct Recording {
     /// How the host's monotonic clock maps onto the GPU's `%globaltimer`, measured at the start of the run.
     #[serde(default)]
     pub clock: Option<crate::clock::ClockOffset>,
+    /// The same, measured again between families and at the end of the run (with `clock`, the points of the
+    /// drift fit; absent in recordings made before drift was measured).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clock_later: Vec<crate::clock::ClockOffset>,
     pub cases: Vec<CaseRecord>,
 }
 
 impl Recording {
+    /// The host/GPU clock relation over the run: a line through every calibration where the run made more
+    /// than one, else the single start offset (drift unknown), else none.
+    pub fn clock_fit(&self) -> Option<crate::clock::ClockFit> {
+        let points: Vec<crate::clock::ClockOffset> = self.clock.iter().chain(&self.clock_later).copied().collect();
+        crate::clock::ClockFit::through(&points).or_else(|| self.clock.as_ref().map(crate::clock::ClockFit::constant))
+    }
+
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
         let text = serde_json::to_string_pretty(self)?;
         // Write beside, then rename: an interrupted write never leaves half a recording under the real name.

@@ -294,6 +294,25 @@ fn api_findings(results: &[&CaseResult], id_prefix: &str) -> Vec<String> {
             out.push(format!("the launch queue held at least {d:.0} pending launches without blocking"));
         }
     }
+    // async-lab's own overhead (`--preset overhead`), to set beside the C++ reference's `--overhead`.
+    let overhead: Vec<String> = results
+        .iter()
+        .filter(|r| r.family == Family::Overhead && r.error.is_none())
+        .filter_map(|r| {
+            let m = |k: &str| r.metrics.get(k).copied();
+            let what = if r.bytes > 0 { format_size(r.bytes) } else { "empty".to_owned() };
+            Some(format!(
+                "{} {what} median {:.2} µs (p10–p90 {:.2}–{:.2})",
+                r.call,
+                m("median_us")?,
+                m("p10_us")?,
+                m("p90_us")?
+            ))
+        })
+        .collect();
+    if !overhead.is_empty() {
+        out.push(format!("enqueue overhead: {}", overhead.join(", ")));
+    }
     out
 }
 

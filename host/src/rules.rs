@@ -150,6 +150,7 @@ pub const RULES: &[Rule] = &[
     Rule { id: "P4", case: "a copy between two GPUs with peer access off", documented: "the call's own page still promises no host wait, without conditions; the Programming Guide says such copies go through host memory; whether the host then waits is not said" },
     Rule { id: "W1", case: "context scheduling flags", documented: "SPIN busy-waits; YIELD yields the thread; BLOCKING_SYNC sleeps; AUTO spins with fewer active contexts than CPUs" },
     Rule { id: "W2", case: "cuEventSynchronize", documented: "busy-waits unless the event was created with BLOCKING_SYNC" },
+    Rule { id: "O1", case: "the host cost of enqueueing the cheapest calls", documented: "no documented rule" },
 ];
 
 /// The rule with this id.

@@ -134,3 +134,23 @@ cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t 
 
 cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem,
                              cudaStream_t stream);
+
+// ---- runtime → driver bridge, and the driver API (cuda.h) that `--overhead` calls ----
+typedef struct CUfunc_st* cudaFunction_t;
+cudaError_t cudaGetFuncBySymbol(cudaFunction_t* functionPtr, const void* symbolPtr);
+
+typedef enum cudaError_enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
+    CUDA_ERROR_NOT_READY = 600,
+} CUresult;
+typedef unsigned long long CUdeviceptr;
+typedef struct CUstream_st* CUstream;
+typedef struct CUfunc_st* CUfunction;
+
+CUresult cuGetErrorName(CUresult error, const char** pStr);
+// cuda.h maps cuMemcpyHtoDAsync to cuMemcpyHtoDAsync_v2 with a macro; one declaration stands for both.
+CUresult cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream);
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                        unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+                        unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra);

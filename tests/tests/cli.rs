@@ -117,7 +117,7 @@ fn list_prints_every_experiment_with_its_rule() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.lines().count() > 100, "{out}");
     assert!(out.lines().any(|l| l.starts_with("copy/async/htod/pageable/nonblocking/same/256MiB") && l.contains("A2")));
-    assert!(out.lines().any(|l| l.starts_with("launch/first-lazy/launch/nonblocking/same") && l.contains("K4")));
+    assert!(out.lines().any(|l| l.starts_with("load/first-launch/lazy/same") && l.contains("K4")));
     let _ = project_root();
 }
 

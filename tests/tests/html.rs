@@ -464,6 +464,7 @@ fn recording(preset: &str, clock: Option<ClockOffset>, cases: Vec<CaseRecord>) -
         partial: false,
         machine: machine("SYNTHETIC GPU (made-up numbers, not a measurement)"),
         clock,
+        clock_later: vec![],
         cases,
     }
 }
@@ -471,7 +472,7 @@ fn recording(preset: &str, clock: Option<ClockOffset>, cases: Vec<CaseRecord>) -
 /// The synthetic fixture: a run with a clock offset and every kind of experiment, and an older-style one
 /// without (and with a partial blocker record).
 fn synthetic() -> Vec<Source> {
-    let clock = Some(ClockOffset { gpu_minus_host_ns: OFFSET, uncertainty_ns: 1_800, samples: 50 });
+    let clock = Some(ClockOffset { gpu_minus_host_ns: OFFSET, uncertainty_ns: 1_800, samples: 50, at_host_ns: None });
     let base = 5_000_000 * MS;
     let mut cases = copies(base);
     cases.push(queue(base + 100_000 * MS));

@@ -53,6 +53,7 @@ fn recording(cases: Vec<CaseRecord>) -> Recording {
         partial: false,
         machine: machine(),
         clock: None,
+        clock_later: vec![],
         cases,
     }
 }
@@ -270,10 +271,10 @@ fn experiments_a_machine_cannot_run_are_not_run_not_errors() {
 
 #[test]
 fn the_same_case_through_both_apis_side_by_side() {
-    let id = "launch/first-lazy/launch/nonblocking/other";
+    let id = "memset/sync/device/legacy/other/1MiB";
     let rt_id = format!("runtime/{id}");
     let rec = recording(vec![
-        // The driver's first launch returned while the blocker on another stream ran: async.
+        // The driver's memset returned while the blocker on another stream ran: async (made-up signals).
         record(id, (0..5).map(|_| rep(4, Some(false), Some(false), None)).collect()),
         // The runtime's waited for it: device-sync.
         record(&rt_id, (0..5).map(|_| rep(20_100, Some(true), Some(false), None)).collect()),
@@ -291,7 +292,7 @@ fn the_same_case_through_both_apis_side_by_side() {
     assert_eq!(rows.len(), 2);
     let first = rows.iter().find(|r| r.id == id).unwrap();
     assert_eq!((first.driver.as_str(), first.runtime.as_str()), ("async", "device-sync"));
-    assert_eq!((first.driver_call.as_str(), first.runtime_call.as_str()), ("cuLaunchKernel", "cudaLaunchKernel"));
+    assert_eq!((first.driver_call.as_str(), first.runtime_call.as_str()), ("cuMemsetD8", "cudaMemset"));
     assert!(!first.same_class());
     let md = async_lab::compare::api_markdown(&rows);
     assert!(

@@ -129,6 +129,14 @@ impl Gpu {
         unsafe { self.launch(self.kernels.spin_wait_ns, 1, 1, stream.raw(), &mut [ptr(&mut ns), ptr(&mut stamps)]) }
     }
 
+    /// The blocker kernel for a launch that is itself timed: like `launch_spin_wait_ns` (no stamps), but it
+    /// does not `bind` (the caller has), so the measured span holds one driver call.
+    pub fn launch_spin_wait_ns_timed(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<()> {
+        let (mut ns, mut stamps) = (ns, 0u64);
+        // SAFETY: spin_wait_ns(u64, *mut u64) with a null stamps pointer, which the kernel skips.
+        unsafe { self.launch(self.kernels.spin_wait_ns, 1, 1, stream.raw(), &mut [ptr(&mut ns), ptr(&mut stamps)]) }
+    }
+
     /// An empty kernel (one thread). Timed by the launch experiments, so it does not `bind`.
     pub fn launch_empty(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
         // SAFETY: `empty` takes no parameters.

@@ -6,6 +6,7 @@
 
 pub mod error;
 pub mod gpu;
+pub mod library;
 pub mod memory;
 pub mod peer;
 pub mod probe;

@@ -75,8 +75,7 @@ pub fn cases() -> Vec<Case> {
 
 /// Called by the driver on its own thread: notes the time.
 unsafe extern "C" fn note_time(user: *mut c_void) {
-    // SAFETY: `user` points at the AtomicU64 of a `HostFuncProbe`, which outlives the stream synchronization
-    // that follows every enqueue (see `HostFuncProbe::call`).
+    // SAFETY: `user` points at the leaked (never freed) AtomicU64 of a `HostFuncProbe`.
     let cell = unsafe { &*(user as *const AtomicU64) };
     cell.store(monotonic_ns(), Ordering::SeqCst);
 }
@@ -100,7 +99,7 @@ unsafe extern "C" fn note_time_runtime(
 
 struct HostFuncProbe<'a, 'g> {
     stream: &'a Stream<'g>,
-    ran_at: Box<AtomicU64>,
+    ran_at: &'static AtomicU64,
     op: CallbackOp,
     api: Api,
 }
@@ -111,10 +110,10 @@ impl Probe for HostFuncProbe<'_, '_> {
         Ok(())
     }
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
-        let user = (&*self.ran_at as *const AtomicU64) as *mut c_void;
+        let user = (self.ran_at as *const AtomicU64) as *mut c_void;
         let (s, add) = (self.stream.raw(), matches!(self.op, CallbackOp::StreamAddCallback));
-        // SAFETY: the functions only store into the boxed atomic, which lives as long as `self`; every
-        // repetition synchronizes the device before the next `prepare` or the drop, so the callback has run.
+        // SAFETY: the functions only store into the atomic, which is leaked (`'static`): it outlives any
+        // callback, even one still pending when a repetition fails.
         // The runtime shares the stream's primary context. Flags must be 0 for the stream-callback form.
         unsafe {
             match (self.api, add) {
@@ -144,7 +143,10 @@ pub fn run(gpu: &Gpu, case: &Case, op: CallbackOp, reps: usize) -> anyhow::Resul
 fn host_func(gpu: &Gpu, case: &Case, op: CallbackOp, reps: usize) -> anyhow::Result<CaseRecord> {
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let plan = BlockerPlan { stream: stream.handle(), ahead: true };
-    let mut probe = HostFuncProbe { stream: &stream, ran_at: Box::new(AtomicU64::new(0)), op, api: case.setup.api };
+    // The cell is leaked, not boxed: if a repetition fails after the enqueue (`?` below), the callback may
+    // still run later, and must never write freed memory. Eight bytes per experiment.
+    let ran_at: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
+    let mut probe = HostFuncProbe { stream: &stream, ran_at, op, api: case.setup.api };
     let (warmup, _, mut out) = measure_with(gpu, &mut probe, plan, reps, true)?;
 
     // The delay: poll the blocker's end event from a second thread while the callback waits behind it.

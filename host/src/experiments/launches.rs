@@ -1,46 +1,28 @@
-//! Kernel launches: a warm launch (K1), CUDA_LAUNCH_BLOCKING=1 (K2), the first launch of a lazily or eagerly
-//! loaded module (K4), and the launch queue's depth (K5).
+//! Kernel launches: a warm launch (K1), CUDA_LAUNCH_BLOCKING=1 (K2) and the launch queue's depth (K5). A
+//! kernel's *first* launch, which under lazy loading loads it (K4), is measured with the other ways of loading
+//! code, in `loading.rs`.
 //!
-//! CUDA_LAUNCH_BLOCKING and CUDA_MODULE_LOADING are read once, when the driver starts, so those experiments
-//! run in a child process of async-lab with the variable set (see `runner.rs`).
+//! CUDA_LAUNCH_BLOCKING is read once, when the driver starts, so that experiment runs in a child process of
+//! async-lab with the variable set (see `runner.rs`).
 
 use super::method::{measure_with, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::api::Api;
 use crate::classify::Class::*;
-use crate::driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
+use crate::driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel, Library};
 use std::collections::BTreeMap;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Loading {
-    Lazy,
-    Eager,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FirstStep {
-    /// `cuModuleGetFunction` on a module just loaded.
-    GetFunction,
-    /// The first `cuLaunchKernel` of a function just looked up.
-    Launch,
-}
-
 #[derive(Clone, Copy, Debug)]
 pub enum LaunchOp {
     Warm,
     EnvBlocking,
-    First { loading: Loading, step: FirstStep, blocker: BlockerPlacement },
     QueueDepth,
 }
 
-/// The first-launch experiments launch `spin_wait_ns` for this long: a launch that waited for the work
-/// ahead and then returned at once leaves its own kernel running, so its own work never races the query of
-/// its stream (an empty kernel's microseconds did).
-const FIRST_LAUNCH_KERNEL_NS: u64 = 1_000_000;
 /// How long the kernel of the CUDA_LAUNCH_BLOCKING experiment runs: long enough that an asynchronous launch
 /// returns well before it ends.
 const ENV_BLOCKING_KERNEL_NS: u64 = 1_000_000;
@@ -54,8 +36,6 @@ impl LaunchOp {
     pub fn child_env(&self) -> Option<(&'static str, &'static str)> {
         match self {
             LaunchOp::EnvBlocking => Some(("CUDA_LAUNCH_BLOCKING", "1")),
-            LaunchOp::First { loading: Loading::Lazy, .. } => Some(("CUDA_MODULE_LOADING", "LAZY")),
-            LaunchOp::First { loading: Loading::Eager, .. } => Some(("CUDA_MODULE_LOADING", "EAGER")),
             _ => None,
         }
     }
@@ -81,35 +61,6 @@ impl LaunchOp {
                 false,
                 "a 1 ms kernel launched in a process started with CUDA_LAUNCH_BLOCKING=1 (no blocker: every launch, the blocker's too, would wait)".to_owned(),
             ),
-            LaunchOp::First { loading, step, blocker } => {
-                let lazy = loading == Loading::Lazy;
-                let same = blocker == BlockerPlacement::Same;
-                let step_slug = if step == FirstStep::Launch { "launch" } else { "get-function" };
-                let ahead = same && step == FirstStep::Launch;
-                let expected = match (lazy, ahead) {
-                    (false, _) => Expected::classes(&[Async]),
-                    (true, true) => Expected::classes(&[Async, WaitedThenStaged]),
-                    (true, false) => Expected::classes(&[Async, DeviceSync]),
-                };
-                (
-                    format!(
-                        "launch/first-{}/{step_slug}/nonblocking/{}",
-                        if lazy { "lazy" } else { "eager" },
-                        if same { "same" } else { "other" }
-                    ),
-                    if step == FirstStep::Launch { "cuLaunchKernel" } else { "cuModuleGetFunction" },
-                    if lazy { "K4" } else { "K1" },
-                    expected,
-                    blocker,
-                    ahead,
-                    format!(
-                        "{} of a module loaded just before, in a process started with CUDA_MODULE_LOADING={}, with a blocker {}",
-                        if step == FirstStep::Launch { "the first launch of a kernel (1 ms)" } else { "looking up a kernel" },
-                        if lazy { "LAZY" } else { "EAGER" },
-                        if ahead { "ahead of it in the same stream" } else if same { "on the stream the kernel will use" } else { "on another, non-blocking stream" }
-                    ),
-                )
-            }
             LaunchOp::QueueDepth => (
                 "launch/queue-depth/nonblocking/same".to_owned(),
                 "cuLaunchKernel",
@@ -127,7 +78,7 @@ impl LaunchOp {
                 call: call.into(),
                 rule: rule.into(),
                 expected,
-                stream: if matches!(self, LaunchOp::First { step: FirstStep::GetFunction, .. }) { None } else { nb },
+                stream: nb,
                 blocker,
                 blocker_stream: if blocker == BlockerPlacement::None { None } else { nb },
                 blocker_ahead: ahead,
@@ -144,16 +95,6 @@ impl LaunchOp {
 
 pub fn cases() -> Vec<Case> {
     let mut v = vec![LaunchOp::Warm.case(), LaunchOp::EnvBlocking.case()];
-    for loading in [Loading::Lazy, Loading::Eager] {
-        for step in [FirstStep::GetFunction, FirstStep::Launch] {
-            for blocker in [BlockerPlacement::Same, BlockerPlacement::Other] {
-                if step == FirstStep::GetFunction && blocker == BlockerPlacement::Same {
-                    continue; // a lookup has no stream: "same" means nothing for it
-                }
-                v.push(LaunchOp::First { loading, step, blocker }.case());
-            }
-        }
-    }
     v.push(LaunchOp::QueueDepth.case());
     v
 }
@@ -186,17 +127,8 @@ impl RuntimeKernels {
 
     /// `spin_wait_ns(ns, stamps = null)` through `cudaLaunchKernel`.
     fn launch_spin(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<()> {
-        let (mut ns, mut stamps) = (ns, 0u64);
-        // SAFETY: spin_wait_ns(u64, *mut u64) with a null stamps pointer (the kernel skips the write); the
-        // library is held by `self`.
-        unsafe {
-            self.spin_wait_ns.launch(
-                1,
-                1,
-                stream.raw(),
-                &mut [(&mut ns as *mut u64).cast(), (&mut stamps as *mut u64).cast()],
-            )
-        }
+        // SAFETY: the kernel is `spin_wait_ns`; the library is held by `self`.
+        unsafe { self.spin_wait_ns.launch_spin(stream.raw(), ns) }
     }
 
     fn launch_empty(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
@@ -211,7 +143,7 @@ impl Probe for LaunchProbe<'_, '_> {
     }
     fn call(&mut self, gpu: &Gpu) -> DriverResult<()> {
         match (&self.runtime, self.kernel_ns) {
-            (None, Some(ns)) => gpu.launch_spin_wait_ns(self.stream.handle(), ns, 0),
+            (None, Some(ns)) => gpu.launch_spin_wait_ns_timed(self.stream.handle(), ns),
             (None, None) => gpu.launch_empty(self.stream.handle()),
             (Some(rt), Some(ns)) => rt.launch_spin(self.stream.handle(), ns),
             (Some(rt), None) => rt.launch_empty(self.stream.handle()),
@@ -225,98 +157,8 @@ impl Probe for LaunchProbe<'_, '_> {
     }
 }
 
-/// The first use of a kernel from a freshly loaded module.
-struct FirstProbe<'a, 'g> {
-    stream: &'a Stream<'g>,
-    step: FirstStep,
-    module: Option<cust::module::Module>,
-    function: sys::CUfunction,
-    /// For the runtime twin: a library loaded just before (`cudaLibraryLoadData`) and its kernel.
-    runtime: Option<(Option<Library>, Option<Kernel>)>,
-}
-
-impl Probe for FirstProbe<'_, '_> {
-    fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
-        if let Some((library, kernel)) = &mut self.runtime {
-            // Unload last repetition's library (the device is synchronized), then load a new one; the launch
-            // step looks its kernel up here, which under lazy loading does not load it into the context.
-            *kernel = None;
-            *library = None;
-            let fresh = Library::load(gpu.ptx.text())?;
-            if self.step == FirstStep::Launch {
-                *kernel = Some(fresh.kernel("spin_wait_ns")?);
-            }
-            *library = Some(fresh);
-            return Ok(());
-        }
-        // Unload last repetition's module first (outside the timed span), then load a new one.
-        self.module = None;
-        let module = gpu.load_fresh_module()?;
-        if self.step == FirstStep::Launch {
-            self.function = module.get_function("spin_wait_ns")?.to_raw();
-        }
-        self.module = Some(module);
-        Ok(())
-    }
-    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
-        if let Some((library, kernel)) = &mut self.runtime {
-            let library = library.as_ref().expect("prepared");
-            return match self.step {
-                FirstStep::GetFunction => library.kernel("empty").map(|k| *kernel = Some(k)),
-                FirstStep::Launch => {
-                    let (mut ns, mut stamps) = (FIRST_LAUNCH_KERNEL_NS, 0u64);
-                    let mut params = [(&mut ns as *mut u64).cast(), (&mut stamps as *mut u64).cast()];
-                    // SAFETY: spin_wait_ns(u64 ns, *mut u64 stamps), a null stamps pointer is skipped; its
-                    // library stays loaded until the next `prepare`, after the device was synchronized.
-                    unsafe { kernel.expect("prepared").launch(1, 1, self.stream.raw(), &mut params) }
-                }
-            };
-        }
-        let module = self.module.as_ref().expect("prepared");
-        match self.step {
-            FirstStep::GetFunction => match module.get_function("empty") {
-                Ok(f) => {
-                    self.function = f.to_raw();
-                    Ok(())
-                }
-                Err(e) => Err(crate::driver::DriverError::driver(e as u32, "cuModuleGetFunction")),
-            },
-            FirstStep::Launch => {
-                let (mut ns, mut stamps) = (FIRST_LAUNCH_KERNEL_NS, 0u64);
-                let mut params: [*mut std::ffi::c_void; 2] =
-                    [(&mut ns as *mut u64).cast(), (&mut stamps as *mut u64).cast()];
-                // SAFETY: spin_wait_ns(u64 ns, *mut u64 stamps), a null stamps pointer is skipped; `params` outlives
-                // the call; the function belongs to `module`, alive until the next `prepare`, after the device
-                // was synchronized.
-                unsafe {
-                    crate::drv!(cuLaunchKernel(
-                        self.function,
-                        1,
-                        1,
-                        1,
-                        1,
-                        1,
-                        1,
-                        0,
-                        self.stream.raw(),
-                        params.as_mut_ptr(),
-                        std::ptr::null_mut()
-                    ))
-                }
-            }
-        }
-    }
-    fn op_stream(&self) -> Option<StreamHandle<'_>> {
-        (self.step == FirstStep::Launch).then(|| self.stream.handle())
-    }
-    fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
-        Ok(None)
-    }
-}
-
 pub fn run(gpu: &Gpu, case: &Case, op: LaunchOp, reps: usize) -> anyhow::Result<CaseRecord> {
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
-    let other = Stream::new(gpu, StreamKind::NonBlocking)?;
     match op {
         LaunchOp::Warm | LaunchOp::EnvBlocking => {
             let env = matches!(op, LaunchOp::EnvBlocking);
@@ -325,18 +167,6 @@ pub fn run(gpu: &Gpu, case: &Case, op: LaunchOp, reps: usize) -> anyhow::Result<
             let mut probe = LaunchProbe { stream: &stream, kernel_ns: env.then_some(ENV_BLOCKING_KERNEL_NS), runtime };
             let (warmup, blocker_ns, reps) = measure_with(gpu, &mut probe, plan, reps, !env)?;
             Ok(case_record(case, Some(warmup), (!env).then_some(blocker_ns), reps))
-        }
-        LaunchOp::First { step, blocker, .. } => {
-            let same = blocker == BlockerPlacement::Same;
-            let plan = BlockerPlan {
-                stream: if same { stream.handle() } else { other.handle() },
-                ahead: case.setup.blocker_ahead,
-            };
-            let runtime = (case.setup.api == Api::Runtime).then_some((None, None));
-            let mut probe = FirstProbe { stream: &stream, step, module: None, function: std::ptr::null_mut(), runtime };
-            let (_, blocker_ns, reps) = measure_with(gpu, &mut probe, plan, reps, true)?;
-            // The warm-up is a first use too, but without a blocker; it is not kept, to keep the classes clean.
-            Ok(case_record(case, None, Some(blocker_ns), reps))
         }
         LaunchOp::QueueDepth => {
             let runtime = (case.setup.api == Api::Runtime).then(|| RuntimeKernels::load(gpu)).transpose()?;
@@ -357,8 +187,10 @@ fn queue_depth(
     // The filler kernel, through the API under test.
     let filler = |ns| match runtime {
         Some(rt) => rt.launch_spin(stream.handle(), ns),
-        None => gpu.launch_spin_wait_ns(stream.handle(), ns, 0),
+        None => gpu.launch_spin_wait_ns_timed(stream.handle(), ns),
     };
+    // The timed launches do not make the context current themselves (one driver call per measured span).
+    gpu.bind()?;
     let mut out = Vec::new();
     let mut series = None;
     // One warm-up round of launches so that the first measured one is not a first launch.

@@ -25,22 +25,18 @@
 //! loaded before the timed span, and what it used or loaded is unloaded after the device was synchronized,
 //! outside the timed span (`repetition`).
 
-use super::launches::Loading;
 use super::method::{blocker_ns_for, run_rep, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::api::Api;
 use crate::classify::Class::*;
-use crate::driver::{
-    sys, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind,
-};
+use crate::driver::library::{Kernel, Library, Module};
+use crate::driver::{DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
 use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel as RtKernel, Library as RtLibrary};
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
-use std::marker::PhantomData;
-use std::ptr::null_mut;
 
 /// The kernel every case looks up and launches: no parameters, no work.
 const EMPTY: &CStr = c"empty";
@@ -254,6 +250,13 @@ impl LoadOp {
     }
 }
 
+/// How the process loads code (`CUDA_MODULE_LOADING`, set for the child process the case runs in).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loading {
+    Lazy,
+    Eager,
+}
+
 /// Every case of the family, the runtime's included (they are made here, not as runtime twins).
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
@@ -268,136 +271,6 @@ pub fn cases() -> Vec<Case> {
         }
     }
     v
-}
-
-/// A module loaded with `cuModuleLoadData` into the GPU's context; unloaded on drop, once the device is idle.
-struct Module<'g> {
-    raw: sys::CUmodule,
-    gpu: &'g Gpu,
-}
-
-impl<'g> Module<'g> {
-    /// `cuModuleLoadData` and nothing else (it is the call of the module-load cases). The caller has made
-    /// `gpu`'s context current.
-    fn load(gpu: &'g Gpu, image: &CStr) -> DriverResult<Module<'g>> {
-        let mut raw = null_mut();
-        // SAFETY: `raw` is a valid out-pointer; `image` is NUL-terminated PTX that lives through the call (the
-        // driver keeps its own copy of what it needs); the caller made `gpu`'s (live) context current.
-        unsafe { crate::drv!(cuModuleLoadData(&mut raw, image.as_ptr().cast()))? };
-        Ok(Module { raw, gpu })
-    }
-
-    /// `cuModuleGetFunction`: the kernel `name` (under lazy loading, this loads it into the context).
-    fn function(&self, name: &CStr) -> DriverResult<sys::CUfunction> {
-        let mut f = null_mut();
-        // SAFETY: `self.raw` is a loaded module (unloaded only on drop); `name` is NUL-terminated; `f` is a valid
-        // out-pointer.
-        unsafe { crate::drv!(cuModuleGetFunction(&mut f, self.raw, name.as_ptr()))? };
-        Ok(f)
-    }
-}
-
-impl Drop for Module<'_> {
-    fn drop(&mut self) {
-        // Normally the device is idle already; after an error a kernel of this module could still be queued.
-        // This also makes the module's context current, the one `cuModuleUnload` acts on.
-        let _ = self.gpu.synchronize();
-        // SAFETY: loaded in `load` into this GPU's context (current, just bound), unloaded once, here; nothing of
-        // it runs any more (the device is idle) and the function handles looked up in it were not kept.
-        unsafe { sys::cuModuleUnload(self.raw) };
-    }
-}
-
-/// A library loaded with `cuLibraryLoadData`; unloaded on drop, once the device is idle.
-struct Library<'g> {
-    raw: sys::CUlibrary,
-    gpu: &'g Gpu,
-}
-
-impl<'g> Library<'g> {
-    /// `cuLibraryLoadData` without options, and nothing else (it is the call of the library-load cases).
-    fn load(gpu: &'g Gpu, image: &CStr) -> DriverResult<Library<'g>> {
-        let mut raw = null_mut();
-        // SAFETY: `raw` is a valid out-pointer; `image` is NUL-terminated PTX that lives through the call (the
-        // driver keeps its own copy of what it needs); no JIT or library options: null arrays, counts 0.
-        unsafe {
-            crate::drv!(cuLibraryLoadData(
-                &mut raw,
-                image.as_ptr().cast(),
-                null_mut(),
-                null_mut(),
-                0,
-                null_mut(),
-                null_mut(),
-                0
-            ))?
-        };
-        Ok(Library { raw, gpu })
-    }
-
-    /// `cuLibraryGetKernel`: the kernel `name`, one handle for every context (nothing is loaded).
-    fn kernel(&self, name: &CStr) -> DriverResult<Kernel<'_>> {
-        let mut raw = null_mut();
-        // SAFETY: `self.raw` is a loaded library (unloaded only on drop, which the returned kernel's borrow
-        // prevents); `name` is NUL-terminated; `raw` is a valid out-pointer.
-        unsafe { crate::drv!(cuLibraryGetKernel(&mut raw, self.raw, name.as_ptr()))? };
-        Ok(Kernel { raw, _library: PhantomData })
-    }
-}
-
-impl Drop for Library<'_> {
-    fn drop(&mut self) {
-        // Normally the device is idle already; after an error a kernel of this library could still be queued.
-        let _ = self.gpu.synchronize();
-        // SAFETY: loaded in `load`, unloaded once, here; no `Kernel` of it is left (they borrow it) and nothing of
-        // it runs any more (the device is idle).
-        unsafe { sys::cuLibraryUnload(self.raw) };
-    }
-}
-
-/// A kernel of a `Library`: one handle for every context. It cannot outlive its library.
-#[derive(Clone, Copy)]
-struct Kernel<'l> {
-    raw: sys::CUkernel,
-    _library: PhantomData<&'l Library<'l>>,
-}
-
-impl Kernel<'_> {
-    /// `cuKernelGetFunction`: the kernel's function in the current context (under lazy loading, this loads it).
-    fn function(self) -> DriverResult<sys::CUfunction> {
-        let mut f = null_mut();
-        // SAFETY: `self.raw` is a kernel of a loaded library (the lifetime keeps the library loaded); `f` is a
-        // valid out-pointer.
-        unsafe { crate::drv!(cuKernelGetFunction(&mut f, self.raw))? };
-        Ok(f)
-    }
-
-    /// `cuLaunchKernel` given the kernel handle itself, on one thread: the driver takes the function of the
-    /// stream's context (loading it there first, under lazy loading). The kernel must be `spin_wait_ns`.
-    fn launch_spin(self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<()> {
-        let (mut ns, mut stamps) = (ns, 0u64);
-        let mut params = [(&mut ns as *mut u64).cast::<std::ffi::c_void>(), (&mut stamps as *mut u64).cast()];
-        // SAFETY: cuLaunchKernel's API reference (CUDA 12.0 on) accepts a CUkernel from cuLibraryGetKernel cast
-        // to CUfunction, launched in the stream's context; `self.raw` is one, of a library that stays loaded
-        // until the device is idle again (its lifetime, and `repetition`); `spin_wait_ns` takes (u64 ns,
-        // *mut u64 stamps) and skips the stamps for a null pointer; `params` outlives the call, which copies
-        // the values; `stream` is live (its lifetime says so).
-        unsafe {
-            crate::drv!(cuLaunchKernel(
-                self.raw.cast(),
-                1,
-                1,
-                1,
-                1,
-                1,
-                1,
-                0,
-                stream.raw(),
-                params.as_mut_ptr(),
-                null_mut()
-            ))
-        }
-    }
 }
 
 /// Code a repetition loaded: before its call (untimed; nothing for the loads themselves), or by its call.
@@ -448,7 +321,7 @@ impl<'a> Step<'a> {
             (Call::KernelGetFunction, Loaded::Library(l)) => Step::KernelGetFunction(l.kernel(EMPTY)?),
             (Call::FirstLaunch, Loaded::Library(l)) => Step::FirstLaunch(l.kernel(SPIN)?),
             (Call::RtLibraryGetKernel, Loaded::Runtime(l)) => Step::RtLibraryGetKernel(l),
-            (Call::RtFirstLaunch, Loaded::Runtime(l)) => Step::RtFirstLaunch(l.kernel("spin_wait_ns")?),
+            (Call::RtFirstLaunch, Loaded::Runtime(l)) => Step::RtFirstLaunch(l.kernel_named(SPIN)?),
             (call, _) => anyhow::bail!("{} was not given the code it starts from", call.name()),
         })
     }
@@ -473,27 +346,22 @@ impl Probe for LoadProbe<'_> {
 
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
         // Each arm is one API call. `made` is empty before it (a probe serves one repetition), so storing what
-        // a load made unloads nothing inside the timed span. The runtime's `Library::load` and `kernel` also copy
-        // their string argument (the PTX, or "empty") into a C string: host work of microseconds.
+        // a load made unloads nothing inside the timed span. Both APIs get the same prebuilt C strings (the PTX
+        // image, the kernel's name): no copy of them is timed.
         let (gpu, image) = (self.gpu, self.image);
         match self.step {
             Step::ModuleLoadData => Module::load(gpu, image).map(|m| self.made = Loaded::Module(m)),
             Step::LibraryLoadData => Library::load(gpu, image).map(|l| self.made = Loaded::Library(l)),
-            Step::RtLibraryLoadData => RtLibrary::load(gpu.ptx.text()).map(|l| self.made = Loaded::Runtime(l)),
+            Step::RtLibraryLoadData => RtLibrary::load_image(image).map(|l| self.made = Loaded::Runtime(l)),
             Step::ModuleGetFunction(m) => m.function(EMPTY).map(|_| ()),
             Step::LibraryGetKernel(l) => l.kernel(EMPTY).map(|_| ()),
             Step::KernelGetFunction(k) => k.function().map(|_| ()),
             Step::FirstLaunch(k) => k.launch_spin(self.stream, FIRST_LAUNCH_NS),
-            Step::RtLibraryGetKernel(l) => l.kernel("empty").map(|_| ()),
-            Step::RtFirstLaunch(k) => {
-                let (mut ns, mut stamps) = (FIRST_LAUNCH_NS, 0u64);
-                let mut params = [(&mut ns as *mut u64).cast::<std::ffi::c_void>(), (&mut stamps as *mut u64).cast()];
-                // SAFETY: `spin_wait_ns` takes (u64 ns, *mut u64 stamps), a null stamps pointer is skipped; the
-                // kernel's library is the repetition's `Loaded`, which `repetition` unloads only after this probe
-                // is gone and the device is idle; `self.stream` is live (its lifetime says so) and belongs to the
-                // primary context, the runtime's current device's.
-                unsafe { k.launch(1, 1, self.stream.raw(), &mut params) }
-            }
+            Step::RtLibraryGetKernel(l) => l.kernel_named(EMPTY).map(|_| ()),
+            // SAFETY: the kernel is `spin_wait_ns`; its library is the repetition's `Loaded`, which `repetition`
+            // unloads only after this probe is gone and the device is idle; `self.stream` is live (its lifetime
+            // says so) and belongs to the primary context, the runtime's current device's.
+            Step::RtFirstLaunch(k) => unsafe { k.launch_spin(self.stream.raw(), FIRST_LAUNCH_NS) },
         }
     }
 

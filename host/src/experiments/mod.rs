@@ -12,6 +12,7 @@ pub mod launches;
 pub mod loading;
 pub mod memset;
 pub mod method;
+pub mod overhead;
 pub mod peer;
 pub mod runner;
 pub mod seed;
@@ -47,6 +48,8 @@ pub enum Op {
     SeedRuntime(seed_runtime::SeedRuntimeOp),
     /// A copy between two GPUs; one run yields a record per ordered pair of GPUs.
     Peer(peer::PeerOp),
+    /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
+    Overhead(overhead::OverheadOp),
 }
 
 impl Case {
@@ -81,6 +84,9 @@ pub enum Preset {
     Peer,
     /// Loading code while the GPU works (driver and runtime, lazy and eager loading); also in default and full.
     Loading,
+    /// The tool's own overhead: 500 enqueues of the cheapest calls behind a 200 ms kernel, to compare with the
+    /// C++ reference's `--overhead`.
+    Overhead,
 }
 
 impl Preset {
@@ -92,6 +98,7 @@ impl Preset {
             Preset::Sweep => "sweep",
             Preset::Peer => "peer",
             Preset::Loading => "loading",
+            Preset::Overhead => "overhead",
         }
     }
 }
@@ -121,7 +128,6 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
         "cuMemsetD8" => "cudaMemset",
         "cuMemsetD8Async" => "cudaMemsetAsync",
         "cuLaunchKernel" => "cudaLaunchKernel",
-        "cuModuleGetFunction" => "cudaLibraryGetKernel",
         "cuMemAlloc" => "cudaMalloc",
         "cuMemFree" => "cudaFree",
         "cuMemAllocHost" => "cudaMallocHost",
@@ -144,8 +150,8 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
 /// the id. `None` for families without a runtime twin here (the seed has its own runtime programs, in
 /// `seed_runtime.rs`; the peer copies wait for a machine with two GPUs).
 pub fn runtime_twin(case: &Case) -> Option<Case> {
-    // The loading family makes its runtime cases itself (`loading.rs`).
-    let no_twin = matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_));
+    // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`).
+    let no_twin = matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(_));
     if case.setup.api != Api::Driver || no_twin {
         return None;
     }
@@ -153,7 +159,11 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
     let mut twin = case.clone();
     twin.setup.api = Api::Runtime;
     twin.setup.id = format!("{}{}", Api::Runtime.id_prefix(), case.setup.id);
-    twin.setup.what = format!("{} (through the runtime API: {call})", case.setup.what);
+    twin.setup.what = match &case.op {
+        // The driver's wait cases make a context with each flag; the runtime's set it on the running one.
+        Op::Wait(w) => w.runtime_what(),
+        _ => format!("{} (through the runtime API: {call})", case.setup.what),
+    };
     twin.setup.call = call.to_owned();
     Some(twin)
 }
@@ -163,7 +173,7 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
 pub fn has_runtime_twin(setup: &CaseSetup) -> bool {
     static RUNTIME_IDS: std::sync::OnceLock<std::collections::BTreeSet<String>> = std::sync::OnceLock::new();
     let ids = RUNTIME_IDS.get_or_init(|| {
-        [Preset::Full, Preset::Seed, Preset::Sweep, Preset::Loading]
+        [Preset::Full, Preset::Seed, Preset::Sweep, Preset::Loading, Preset::Overhead]
             .into_iter()
             .flat_map(|p| catalogue(p, None))
             .filter(|c| c.setup.api == Api::Runtime)
@@ -235,6 +245,8 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
         Preset::Sweep => copies::sweep_cases(sizes.unwrap_or(&sweep_sizes())),
         Preset::Peer => peer::cases(sizes.unwrap_or(&sweep_sizes()), false, true),
         Preset::Loading => loading::cases(),
+        // Driver and runtime cases both (`runtime_twin` skips the family).
+        Preset::Overhead => overhead::cases(),
     }
 }
 
@@ -279,7 +291,15 @@ mod tests {
 
     #[test]
     fn ids_are_unique_in_every_preset() {
-        for preset in [Preset::Default, Preset::Full, Preset::Seed, Preset::Sweep, Preset::Peer, Preset::Loading] {
+        for preset in [
+            Preset::Default,
+            Preset::Full,
+            Preset::Seed,
+            Preset::Sweep,
+            Preset::Peer,
+            Preset::Loading,
+            Preset::Overhead,
+        ] {
             let cases = catalogue(preset, None);
             let mut ids: Vec<&str> = cases.iter().map(|c| c.setup.id.as_str()).collect();
             ids.sort();
@@ -311,6 +331,21 @@ mod tests {
         assert!(twins > 100, "only {twins} runtime twins in the full preset");
         for c in all.iter().filter(|c| c.setup.api == Api::Runtime) {
             assert!(c.setup.id.starts_with("runtime/") && c.setup.call.starts_with("cuda"), "{}", c.setup.id);
+        }
+    }
+
+    #[test]
+    fn a_twin_differs_from_its_driver_case_only_in_api_id_call_and_words() {
+        for c in catalogue(Preset::Full, None).iter().filter(|c| c.setup.api == Api::Driver) {
+            let Some(twin) = runtime_twin(c) else { continue };
+            let mut same = twin.setup.clone();
+            same.api = c.setup.api;
+            same.id = c.setup.id.clone();
+            same.call = c.setup.call.clone();
+            same.what = c.setup.what.clone();
+            assert_eq!(same, c.setup, "{}", twin.setup.id);
+            assert_ne!(twin.setup.what, c.setup.what, "{} says nothing of the runtime", twin.setup.id);
+            assert!(twin.setup.call.starts_with("cuda"), "{}", twin.setup.call);
         }
     }
 

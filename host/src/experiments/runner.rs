@@ -77,6 +77,8 @@ impl<'m> Gpus<'m> {
 pub struct RunOutcome {
     pub records: Vec<CaseRecord>,
     pub partial: bool,
+    /// The host/GPU clock offset measured again between families and at the end (for the drift fit).
+    pub clock_later: Vec<crate::clock::ClockOffset>,
 }
 
 pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
@@ -121,7 +123,14 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
 
     let mut partial = false;
     let mut out = Vec::new();
+    let mut clock_later = Vec::new();
+    let mut last_family = None;
     for case in cases {
+        // Between families, measure the clock offset again: the drift fit needs points through the run.
+        if !opts.in_child && last_family.is_some_and(|f| f != case.setup.family) {
+            clock_later.extend(recalibrate(gpu));
+        }
+        last_family = Some(case.setup.family);
         if let Some(recs) = take_records(&mut records, &case.setup.id) {
             out.extend(recs);
             continue;
@@ -135,7 +144,9 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
             break;
         }
         bar.set_message(case.setup.id.clone());
-        if let Some(record) = runtime_gate(case, crate::runtime::get().map(|_| ())) {
+        // Only a runtime case loads the runtime library: a driver-only run never touches it.
+        let runtime = || if case.setup.api == Api::Runtime { crate::runtime::get().map(|_| ()) } else { Ok(()) };
+        if let Some(record) = runtime_gate(case, runtime()) {
             out.push(record);
             bar.inc(1);
             continue;
@@ -146,15 +157,31 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
         }
         bar.inc(1);
     }
+    if !opts.in_child {
+        clock_later.extend(recalibrate(gpu));
+    }
     bar.finish_and_clear();
-    RunOutcome { records: out, partial: partial || STOP.load(Ordering::SeqCst) }
+    RunOutcome { records: out, partial: partial || STOP.load(Ordering::SeqCst), clock_later }
+}
+
+/// The clock offset now, on the main GPU; `None` if the GPU fails (the experiments report that themselves).
+fn recalibrate(gpu: &Gpu) -> Option<crate::clock::ClockOffset> {
+    gpu.bind().ok()?;
+    crate::clock::calibrate(gpu, 50).ok()
 }
 
 /// The records a child process returned for `id`: the case's own record, or those of its parts (a seed
 /// program's steps `id/1-htod`, ..., a peer template's pairs `id/gpu0-to-gpu1`).
 fn take_records(records: &mut BTreeMap<String, Vec<CaseRecord>>, id: &str) -> Option<Vec<CaseRecord>> {
     let prefix = format!("{id}/");
-    let keys: Vec<String> = records.keys().filter(|k| k.as_str() == id || k.starts_with(&prefix)).cloned().collect();
+    // A part's last segment is a numbered step or a pair of GPUs; other cases share prefixes with this one
+    // (`.../1MiB` and `.../1MiB/typed`) and are not its parts.
+    let is_part = |k: &str| {
+        k.strip_prefix(&prefix).is_some_and(|rest| {
+            !rest.contains('/') && (rest.starts_with(|c: char| c.is_ascii_digit()) || rest.starts_with("gpu"))
+        })
+    };
+    let keys: Vec<String> = records.keys().filter(|k| k.as_str() == id || is_part(k)).cloned().collect();
     if keys.is_empty() {
         return None;
     }
@@ -208,6 +235,8 @@ pub fn run_case(
         Op::Wait(op) => vec![super::waiting::run(gpu, case, *op, reps)?],
         Op::Seed(kind) => super::seed::run(gpu, *kind, reps)?,
         Op::SeedRuntime(op) => super::seed_runtime::run(gpu, *op, reps)?,
+        // A fixed number of calls (the C++ reference's), whatever `--reps` says.
+        Op::Overhead(op) => vec![super::overhead::run(gpu, case, *op)?],
         Op::Peer(op) => {
             let all = gpus.all()?;
             let main = all.iter().position(|g| g.ordinal == gpu.ordinal).unwrap_or(0);
@@ -281,9 +310,16 @@ mod tests {
         ] {
             records.entry(id.into()).or_default().push(step(id));
         }
+        for id in
+            ["copy/async/htod/managed/nonblocking/same/1MiB", "copy/async/htod/managed/nonblocking/same/1MiB/typed"]
+        {
+            records.entry(id.into()).or_default().push(step(id));
+        }
         let got = take_records(&mut records, "runtime/seed-eager/pinned").expect("found");
         assert_eq!(got.len(), 2);
-        assert_eq!(records.len(), 1, "the other kind's records stay");
+        assert_eq!(records.len(), 3, "the other kind's records stay");
+        let copy = take_records(&mut records, "copy/async/htod/managed/nonblocking/same/1MiB").expect("found");
+        assert_eq!(copy.len(), 1, "a case that shares a prefix is not a part");
         assert!(take_records(&mut records, "runtime/seed-eager/pinned").is_none());
     }
 

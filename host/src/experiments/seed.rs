@@ -10,16 +10,19 @@
 //! right after the call cannot tell: an event recorded just after a blocking call is itself still pending for
 //! a few microseconds.) Whether its own work was done comes from a query of the stream right at the return.
 //!
-//! The kernel comes from a module loaded just before, so its launch is a first launch: under lazy loading
-//! (the default on Linux since CUDA 12.2) that is when the kernel is loaded.
+//! The kernel comes from a library loaded just before (`cuLibraryLoadData`, the way the runtime loads a
+//! program's kernels), so its launch is a first launch: under lazy loading (the default on Linux since CUDA
+//! 12.2) that launch is when the kernel is loaded into the context.
 //!
-//! This file makes the calls through the driver API; `seed_runtime.rs` makes the question's own calls
-//! through the runtime API. Both use `Sequence` (the timeline and the signals of each step), `Step` (the
+//! This file makes the question's calls through the driver API, each the runtime call's counterpart
+//! (`cuMemcpyAsync` for `cudaMemcpyAsync(..., cudaMemcpyDefault)`, `cuStreamAddCallback` for
+//! `cudaStreamAddCallback`); `seed_runtime.rs` makes them through the runtime API. Both use `Sequence` (the timeline and the signals of each step), `Step` (the
 //! documented rule of each call) and `Flag` (the question's `callback_executed`) from here.
 
 use super::Case;
 use crate::classify::Class::*;
 use crate::clock::ClockOffset;
+use crate::driver::library::Library;
 use crate::driver::{sys, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamKind};
 use crate::drv;
 use crate::measure::{monotonic_ns, Stopwatch, Timed};
@@ -98,7 +101,7 @@ impl Step {
     }
 }
 
-const CALLS: [&str; 4] = ["cuMemcpyHtoDAsync", "cuLaunchKernel", "cuMemcpyDtoHAsync", "cuLaunchHostFunc"];
+const CALLS: [&str; 4] = ["cuMemcpyAsync", "cuLaunchKernel", "cuMemcpyAsync", "cuStreamAddCallback"];
 
 pub fn cases() -> Vec<Case> {
     [HostKind::Pageable, HostKind::Pinned].into_iter().map(group_case).collect()
@@ -114,7 +117,7 @@ fn group_case(kind: HostKind) -> Case {
 fn step_setup(kind: HostKind, step: usize) -> CaseSetup {
     let what = match step {
         0 => format!("the seed's first call: copy 10 MB of {} host memory to the device", kind.slug()),
-        1 => "the seed's kernel (1e6 cycles on 128×128 threads), first launch of a module loaded just before; the work ahead is the copy".into(),
+        1 => "the seed's kernel (1e6 cycles on 128×128 threads), first launch of a kernel of a library loaded just before (cuLibraryLoadData); the work ahead is the copy".into(),
         2 => format!("copy the 10 MB back into the {} host buffer; the work ahead is the kernel", kind.slug()),
         _ => "enqueue the callback that sets the \"stream concluded\" flag; the work ahead is the copy back".into(),
     };
@@ -162,6 +165,15 @@ pub(super) unsafe extern "C" fn set_flag(user: *mut c_void) {
     // SAFETY: `Flag::user` points at a leaked, never freed AtomicBool; atomics may be written from the
     // driver's callback thread.
     unsafe { &*(user as *const AtomicBool) }.store(true, Ordering::SeqCst);
+}
+
+/// `set_flag` as a stream callback (`CUstreamCallback`: stream, status, user data).
+///
+/// # Safety
+/// `user` comes from `Flag::user`.
+unsafe extern "C" fn set_flag_on_callback(_stream: sys::CUstream, _status: sys::CuResult, user: *mut c_void) {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { set_flag(user) }
 }
 
 /// Records what the question prints: whether the callback had run right after the enqueue, and after
@@ -344,8 +356,10 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
     let mut reference = vec![0u8; BUFFER_BYTES];
     pattern::fill(&mut reference, 0, 0x5EED);
     let flag = Flag::new();
-    // Declared before `seq`, so that on an error `seq`'s drop waits for the GPU before the module is unloaded.
-    let mut module = None;
+    let image = std::ffi::CString::new(gpu.ptx.text())?;
+    // Declared before `seq`, so that on an error `seq`'s drop waits for the GPU before the library is unloaded
+    // (its own drop waits too).
+    let mut library = None;
     let mut seq = Sequence::new(gpu, &stream, 4)?;
     let mut records: Vec<CaseRecord> = (0..4).map(|s| step_record(step_setup(kind, s))).collect();
 
@@ -355,7 +369,8 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
         // SAFETY: `device` holds BUFFER_BYTES bytes.
         unsafe { drv!(cuMemsetD8_v2(device.ptr, 0, BUFFER_BYTES))? };
         flag.reset();
-        let dummy = module.insert(gpu.load_fresh_module()?).get_function("spin_sleep")?.to_raw();
+        gpu.bind()?;
+        let dummy = library.insert(Library::load(gpu, &image)?).kernel(c"spin_sleep")?;
         gpu.synchronize()?;
         let s = stream.raw();
 
@@ -363,33 +378,28 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
         for (k, (step, call)) in Step::ALL.into_iter().zip(CALLS).enumerate() {
             // SAFETY: the buffers are live and `BUFFER_BYTES` long; they are not touched by the host until the
             // stream is synchronized below (`seq`, dropped before them, waits for the GPU on every path).
-            // spin_sleep takes (u64 cycles, *mut u64 out) and `out` holds one u64 per thread; its module is
-            // unloaded only after a synchronization. `set_flag` gets a `Flag::user` pointer.
+            // spin_sleep takes (u64 cycles, *mut u64 out) and `out` holds one u64 per thread; its library is
+            // unloaded only after a synchronization. The callback gets a `Flag::user` pointer. The host buffer's
+            // address is a valid unified address (UVA), as `cudaMemcpyDefault` takes it.
             seq.step(k, || unsafe {
-                let rc = match step {
-                    Step::HtoD => sys::cuMemcpyHtoDAsync_v2(device.ptr, host.as_ptr().cast(), BUFFER_BYTES, s),
+                match step {
+                    Step::HtoD => {
+                        crate::driver::check(sys::cuMemcpyAsync(device.ptr, host.addr(), BUFFER_BYTES, s), call)
+                    }
                     Step::Launch => {
                         let (mut cycles, mut out_ptr) = (KERNEL_CYCLES, out.ptr);
                         let mut params =
                             [(&mut cycles as *mut u64).cast::<c_void>(), (&mut out_ptr as *mut u64).cast::<c_void>()];
-                        sys::cuLaunchKernel(
-                            dummy,
-                            GRID,
-                            1,
-                            1,
-                            BLOCK,
-                            1,
-                            1,
-                            0,
-                            s,
-                            params.as_mut_ptr(),
-                            std::ptr::null_mut(),
-                        )
+                        dummy.launch(GRID, BLOCK, s, &mut params)
                     }
-                    Step::DtoH => sys::cuMemcpyDtoHAsync_v2(host.as_ptr().cast(), device.ptr, BUFFER_BYTES, s),
-                    Step::Callback => sys::cuLaunchHostFunc(s, Some(set_flag), flag.user()),
-                };
-                crate::driver::check(rc, call)
+                    Step::DtoH => {
+                        crate::driver::check(sys::cuMemcpyAsync(host.addr(), device.ptr, BUFFER_BYTES, s), call)
+                    }
+                    Step::Callback => crate::driver::check(
+                        sys::cuStreamAddCallback(s, Some(set_flag_on_callback), flag.user(), 0),
+                        call,
+                    ),
+                }
             })?;
         }
         let concluded_after_enqueue = flag.is_set();
@@ -398,7 +408,7 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
         // SAFETY: the stream is synchronized: the copy back has finished.
         let arrived = unsafe { host.bytes_mut() };
         ensure!(arrived == reference.as_slice(), "the seed's round trip delivered wrong bytes");
-        module = None;
+        library = None;
         if rep == 0 {
             continue; // warm-up: buffers touched, streams and staging buffers created
         }

@@ -94,6 +94,28 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
+impl WaitOp {
+    /// What the runtime twin does, in words.
+    pub fn runtime_what(&self) -> String {
+        match self {
+            WaitOp::StreamSync(flag) => format!(
+                "cudaStreamSynchronize on a 100 ms kernel, after cudaSetDeviceFlags(cudaDeviceSchedule{}) on the \
+                 running primary context",
+                match flag {
+                    SchedFlag::Spin => "Spin",
+                    SchedFlag::Yield => "Yield",
+                    SchedFlag::BlockingSync => "BlockingSync",
+                    SchedFlag::Auto => "Auto",
+                }
+            ),
+            WaitOp::EventSync { blocking_sync } => format!(
+                "cudaEventSynchronize on an event{} recorded after a 100 ms kernel",
+                if *blocking_sync { " created with cudaEventBlockingSync" } else { " created with default flags" }
+            ),
+        }
+    }
+}
+
 fn case(id: String, call: &str, rule: &str, expected: Expected, what: String, op: WaitOp) -> Case {
     Case {
         setup: CaseSetup {
@@ -233,22 +255,45 @@ fn wait_rep(t: crate::measure::Timed, call_start: u64, launched: u64, returned: 
     rep
 }
 
-/// `cudaSetDeviceFlags(flag)` on the current device, put back to AUTO (0) on drop.
-struct RuntimeFlags;
+/// `cudaSetDeviceFlags(flag)` on the current device; `restore` puts back the scheduling flags it had before
+/// (a failure to do so is an error of the experiment: later ones would wait differently). Dropped without
+/// `restore` (an error path), it restores them best-effort and says so if it cannot.
+struct RuntimeFlags {
+    previous: u32,
+    restored: bool,
+}
+
+/// `cudaDeviceScheduleMask`: the scheduling bits of the device flags (the rest, such as the implicit
+/// `cudaDeviceMapHost`, are not `cudaSetDeviceFlags`'s to set).
+const SCHEDULE_MASK: u32 = 0x07;
 
 impl RuntimeFlags {
     fn set(flag: SchedFlag) -> anyhow::Result<RuntimeFlags> {
+        let mut previous = 0u32;
+        // SAFETY: valid out-pointer; the runtime's current device is set (the runner's cudaSetDevice).
+        unsafe { crate::rt!(cudaGetDeviceFlags(&mut previous))? };
         // The runtime's cudaDeviceSchedule* values are the driver's CU_CTX_SCHED_* values.
         // SAFETY: plain call with a flags word; the runtime applies it to the current device's primary context.
         unsafe { crate::rt!(cudaSetDeviceFlags(flag.bits()))? };
-        Ok(RuntimeFlags)
+        Ok(RuntimeFlags { previous: previous & SCHEDULE_MASK, restored: false })
+    }
+
+    fn restore(mut self) -> anyhow::Result<()> {
+        self.restored = true;
+        // SAFETY: as in `set`, with the flags read there.
+        unsafe { crate::rt!(cudaSetDeviceFlags(self.previous))? };
+        Ok(())
     }
 }
 
 impl Drop for RuntimeFlags {
     fn drop(&mut self) {
-        // SAFETY: as in `set`; 0 is cudaDeviceScheduleAuto, the flags the primary context started with.
-        unsafe { crate::runtime::sys::cudaSetDeviceFlags(0) };
+        if !self.restored {
+            // SAFETY: as in `set`.
+            if let Err(e) = unsafe { crate::rt!(cudaSetDeviceFlags(self.previous)) } {
+                eprintln!("async-lab: could not restore the device's scheduling flags ({e}); later runtime cases may wait differently");
+            }
+        }
     }
 }
 
@@ -259,7 +304,7 @@ fn run_runtime(gpu: &Gpu, op: WaitOp, reps: usize) -> anyhow::Result<Vec<Rep>> {
         WaitOp::EventSync { blocking_sync: true } => (None, sys::CU_EVENT_BLOCKING_SYNC),
         WaitOp::EventSync { blocking_sync: false } => (None, sys::CU_EVENT_DEFAULT),
     };
-    let _flags = flag.map(RuntimeFlags::set).transpose()?;
+    let flags = flag.map(RuntimeFlags::set).transpose()?;
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let (start, end) = (Event::new(gpu)?, Event::with_flags(gpu, event_flags)?);
     let mut out = Vec::new();
@@ -283,6 +328,9 @@ fn run_runtime(gpu: &Gpu, op: WaitOp, reps: usize) -> anyhow::Result<Vec<Rep>> {
         if i > 0 {
             out.push(wait_rep(t, call_start, launched, returned, end.ns_since(&start)?));
         }
+    }
+    if let Some(f) = flags {
+        f.restore()?;
     }
     Ok(out)
 }

@@ -430,7 +430,7 @@ fn case_card(o: &mut String, timeline_id: &str, case_id: &str, record: &CaseReco
     let _ = writeln!(o, "<h4><a href=\"#{}\"><code>{}</code></a></h4>", escape(case_id), escape(&r.id));
     let _ = writeln!(o, "<p class=\"what\">{}.</p>", escape(&r.what));
     o.push_str("<div class=\"case-body\">\n");
-    let t = timeline::for_case(record, rec.clock.as_ref());
+    let t = timeline::for_case(record, rec.clock_fit().as_ref());
     timeline_figure(o, timeline_id, &t);
     o.push_str("<div>\n<dl class=\"facts\">\n");
     let agree = if r.classes.is_empty() {
@@ -499,7 +499,7 @@ fn seed_card(
         escape(kind)
     );
     o.push_str("<div class=\"case-body\">\n");
-    let mut t = timeline::for_seed(&records, rec.clock.as_ref());
+    let mut t = timeline::for_seed(&records, rec.clock_fit().as_ref());
     let timeline_id = ids.take(element_id("timeline", group), number);
     let step_ids: Vec<(String, String)> =
         records.iter().map(|r| (r.setup.id.clone(), ids.take(element_id("timeline", &r.setup.id), number))).collect();

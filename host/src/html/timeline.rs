@@ -8,7 +8,7 @@
 //! experiment) the timeline holds what exists and says in `notes` what is not there: it never fails.
 
 use super::axis::duration;
-use crate::clock::ClockOffset;
+use crate::clock::{ClockFit, ClockOffset};
 use crate::record::{BlockerPlacement, CaseRecord, Family, Rep};
 
 /// What a span or marker stands for (it decides the colour).
@@ -101,25 +101,32 @@ pub fn median_index<T>(items: &[T], key: impl Fn(&T) -> u64) -> Option<usize> {
     order.get(order.len().saturating_sub(1) / 2).copied()
 }
 
-/// How GPU times are moved onto the host's clock: `%globaltimer − CLOCK_MONOTONIC`, measured or estimated.
+/// How GPU times are moved onto the host's clock: the run's fit of `%globaltimer − CLOCK_MONOTONIC` (with
+/// drift, where the run measured it), or an estimate.
 #[derive(Clone, Copy, Debug)]
 struct Offset {
-    gpu_minus_host: i64,
+    fit: ClockFit,
     approx: bool,
 }
 
 impl Offset {
-    fn measured(clock: Option<&ClockOffset>) -> Option<Offset> {
-        clock.map(|c| Offset { gpu_minus_host: c.gpu_minus_host_ns, approx: false })
+    fn measured(clock: Option<&ClockFit>) -> Option<Offset> {
+        clock.map(|c| Offset { fit: *c, approx: false })
     }
 
     /// Without a measured offset: assume that a GPU instant `gpu` happened at host time `host`.
     fn assumed(gpu: u64, host: u64) -> Offset {
-        Offset { gpu_minus_host: gpu as i64 - host as i64, approx: true }
+        let at = ClockOffset {
+            gpu_minus_host_ns: gpu as i64 - host as i64,
+            uncertainty_ns: 0,
+            samples: 0,
+            at_host_ns: Some(host as i64),
+        };
+        Offset { fit: ClockFit::constant(&at), approx: true }
     }
 
     fn to_host(self, gpu: i64) -> i64 {
-        gpu - self.gpu_minus_host
+        self.fit.to_host(gpu)
     }
 }
 
@@ -149,7 +156,7 @@ const MISFIT: &str =
 const NO_OFFSET: &str = "This recording has no host/GPU clock offset (it was made before async-lab measured one)";
 
 /// The timeline of one experiment. `clock` is the recording's offset, where it has one.
-pub fn for_case(record: &CaseRecord, clock: Option<&ClockOffset>) -> Timeline {
+pub fn for_case(record: &CaseRecord, clock: Option<&ClockFit>) -> Timeline {
     let s = &record.setup;
     let mut t = Timeline::default();
     let Some(index) = median_index(&record.reps, |r| r.host_call_ns) else {
@@ -306,7 +313,7 @@ pub fn for_case(record: &CaseRecord, clock: Option<&ClockOffset>) -> Timeline {
 /// The seed program's steps (one memory kind, through either API), from the same repetition, on one timeline.
 /// `steps` are the step records in order. A step without GPU work (the answer's `cudaFree(0)`) has a host span
 /// only.
-pub fn for_seed(steps: &[&CaseRecord], clock: Option<&ClockOffset>) -> Timeline {
+pub fn for_seed(steps: &[&CaseRecord], clock: Option<&ClockFit>) -> Timeline {
     let mut t = Timeline::default();
     let n = steps.iter().map(|r| r.reps.len()).min().unwrap_or(0);
     let totals: Vec<u64> = (0..n).map(|i| steps.iter().map(|r| r.reps[i].host_call_ns).sum()).collect();
@@ -441,11 +448,12 @@ mod tests {
         }
     }
 
-    const CLOCK: ClockOffset = ClockOffset { gpu_minus_host_ns: 1_000_000_000_000, uncertainty_ns: 900, samples: 50 };
+    const CLOCK: ClockOffset =
+        ClockOffset { gpu_minus_host_ns: 1_000_000_000_000, uncertainty_ns: 900, samples: 50, at_host_ns: None };
 
     #[test]
     fn the_median_repetition_on_the_host_clock() {
-        let t = for_case(&record(vec![rep(9_000), rep(5_000), rep(7_000)]), Some(&CLOCK));
+        let t = for_case(&record(vec![rep(9_000), rep(5_000), rep(7_000)]), Some(&ClockFit::constant(&CLOCK)));
         assert!(t.caption.starts_with("Repetition 3 of 3"), "{}", t.caption);
         let kinds: Vec<(Kind, i64, i64, bool)> = t.spans.iter().map(|s| (s.kind, s.start, s.end, s.approx)).collect();
         assert_eq!(
@@ -472,7 +480,7 @@ mod tests {
     #[test]
     fn an_offset_that_does_not_fit_leaves_the_gpu_lanes_empty() {
         let wrong = ClockOffset { gpu_minus_host_ns: -3_600_000_000_000, ..CLOCK };
-        let t = for_case(&record(vec![rep(5_000)]), Some(&wrong));
+        let t = for_case(&record(vec![rep(5_000)]), Some(&ClockFit::constant(&wrong)));
         assert_eq!(t.spans.len(), 1, "only the host span");
         assert_eq!(t.notes, [MISFIT]);
     }
@@ -484,12 +492,12 @@ mod tests {
         r.blocker_gpu_ns = None;
         r.op_gpu_ns_from_blocker = None;
         r.host_blocker_launch_ns = None;
-        let t = for_case(&record(vec![r]), Some(&CLOCK));
+        let t = for_case(&record(vec![r]), Some(&ClockFit::constant(&CLOCK)));
         assert!(t.is_empty());
         assert_eq!(t.notes.len(), 3, "{:?}", t.notes);
         let mut failed = record(vec![]);
         failed.error = Some("out of memory".into());
-        let t = for_case(&failed, Some(&CLOCK));
+        let t = for_case(&failed, Some(&ClockFit::constant(&CLOCK)));
         assert_eq!(t.notes, ["Nothing to draw: the experiment failed (out of memory)."]);
     }
 
@@ -502,7 +510,8 @@ mod tests {
 
     #[test]
     fn gpu_times_move_onto_the_host_clock() {
-        let o = Offset { gpu_minus_host: 1_000, approx: false };
+        let at = ClockOffset { gpu_minus_host_ns: 1_000, uncertainty_ns: 0, samples: 1, at_host_ns: None };
+        let o = Offset { fit: ClockFit::constant(&at), approx: false };
         assert_eq!(o.to_host(5_000), 4_000);
         let rep = Rep {
             blocker_gpu_ns: Some([10_000, 30_000]),

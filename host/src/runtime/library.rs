@@ -9,9 +9,10 @@
 //! driver's module API and a function pointer.
 
 use super::sys;
+use crate::api::Api;
 use crate::driver::{DriverError, DriverResult};
 use crate::rt;
-use std::ffi::{c_void, CString};
+use std::ffi::{c_void, CStr, CString};
 
 /// A library loaded by the runtime, unloaded on drop.
 pub struct Library {
@@ -21,8 +22,17 @@ pub struct Library {
 impl Library {
     /// Loads `ptx` (PTX text; a NUL is appended).
     pub fn load(ptx: &str) -> DriverResult<Library> {
+        let image = CString::new(ptx).map_err(|_| DriverError {
+            code: sys::cudaError_t::cudaErrorInvalidPtx as u32,
+            call: "cudaLibraryLoadData (the PTX holds a NUL)",
+            api: Api::Runtime,
+        })?;
+        Library::load_image(&image)
+    }
+
+    /// Loads a NUL-terminated PTX image (for timed loads: no copy of the text inside the measured span).
+    pub fn load_image(image: &CStr) -> DriverResult<Library> {
         super::get().map_err(|_| no_runtime("cudaLibraryLoadData"))?;
-        let image = CString::new(ptx).map_err(|_| DriverError::driver(1, "cudaLibraryLoadData (PTX holds a NUL)"))?;
         let mut raw: sys::cudaLibrary_t = std::ptr::null_mut();
         // SAFETY: `image` is a NUL-terminated PTX image that outlives the call (the runtime copies what it
         // keeps); no JIT or library options are passed (null arrays with count 0).
@@ -43,7 +53,11 @@ impl Library {
 
     /// The kernel `name` (`cudaLibraryGetKernel`). Under lazy loading this does not load it into the context.
     pub fn kernel(&self, name: &str) -> DriverResult<Kernel> {
-        let c = CString::new(name).expect("kernel names hold no NUL");
+        self.kernel_named(&CString::new(name).expect("kernel names hold no NUL"))
+    }
+
+    /// `kernel` with the name already a C string (for timed lookups: no allocation in the measured span).
+    pub fn kernel_named(&self, c: &CStr) -> DriverResult<Kernel> {
         let mut raw: sys::cudaKernel_t = std::ptr::null_mut();
         // SAFETY: `self.raw` is a loaded library (unloaded only on drop); `c` is NUL-terminated.
         unsafe { rt!(cudaLibraryGetKernel(&mut raw, self.raw, c.as_ptr()))? };
@@ -53,8 +67,12 @@ impl Library {
 
 impl Drop for Library {
     fn drop(&mut self) {
-        // SAFETY: loaded in `load`, unloaded once here; no kernel handle outlives `self` (they borrow it), and
-        // callers synchronize before dropping a library whose kernels ran.
+        // A kernel of this library may still run (an experiment that failed midway returns without
+        // synchronizing): wait for the device before unloading its code.
+        // SAFETY: a plain call; the runtime is loaded (`load` succeeded).
+        unsafe { sys::cudaDeviceSynchronize() };
+        // SAFETY: loaded in `load`, unloaded once here, after the device is idle. `Kernel` handles do not
+        // borrow the library; they are only launched by code that keeps it loaded (see `Kernel::launch`).
         unsafe { sys::cudaLibraryUnload(self.raw) };
     }
 }
@@ -86,6 +104,20 @@ impl Kernel {
     }
 }
 
+impl Kernel {
+    /// Launches the project's `spin_wait_ns` kernel (one thread, `ns` of spinning, no stamps).
+    ///
+    /// # Safety
+    /// This kernel is `spin_wait_ns` and its library is still loaded.
+    pub unsafe fn launch_spin(&self, stream: crate::driver::sys::CUstream, ns: u64) -> DriverResult<()> {
+        let (mut ns, mut stamps) = (ns, 0u64);
+        let mut params = [(&mut ns as *mut u64).cast::<c_void>(), (&mut stamps as *mut u64).cast()];
+        // SAFETY: spin_wait_ns(u64 ns, *mut u64 stamps) skips the stamps for a null pointer; `params` lives
+        // through the call, which copies the values; the library is loaded (the caller's promise).
+        unsafe { self.launch(1, 1, stream, &mut params) }
+    }
+}
+
 fn no_runtime(call: &'static str) -> DriverError {
-    DriverError { code: 0, call, api: crate::api::Api::Runtime }
+    DriverError { code: sys::cudaError_t::cudaErrorInitializationError as u32, call, api: Api::Runtime }
 }

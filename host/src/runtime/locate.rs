@@ -51,13 +51,24 @@ impl Env {
     }
 }
 
-/// The outcome of a search: the library, or every place looked in (for the "not found" message).
-pub fn find(env: &Env) -> Result<Found, Vec<String>> {
+/// Why no library was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotFound {
+    /// `--cudart` or the variable named something that is not a runtime library: "--cudart: ... does not exist".
+    Explicit(String),
+    /// The search found none; every folder looked in.
+    Searched(Vec<String>),
+}
+
+/// The outcome of a search: the library, or why there is none.
+pub fn find(env: &Env) -> Result<Found, NotFound> {
     let mut looked = Vec::new();
     // An explicit choice is final: a wrong path is reported, never silently replaced by another library.
     for (given, source) in [(env.explicit.clone(), "--cudart"), (env.var.as_ref().map(PathBuf::from), ENV_VAR)] {
         if let Some(p) = given {
-            return explicit(&p).map(|path| Found { path, source }).map_err(|why| vec![format!("{source}: {why}")]);
+            return explicit(&p)
+                .map(|path| Found { path, source })
+                .map_err(|why| NotFound::Explicit(format!("{source}: {why}")));
         }
     }
     let mut dirs: Vec<(PathBuf, &'static str)> = Vec::new();
@@ -89,7 +100,7 @@ pub fn find(env: &Env) -> Result<Found, Vec<String>> {
             looked.push(dir.display().to_string());
         }
     }
-    Err(looked)
+    Err(NotFound::Searched(looked))
 }
 
 /// A path given by the user: a library file, or a folder holding one.
@@ -196,7 +207,7 @@ mod tests {
         let found = find(&env(None, Some(d.join("a").display().to_string()), ld.clone(), vec![])).unwrap();
         assert_eq!((found.path, found.source), (lib, ENV_VAR));
         let err = find(&env(Some(d.join("nope")), None, ld, vec![])).unwrap_err();
-        assert!(err[0].contains("does not exist"), "{err:?}");
+        assert!(matches!(&err, NotFound::Explicit(why) if why.contains("does not exist")), "{err:?}");
     }
 
     #[test]
@@ -217,7 +228,11 @@ mod tests {
     #[test]
     fn nothing_found_lists_where_it_looked() {
         let d = tempdir("none");
-        let looked = find(&env(None, None, Some(d.display().to_string()), vec![d.join("site")])).unwrap_err();
+        let NotFound::Searched(looked) =
+            find(&env(None, None, Some(d.display().to_string()), vec![d.join("site")])).unwrap_err()
+        else {
+            panic!("nothing explicit was given")
+        };
         assert!(looked.iter().any(|l| l == &d.display().to_string()), "{looked:?}");
         assert!(looked.iter().any(|l| l.ends_with("nvidia/cu13/lib")), "{looked:?}");
     }

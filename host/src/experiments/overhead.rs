@@ -1,0 +1,324 @@
+//! The tool's own overhead: what async-lab's host thread pays to enqueue the cheapest calls, timed the way a
+//! C++ program would time them, so that it can be compared with `reference/async_ref.cu --overhead` run on
+//! the same machine (the goal: medians within 10% of the C++ driver-API program's).
+//!
+//! Every other experiment asks "did this call wait?"; this one only asks "how long did the call take?". Two
+//! calls, each through the driver and through the runtime: a 4-byte `cuMemcpyHtoDAsync` from pinned memory
+//! (`cudaMemcpyAsync(HostToDevice)`) and a launch of the `empty` kernel (`cudaLaunchKernel`).
+//!
+//! Method, per case, on one non-blocking stream:
+//! 1. One call and a synchronize, untimed (under lazy loading a runtime kernel is loaded at its first launch).
+//! 2. A warm-up round, untimed: the round below, its times thrown away.
+//! 3. The measured round: a 200 ms blocker, then `ENQUEUES` calls, each timed alone (`Stopwatch`: nothing but
+//!    the clock reads around the call), then a synchronize. 500 launches stay well under the launch queue's
+//!    depth (about 1000), so no call waits for the blocker; the blocker's event is queried once, after the last
+//!    call, and a blocker that had already finished makes the record an error.
+//!
+//! No signal is read between the calls, so the repetitions carry none (`blocker_done_at_return` and
+//! `op_done_at_return` are `None`) and classify as `async`: the numbers are the point. The record holds one
+//! repetition per call, the per-call times in µs as its `series`, and `median_us`, `p10_us`, `p90_us` on its
+//! first repetition. `--reps` does not apply: the count is fixed so that both programs time the same number of
+//! calls.
+
+use super::method::Blocker;
+use super::{case_record, Case, Op};
+use crate::api::Api;
+use crate::driver::{DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamKind};
+use crate::measure::{monotonic_ns, Stopwatch, Timed};
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use crate::rules::Expected;
+use crate::runtime::library::{Kernel, Library};
+use anyhow::{bail, Context as _};
+
+/// Calls timed per case (the C++ reference's `--overhead` times as many).
+pub const ENQUEUES: usize = 500;
+/// The kernel every call of a round is enqueued behind.
+pub const BLOCKER_NS: u64 = 200_000_000;
+/// The copy's size, and what it carries (checked on the device after the measured round).
+const COPY_BYTES: usize = 4;
+const PATTERN: [u8; COPY_BYTES] = [0xA5, 0x11, 0xCE, 0x5A];
+
+/// The call a case times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OverheadOp {
+    /// `cuMemcpyHtoDAsync` (`cudaMemcpyAsync(HostToDevice)`) of 4 bytes from pinned host memory.
+    MemcpyHtoDPinned4B,
+    /// `cuLaunchKernel` (`cudaLaunchKernel`) of the `empty` kernel, one thread.
+    LaunchEmpty,
+}
+
+impl OverheadOp {
+    pub const ALL: [OverheadOp; 2] = [OverheadOp::MemcpyHtoDPinned4B, OverheadOp::LaunchEmpty];
+
+    fn slug(self) -> &'static str {
+        match self {
+            OverheadOp::MemcpyHtoDPinned4B => "memcpy-htod-async/pinned/4B",
+            OverheadOp::LaunchEmpty => "launch/empty",
+        }
+    }
+
+    fn driver_call(self) -> &'static str {
+        match self {
+            OverheadOp::MemcpyHtoDPinned4B => "cuMemcpyHtoDAsync",
+            OverheadOp::LaunchEmpty => "cuLaunchKernel",
+        }
+    }
+
+    fn case(self, api: Api) -> Case {
+        let driver_call = self.driver_call();
+        let call = match api {
+            Api::Driver => driver_call,
+            Api::Runtime => super::runtime_call(driver_call).expect("the runtime has both calls"),
+        };
+        let memcpy = self == OverheadOp::MemcpyHtoDPinned4B;
+        let nb = Some(StreamKind::NonBlocking);
+        Case {
+            setup: CaseSetup {
+                id: format!("{}overhead/{}", api.id_prefix(), self.slug()),
+                family: Family::Overhead,
+                call: call.to_owned(),
+                rule: "O1".into(),
+                expected: Expected::undocumented(),
+                stream: nb,
+                blocker: BlockerPlacement::Same,
+                blocker_stream: nb,
+                blocker_ahead: true,
+                host_memory: memcpy.then_some(HostKind::Pinned),
+                bytes: if memcpy { COPY_BYTES as u64 } else { 0 },
+                what: format!(
+                    "{ENQUEUES} {} enqueued one after another behind a {} ms kernel in the same non-blocking \
+                     stream, each timed alone: the host cost of the call, to compare with the C++ reference's \
+                     --overhead",
+                    if memcpy { "4-byte copies from pinned host memory" } else { "launches of an empty kernel" },
+                    BLOCKER_NS / 1_000_000
+                ),
+                api,
+                peer: None,
+            },
+            op: Op::Overhead(self),
+        }
+    }
+}
+
+/// The driver cases and, made here rather than by `runtime_twin`, their runtime counterparts.
+pub fn cases() -> Vec<Case> {
+    OverheadOp::ALL.into_iter().flat_map(|op| [op.case(Api::Driver), op.case(Api::Runtime)]).collect()
+}
+
+/// The `empty` kernel through the runtime (`cudaLibraryLoadData`, `cudaLibraryGetKernel`).
+struct RuntimeEmpty {
+    kernel: Kernel,
+    /// Keeps the kernel loaded; dropped only after the device was synchronized (see `run`).
+    _library: Library,
+}
+
+impl RuntimeEmpty {
+    fn load(gpu: &Gpu) -> DriverResult<RuntimeEmpty> {
+        let library = Library::load(gpu.ptx.text())?;
+        Ok(RuntimeEmpty { kernel: library.kernel("empty")?, _library: library })
+    }
+}
+
+/// The value at percentile `p` (0 to 100) of `sorted` (ascending), interpolating linearly between the two
+/// nearest ranks (rank `p / 100 · (n − 1)`, as numpy's default); the 50th is the median `stats::median` gives.
+/// `None` when empty. The C++ reference computes its percentiles the same way.
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    let rank = (p / 100.0).clamp(0.0, 1.0) * last as f64;
+    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64))
+}
+
+/// One round's timed calls: the host clock at each call's start and its stopwatch reading.
+struct Round {
+    blocker_launch_ns: u64,
+    calls: Vec<(u64, Timed)>,
+    /// Whether the blocker was still running after the last call returned.
+    blocker_running_at_end: bool,
+}
+
+/// The blocker, then `ENQUEUES` calls each timed alone. The caller synchronizes.
+fn round(stream: &Stream, blocker: &Blocker, call: &dyn Fn() -> DriverResult<()>) -> anyhow::Result<Round> {
+    // `launch` makes the GPU's context current; nothing in the loop below calls the driver but `call`.
+    let blocker_launch_ns = blocker.launch(stream.handle(), BLOCKER_NS)?;
+    let mut calls = Vec::with_capacity(ENQUEUES);
+    for _ in 0..ENQUEUES {
+        let start = monotonic_ns();
+        let watch = Stopwatch::start();
+        let result = call();
+        let timed = watch.stop();
+        result?;
+        calls.push((start, timed));
+    }
+    let blocker_running_at_end = !blocker.is_done()?;
+    Ok(Round { blocker_launch_ns, calls, blocker_running_at_end })
+}
+
+pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp) -> anyhow::Result<CaseRecord> {
+    let runtime = case.setup.api == Api::Runtime;
+    let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
+    let blocker = Blocker::new(gpu)?;
+    let mut host = HostBuffer::new(gpu, HostKind::Pinned, COPY_BYTES)?;
+    let device = DeviceBuffer::new(gpu, COPY_BYTES)?;
+    // SAFETY: the buffer was just allocated; no copy touches it yet.
+    unsafe { host.bytes_mut() }.copy_from_slice(&PATTERN);
+    // SAFETY: `device` is a live allocation of COPY_BYTES bytes in the current context (bound by `new`).
+    unsafe { crate::drv!(cuMemsetD8_v2(device.ptr, 0, COPY_BYTES))? };
+    // The memset went to the legacy stream, which the calls' non-blocking stream is not ordered with.
+    gpu.synchronize()?;
+    let empty = (runtime && op == OverheadOp::LaunchEmpty).then(|| RuntimeEmpty::load(gpu)).transpose()?;
+
+    let (src, dst, s) = (host.as_ptr(), device.ptr, stream.raw());
+    let call = || -> DriverResult<()> {
+        match (op, &empty) {
+            (OverheadOp::MemcpyHtoDPinned4B, _) if runtime => {
+                use crate::runtime::sys::cudaMemcpyKind::cudaMemcpyHostToDevice;
+                // SAFETY: `src` and `dst` are live buffers of COPY_BYTES bytes; both outlive every copy (the
+                // device is synchronized before `run` returns, on errors too) and the host does not write
+                // `src` meanwhile. `s` is a driver stream of the primary context the runtime uses too.
+                unsafe {
+                    crate::rt!(cudaMemcpyAsync(
+                        dst as *mut std::ffi::c_void,
+                        src as *const std::ffi::c_void,
+                        COPY_BYTES,
+                        cudaMemcpyHostToDevice,
+                        s.cast()
+                    ))
+                }
+            }
+            // SAFETY: as for the runtime's copy: `src` (pinned, host) and `dst` (device) hold COPY_BYTES bytes
+            // each and stay allocated, and `src` unwritten, until the device is synchronized, which `run` does
+            // before they are dropped, on errors too; `s` is a live stream of the current context.
+            (OverheadOp::MemcpyHtoDPinned4B, _) => unsafe {
+                crate::drv!(cuMemcpyHtoDAsync_v2(dst, src as *const std::ffi::c_void, COPY_BYTES, s))
+            },
+            // SAFETY: the kernel `empty` takes no parameters, so an empty parameter array matches it; its
+            // library is held by `rt` (in `empty`), which is dropped only after `run` synchronized the device.
+            (OverheadOp::LaunchEmpty, Some(rt)) => unsafe { rt.kernel.launch(1, 1, s, &mut []) },
+            (OverheadOp::LaunchEmpty, None) => gpu.launch_empty(stream.handle()),
+        }
+    };
+
+    let measured = (|| -> anyhow::Result<Round> {
+        gpu.bind()?;
+        call().context("the untimed first call")?;
+        gpu.synchronize()?;
+        round(&stream, &blocker, &call).context("the warm-up round")?;
+        gpu.synchronize()?;
+        round(&stream, &blocker, &call)
+    })();
+    // Whatever happened, nothing may be in flight when the buffers and the library are freed.
+    let settled = gpu.synchronize();
+    let round = measured?;
+    settled.context("synchronizing after the measured round")?;
+
+    let (blocker_device_ns, blocker_gpu_ns) = blocker.read()?;
+    if op == OverheadOp::MemcpyHtoDPinned4B {
+        let mut arrived = [0u8; COPY_BYTES];
+        // SAFETY: COPY_BYTES from a live device buffer into an array of that size; the device is synchronized.
+        unsafe { crate::drv!(cuMemcpyDtoH_v2(arrived.as_mut_ptr().cast(), device.ptr, COPY_BYTES))? };
+        if arrived != PATTERN {
+            bail!("the copies delivered {arrived:02x?}, not {PATTERN:02x?}");
+        }
+    }
+
+    let us: Vec<f64> = round.calls.iter().map(|(_, t)| t.wall_ns as f64 / 1e3).collect();
+    let mut sorted = us.clone();
+    sorted.sort_by(f64::total_cmp);
+    let mut reps: Vec<Rep> = round
+        .calls
+        .iter()
+        .map(|&(start, t)| Rep {
+            host_call_ns: t.wall_ns,
+            host_cpu_ns: t.cpu_ns,
+            blocker_done_at_return: None,
+            op_done_at_return: None,
+            blocker_device_ns: Some(blocker_device_ns),
+            host_call_start_ns: start,
+            host_blocker_launch_ns: Some(round.blocker_launch_ns),
+            blocker_gpu_ns: Some(blocker_gpu_ns),
+            ..Rep::default()
+        })
+        .collect();
+    if let Some(first) = reps.first_mut() {
+        for (name, p) in [("p10_us", 10.0), ("median_us", 50.0), ("p90_us", 90.0)] {
+            first.metrics.insert(name.into(), percentile(&sorted, p).unwrap_or(f64::NAN));
+        }
+        first.metrics.insert("blocker_running_at_end".into(), f64::from(u8::from(round.blocker_running_at_end)));
+    }
+    let mut record = case_record(case, None, Some(BLOCKER_NS), reps);
+    record.series = Some(us);
+    if !round.blocker_running_at_end {
+        record.error = Some(format!(
+            "the {} ms blocker had finished before the last of the {ENQUEUES} calls returned: they were not all \
+             enqueued behind running work (the times are kept)",
+            BLOCKER_NS / 1_000_000
+        ));
+    }
+    Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_the_runtime_ones_prefixed() {
+        let cases = cases();
+        let ids: Vec<&str> = cases.iter().map(|c| c.setup.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "overhead/memcpy-htod-async/pinned/4B",
+                "runtime/overhead/memcpy-htod-async/pinned/4B",
+                "overhead/launch/empty",
+                "runtime/overhead/launch/empty",
+            ]
+        );
+        let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+        assert_eq!(unique.len(), ids.len());
+        for c in &cases {
+            let prefixed = c.setup.id.starts_with("runtime/");
+            assert_eq!(prefixed, c.setup.api == Api::Runtime, "{}", c.setup.id);
+            assert_eq!(prefixed, c.setup.call.starts_with("cuda"), "{}", c.setup.id);
+            assert_eq!(c.setup.family, Family::Overhead);
+            assert!(crate::rules::rule(&c.setup.rule).is_some());
+            assert!(super::super::runtime_twin(c).is_none(), "{} would get a second twin", c.setup.id);
+        }
+    }
+
+    #[test]
+    fn a_record_reads_as_times_not_as_a_verdict_on_waiting() {
+        let case = OverheadOp::LaunchEmpty.case(Api::Driver);
+        let mut reps: Vec<Rep> =
+            [3000, 1000, 2000, 5000, 4000].iter().map(|&ns| Rep { host_call_ns: ns, ..Rep::default() }).collect();
+        for (name, v) in [("p10_us", 1.4), ("median_us", 3.0), ("p90_us", 4.6)] {
+            reps[0].metrics.insert(name.into(), v);
+        }
+        let r = crate::report::result(&case_record(&case, None, Some(BLOCKER_NS), reps));
+        assert_eq!(r.host_call_us.map(|s| s.median), Some(3.0));
+        assert_eq!(r.metrics.get("median_us"), Some(&3.0));
+        assert_eq!(r.class, Some(crate::classify::Class::Async));
+        assert!(r.explanation.contains("median of 5 calls, p10–p90 1.40–4.60 µs"), "{}", r.explanation);
+        assert!(!r.explanation.contains("puts no work"), "{}", r.explanation);
+    }
+
+    #[test]
+    fn percentiles_interpolate_between_ranks() {
+        assert_eq!(percentile(&[], 50.0), None);
+        assert_eq!(percentile(&[7.0], 10.0), Some(7.0));
+        let v: Vec<f64> = (1..=11).map(f64::from).collect(); // 1..=11: rank p/10
+        assert_eq!(percentile(&v, 0.0), Some(1.0));
+        assert_eq!(percentile(&v, 10.0), Some(2.0));
+        assert_eq!(percentile(&v, 50.0), Some(6.0));
+        assert_eq!(percentile(&v, 90.0), Some(10.0));
+        assert_eq!(percentile(&v, 100.0), Some(11.0));
+        // Between ranks: [1, 2, 3, 4], p10 at rank 0.3, p90 at rank 2.7.
+        let w = [1.0, 2.0, 3.0, 4.0];
+        assert!((percentile(&w, 10.0).unwrap() - 1.3).abs() < 1e-12);
+        assert!((percentile(&w, 90.0).unwrap() - 3.7).abs() < 1e-12);
+        // The median agrees with `stats::median`, even count included.
+        let mut m = w.to_vec();
+        assert_eq!(percentile(&w, 50.0), crate::stats::median(&mut m));
+    }
+}
