@@ -415,7 +415,10 @@ fn repetition(
     let loaded = Loaded::for_call(gpu, op.call, image)?;
     let mut probe = LoadProbe { gpu, step: Step::new(op.call, &loaded)?, stream, image, made: Loaded::Nothing };
     let rep = match background {
-        Background::Blocker(blocker, plan) => run_rep(gpu, &mut probe, *plan, blocker, ns),
+        // The loading calls read no host memory, so no repetition is discarded for the staging probe.
+        Background::Blocker(blocker, plan) => {
+            run_rep(gpu, &mut probe, *plan, blocker, ns)?.ok_or_else(|| anyhow::anyhow!("a load never probes a source"))
+        }
         Background::Copies(copies) => copy_rep(gpu, &mut probe, copies, ns),
     };
     // Whatever happened, nothing from this repetition's code may still run when it is unloaded (the runtime's

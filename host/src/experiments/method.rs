@@ -109,14 +109,16 @@ pub struct BlockerPlan<'s> {
     pub ahead: bool,
 }
 
-/// Runs one repetition; `blocker_ns == 0` runs without a blocker (the warm-up).
+/// Runs one repetition; `blocker_ns == 0` runs without a blocker (the warm-up). `None` when the repetition
+/// cannot be used: the staging probe overwrote the source, but the blocker ahead had ended by the time the
+/// overwrite was done, so the copy may have read the source before or after it (the caller repeats it).
 pub fn run_rep(
     gpu: &Gpu,
     probe: &mut dyn Probe,
     plan: BlockerPlan,
     blocker: &Blocker,
     blocker_ns: u64,
-) -> anyhow::Result<Rep> {
+) -> anyhow::Result<Option<Rep>> {
     let (op_start, op_end) = (Event::new(gpu)?, Event::new(gpu)?);
     probe.prepare(gpu)?;
     probe.settle(gpu)?;
@@ -142,6 +144,9 @@ pub fn run_rep(
     let op_end_recorded = probe.op_stream().map(|s| op_end.record(s));
     let blocker_done = if blocker_launch.is_some() { Some(blocker.is_done()?) } else { None };
     let probed = blocker_done == Some(false) && plan.ahead && op_done == Some(false) && probe.probe_source();
+    // The probe proves something only if the copy could not have started during the overwrite: the blocker
+    // ahead of it must still have been running when the overwrite was done.
+    let probe_held = !probed || !blocker.is_done()?;
     result?;
     if let Some(r) = op_end_recorded {
         r?;
@@ -169,7 +174,10 @@ pub fn run_rep(
         _ => None,
     };
     let data_captured_at_return = probe.verify(gpu, probed)?;
-    Ok(Rep {
+    if !probe_held {
+        return Ok(None);
+    }
+    Ok(Some(Rep {
         host_call_ns: timed.wall_ns,
         host_cpu_ns: timed.cpu_ns,
         blocker_done_at_return: blocker_done,
@@ -184,8 +192,44 @@ pub fn run_rep(
         op_gpu_ns_from_origin: None,
         gpu_origin_ns: None,
         metrics: Default::default(),
-    })
+    }))
 }
+
+/// Takes repetitions from `next` until `reps` are usable, noting on each how many were discarded before it
+/// (`discarded_before`); gives up after `MAX_DISCARDED` discards in a row.
+fn collect_reps(
+    reps: usize,
+    blocker_ns: u64,
+    mut next: impl FnMut() -> anyhow::Result<Option<Rep>>,
+) -> anyhow::Result<Vec<Rep>> {
+    let mut out: Vec<Rep> = Vec::with_capacity(reps);
+    let mut discarded = 0;
+    while out.len() < reps {
+        match next()? {
+            Some(mut rep) => {
+                if discarded > 0 {
+                    rep.metrics.insert("discarded_before".into(), discarded as f64);
+                    discarded = 0;
+                }
+                out.push(rep);
+            }
+            None => {
+                discarded += 1;
+                anyhow::ensure!(
+                    discarded <= MAX_DISCARDED,
+                    "the staging probe could not be held {MAX_DISCARDED} times in a row: the {} ms blocker ended \
+                     before the source's first page was overwritten",
+                    blocker_ns / 1_000_000
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// How many repetitions a case may discard (the probe not held) before it gives up: the blocker is at least
+/// 20 ms and the overwrite one page, so a discard is rare; many mean something else is wrong.
+const MAX_DISCARDED: usize = 10;
 
 /// The blocker length for a call whose warm-up took `warmup`.
 pub fn blocker_ns_for(warmup: &Rep) -> u64 {
@@ -225,18 +269,29 @@ pub fn measure_using(
     reps: usize,
     use_blocker: bool,
 ) -> anyhow::Result<(Rep, u64, Vec<Rep>)> {
-    let warmup = run_rep(gpu, probe, plan, blocker, 0)?;
+    let warmup = run_rep(gpu, probe, plan, blocker, 0)?.expect("a repetition without a blocker never probes");
     let blocker_ns = if use_blocker { blocker_ns_for(&warmup) } else { 0 };
-    let mut out = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        out.push(run_rep(gpu, probe, plan, blocker, blocker_ns)?);
-    }
+    let out = collect_reps(reps, blocker_ns, || run_rep(gpu, probe, plan, blocker, blocker_ns))?;
     Ok((warmup, blocker_ns, out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_repetition_whose_probe_was_not_held_is_repeated_and_counted() {
+        let mut script = vec![None, Some(1), None, None, Some(2), Some(3)].into_iter();
+        let got = collect_reps(3, 20_000_000, || {
+            Ok(script.next().unwrap().map(|n| Rep { host_call_ns: n, ..Rep::default() }))
+        })
+        .unwrap();
+        assert_eq!(got.iter().map(|r| r.host_call_ns).collect::<Vec<_>>(), vec![1, 2, 3]);
+        let discarded: Vec<Option<f64>> = got.iter().map(|r| r.metrics.get("discarded_before").copied()).collect();
+        assert_eq!(discarded, vec![Some(1.0), Some(2.0), None]);
+        let err = collect_reps(1, 20_000_000, || Ok(None)).unwrap_err().to_string();
+        assert!(err.contains("could not be held") && err.contains("20 ms"), "{err}");
+    }
 
     #[test]
     fn blocker_scales_with_the_call_and_is_bounded() {
