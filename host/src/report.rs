@@ -302,8 +302,9 @@ fn api_findings(results: &[&CaseResult], id_prefix: &str) -> Vec<String> {
             let m = |k: &str| r.metrics.get(k).copied();
             let what = if r.bytes > 0 { format_size(r.bytes) } else { "empty".to_owned() };
             Some(format!(
-                "{} {what} median {:.2} µs (p10–p90 {:.2}–{:.2})",
+                "{} {what}{} median {:.2} µs (p10–p90 {:.2}–{:.2})",
                 r.call,
+                if r.id.ends_with("/wall-only") { " (wall clock alone)" } else { "" },
                 m("median_us")?,
                 m("p10_us")?,
                 m("p90_us")?

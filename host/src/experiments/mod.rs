@@ -49,7 +49,7 @@ pub enum Op {
     /// A copy between two GPUs; one run yields a record per ordered pair of GPUs.
     Peer(peer::PeerOp),
     /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
-    Overhead(overhead::OverheadOp),
+    Overhead(overhead::OverheadOp, overhead::Timing),
 }
 
 impl Case {
@@ -151,7 +151,7 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
 /// `seed_runtime.rs`; the peer copies wait for a machine with two GPUs).
 pub fn runtime_twin(case: &Case) -> Option<Case> {
     // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`).
-    let no_twin = matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(_));
+    let no_twin = matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..));
     if case.setup.api != Api::Driver || no_twin {
         return None;
     }

@@ -38,6 +38,17 @@ pub const BLOCKER_NS: u64 = 200_000_000;
 const COPY_BYTES: usize = 4;
 const PATTERN: [u8; COPY_BYTES] = [0xA5, 0x11, 0xCE, 0x5A];
 
+/// How each call is timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// As every experiment times its call: `Stopwatch`, which reads the thread's CPU time (a system call)
+    /// just before the wall clock starts and just after it stops.
+    Stopwatch,
+    /// The wall clock alone (`Instant`, no system call), as the C++ reference times: the difference between
+    /// the two is what the CPU-time reads cost the call itself.
+    WallOnly,
+}
+
 /// The call a case times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OverheadOp {
@@ -64,7 +75,7 @@ impl OverheadOp {
         }
     }
 
-    fn case(self, api: Api) -> Case {
+    fn case(self, api: Api, timing: Timing) -> Case {
         let driver_call = self.driver_call();
         let call = match api {
             Api::Driver => driver_call,
@@ -74,7 +85,12 @@ impl OverheadOp {
         let nb = Some(StreamKind::NonBlocking);
         Case {
             setup: CaseSetup {
-                id: format!("{}overhead/{}", api.id_prefix(), self.slug()),
+                id: format!(
+                    "{}overhead/{}{}",
+                    api.id_prefix(),
+                    self.slug(),
+                    if timing == Timing::WallOnly { "/wall-only" } else { "" }
+                ),
                 family: Family::Overhead,
                 call: call.to_owned(),
                 rule: "O1".into(),
@@ -88,21 +104,32 @@ impl OverheadOp {
                 what: format!(
                     "{ENQUEUES} {} enqueued one after another behind a {} ms kernel in the same non-blocking \
                      stream, each timed alone: the host cost of the call, to compare with the C++ reference's \
-                     --overhead",
+                     --overhead{}",
                     if memcpy { "4-byte copies from pinned host memory" } else { "launches of an empty kernel" },
-                    BLOCKER_NS / 1_000_000
+                    BLOCKER_NS / 1_000_000,
+                    if timing == Timing::WallOnly {
+                        "; timed with the wall clock alone (no CPU-time reads around the call)"
+                    } else {
+                        ""
+                    }
                 ),
                 api,
                 peer: None,
             },
-            op: Op::Overhead(self),
+            op: Op::Overhead(self, timing),
         }
     }
 }
 
 /// The driver cases and, made here rather than by `runtime_twin`, their runtime counterparts.
 pub fn cases() -> Vec<Case> {
-    OverheadOp::ALL.into_iter().flat_map(|op| [op.case(Api::Driver), op.case(Api::Runtime)]).collect()
+    let mut v = Vec::new();
+    for timing in [Timing::Stopwatch, Timing::WallOnly] {
+        for op in OverheadOp::ALL {
+            v.extend([op.case(Api::Driver, timing), op.case(Api::Runtime, timing)]);
+        }
+    }
+    v
 }
 
 /// The `empty` kernel through the runtime (`cudaLibraryLoadData`, `cudaLibraryGetKernel`).
@@ -138,15 +165,29 @@ struct Round {
 }
 
 /// The blocker, then `ENQUEUES` calls each timed alone. The caller synchronizes.
-fn round(stream: &Stream, blocker: &Blocker, call: &dyn Fn() -> DriverResult<()>) -> anyhow::Result<Round> {
+fn round(
+    stream: &Stream,
+    blocker: &Blocker,
+    timing: Timing,
+    call: &dyn Fn() -> DriverResult<()>,
+) -> anyhow::Result<Round> {
     // `launch` makes the GPU's context current; nothing in the loop below calls the driver but `call`.
     let blocker_launch_ns = blocker.launch(stream.handle(), BLOCKER_NS)?;
     let mut calls = Vec::with_capacity(ENQUEUES);
     for _ in 0..ENQUEUES {
         let start = monotonic_ns();
-        let watch = Stopwatch::start();
-        let result = call();
-        let timed = watch.stop();
+        let (result, timed) = match timing {
+            Timing::Stopwatch => {
+                let watch = Stopwatch::start();
+                let result = call();
+                (result, watch.stop())
+            }
+            Timing::WallOnly => {
+                let wall = std::time::Instant::now();
+                let result = call();
+                (result, Timed { wall_ns: wall.elapsed().as_nanos() as u64, cpu_ns: 0 })
+            }
+        };
         result?;
         calls.push((start, timed));
     }
@@ -154,7 +195,7 @@ fn round(stream: &Stream, blocker: &Blocker, call: &dyn Fn() -> DriverResult<()>
     Ok(Round { blocker_launch_ns, calls, blocker_running_at_end })
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp, timing: Timing) -> anyhow::Result<CaseRecord> {
     let runtime = case.setup.api == Api::Runtime;
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let blocker = Blocker::new(gpu)?;
@@ -203,9 +244,9 @@ pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp) -> anyhow::Result<CaseRecord>
         gpu.bind()?;
         call().context("the untimed first call")?;
         gpu.synchronize()?;
-        round(&stream, &blocker, &call).context("the warm-up round")?;
+        round(&stream, &blocker, timing, &call).context("the warm-up round")?;
         gpu.synchronize()?;
-        round(&stream, &blocker, &call)
+        round(&stream, &blocker, timing, &call)
     })();
     // Whatever happened, nothing may be in flight when the buffers and the library are freed.
     let settled = gpu.synchronize();
@@ -273,6 +314,10 @@ mod tests {
                 "runtime/overhead/memcpy-htod-async/pinned/4B",
                 "overhead/launch/empty",
                 "runtime/overhead/launch/empty",
+                "overhead/memcpy-htod-async/pinned/4B/wall-only",
+                "runtime/overhead/memcpy-htod-async/pinned/4B/wall-only",
+                "overhead/launch/empty/wall-only",
+                "runtime/overhead/launch/empty/wall-only",
             ]
         );
         let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
@@ -289,7 +334,7 @@ mod tests {
 
     #[test]
     fn a_record_reads_as_times_not_as_a_verdict_on_waiting() {
-        let case = OverheadOp::LaunchEmpty.case(Api::Driver);
+        let case = OverheadOp::LaunchEmpty.case(Api::Driver, Timing::Stopwatch);
         let mut reps: Vec<Rep> =
             [3000, 1000, 2000, 5000, 4000].iter().map(|&ns| Rep { host_call_ns: ns, ..Rep::default() }).collect();
         for (name, v) in [("p10_us", 1.4), ("median_us", 3.0), ("p90_us", 4.6)] {
