@@ -194,3 +194,46 @@ fn compare_without_a_reference_needs_both_apis_in_the_recording() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("no case through both APIs") && stderr(&o).contains("--api both"), "{}", stderr(&o));
 }
+
+/// A bundle as `cargo xtask bundle` lays it out (async-lab, its PTX, run.sh, no-driver/libcuda.so.1), made
+/// from the debug build.
+fn bundle() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("async-lab-bundle-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("no-driver")).unwrap();
+    std::fs::copy(bin_path(), dir.join("async-lab")).unwrap();
+    std::fs::copy(async_lab_tests::ptx_path(), dir.join("async_lab_kernels.ptx")).unwrap();
+    std::fs::copy(std::path::Path::new(async_lab::STUB_DIR).join("libcuda.so.1"), dir.join("no-driver/libcuda.so.1"))
+        .unwrap();
+    std::fs::copy(project_root().join("xtask/src/bundle_run.sh"), dir.join("run.sh")).unwrap();
+    dir
+}
+
+#[test]
+fn the_bundle_runs_subcommands_and_replays_without_a_driver() {
+    let dir = bundle();
+    let run = |args: &[&str]| {
+        Command::new("sh").arg(dir.join("run.sh")).args(args).env_remove("LD_LIBRARY_PATH").output().unwrap()
+    };
+    // A subcommand after run.sh's own options: once refused ("cannot be used with '--ptx'").
+    let o = run(&["list", "--preset", "seed"]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("runtime/seed/pinned"));
+    let rec = project_root().join("recordings/async-lab-seed-both-apis-h200-driver580.159.04-2026-12-02.json");
+    let o = run(&["--replay", rec.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(&["compare", rec.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("measured through both APIs"));
+    // A GPU command: on a machine with a driver it runs; without one, one line and exit 3 (not exit 2 from run.sh).
+    let o = run(&["info"]);
+    assert_no_panic(&o);
+    assert!(!stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+    match o.status.code() {
+        Some(3) => assert!(stderr(&o).starts_with("async-lab: no NVIDIA driver"), "{}", stderr(&o)),
+        Some(0) => assert!(String::from_utf8_lossy(&o.stdout).starts_with("GPU "), "a GPU machine describes its GPU"),
+        other => panic!("run.sh info ended with {other:?}: {}", stderr(&o)),
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

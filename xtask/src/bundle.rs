@@ -10,8 +10,8 @@ use xshell::{cmd, Shell};
 
 use crate::{flags, host_target_dir, project_root, user_path};
 
-/// The launcher script: finds the driver library (or says it is missing, exit 2) and starts async-lab with the
-/// PTX beside it.
+/// The launcher script: finds the driver library (or falls back to the bundled stand-in, so that replays work
+/// anywhere) and starts async-lab with the PTX beside it.
 pub(crate) const RUN_SH: &str = include_str!("bundle_run.sh");
 
 impl flags::Bundle {
@@ -31,6 +31,10 @@ impl flags::Bundle {
         };
         let mut size = copy(&bin, "async-lab")?;
         size += copy(&ptx, "async_lab_kernels.ptx")?;
+        // The stand-in driver library the build made: run.sh starts async-lab on it where there is no driver.
+        let stub = release_stub()?;
+        sh.create_dir(out.join("no-driver")).context("creating no-driver/")?;
+        size += copy(&stub, "no-driver/libcuda.so.1")?;
         let run_sh = out.join("run.sh");
         fs::write(&run_sh, RUN_SH).with_context(|| format!("writing {}", run_sh.display()))?;
         fs::set_permissions(&run_sh, fs::Permissions::from_mode(0o755))
@@ -38,11 +42,25 @@ impl flags::Bundle {
         size += RUN_SH.len() as u64;
 
         eprintln!(
-            "bundle: {} ({:.1} MiB: async-lab, async_lab_kernels.ptx, run.sh); run it with {}/run.sh",
+            "bundle: {} ({:.1} MiB: async-lab, async_lab_kernels.ptx, run.sh, no-driver/); run it with {}/run.sh",
             out.display(),
             size as f64 / (1024.0 * 1024.0),
             out.display()
         );
         Ok(())
     }
+}
+
+/// The stub `libcuda.so.1` of the newest release build of async-lab (host/build.rs makes it in its OUT_DIR).
+fn release_stub() -> anyhow::Result<std::path::PathBuf> {
+    let build = host_target_dir().join("release/build");
+    let mut found: Vec<(std::time::SystemTime, std::path::PathBuf)> = fs::read_dir(&build)
+        .with_context(|| format!("listing {}", build.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("async-lab-"))
+        .map(|e| e.path().join("out/cuda-stub/libcuda.so.1"))
+        .filter_map(|p| Some((fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .collect();
+    found.sort();
+    found.pop().map(|(_, p)| p).with_context(|| format!("no cuda-stub/libcuda.so.1 under {}", build.display()))
 }

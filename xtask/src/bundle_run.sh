@@ -5,7 +5,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 
-# async-lab links the NVIDIA driver library; without it the program cannot even start, so say so clearly.
+# async-lab links the NVIDIA driver library; without one the program cannot even start.
 # The loader finds it through ld.so's cache or LD_LIBRARY_PATH; container images often put it in a directory
 # that is in neither, so look there too and add the one we find.
 has_driver() {
@@ -33,9 +33,13 @@ has_driver() {
 }
 
 if ! has_driver; then
-    echo "run.sh: no NVIDIA driver library (libcuda.so.1) found in ld.so's cache, LD_LIBRARY_PATH or the usual directories; install the driver or add its directory to LD_LIBRARY_PATH" >&2
-    exit 2
+    # No driver here: start async-lab on the bundle's stand-in library, so that everything that needs no GPU
+    # (replay, report, compare, explain --replay, list) works; GPU commands then say "no NVIDIA driver", exit 3.
+    LD_LIBRARY_PATH="$here/no-driver${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export LD_LIBRARY_PATH
 fi
 
+# The PTX option goes after the caller's arguments: it is global, so it is taken after a subcommand too
+# (`run.sh info`), where before one it would end the options that a subcommand may follow.
 # Relative paths in the arguments keep meaning what they meant in the caller's directory.
-exec "$here/async-lab" --ptx "$here/async_lab_kernels.ptx" "$@"
+exec "$here/async-lab" "$@" --ptx "$here/async_lab_kernels.ptx"

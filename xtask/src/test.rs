@@ -183,18 +183,44 @@ const REPORT_CHECK: &str = "target/report-check";
 /// How long Chromium may take to load the page once.
 const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Installs Debian's/Ubuntu's chromium where it is missing and this runs as root with apt-get (as a fresh
+/// machine or CI does), the way the pinned nightly is installed for the kernels; otherwise stops with the one
+/// command to run.
+fn ensure_chromium(sh: &Shell) -> anyhow::Result<()> {
+    if Path::new(CHROMIUM).exists() {
+        return Ok(());
+    }
+    let install = "apt-get update && apt-get install -y --no-install-recommends chromium";
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc_geteuid() } == 0;
+    let apt = Path::new("/usr/bin/apt-get").exists();
+    if !(root && apt) {
+        bail!(
+            "{CHROMIUM} is missing: this step loads the HTML report in headless Chromium. Install it with \
+             `sudo sh -c '{install}'` (Debian or Ubuntu) and run `cargo xtask test` again"
+        );
+    }
+    eprintln!("{CHROMIUM} is missing: installing Debian's chromium ({install})");
+    let _env = sh.push_env("DEBIAN_FRONTEND", "noninteractive");
+    cmd!(sh, "apt-get update -q").run().context("apt-get update")?;
+    cmd!(sh, "apt-get install -y -q --no-install-recommends chromium").run().context("installing chromium")?;
+    anyhow::ensure!(Path::new(CHROMIUM).exists(), "chromium was installed but {CHROMIUM} is still missing");
+    Ok(())
+}
+
+extern "C" {
+    /// The effective user id (libc's `geteuid`; xtask keeps its dependencies few, so it is declared here).
+    #[link_name = "geteuid"]
+    fn libc_geteuid() -> u32;
+}
+
 /// Renders the report of the committed recordings (`async-lab report`), or takes the synthetic page that the
 /// html test wrote when there are none yet, loads it in headless Chromium and checks that it loaded without
 /// console messages (the page has no script: any message is an error, such as a blocked fetch) and that
 /// every timeline and plot is in the DOM after loading. Saves a screenshot to look at:
 /// `target/report-check/report.png`.
 fn check_report_in_chromium(sh: &Shell) -> anyhow::Result<()> {
-    if !Path::new(CHROMIUM).exists() {
-        bail!(
-            "{CHROMIUM} is missing: this step loads the HTML report in headless Chromium. `.ci/run` installs it; \
-             here, run `apt-get update && apt-get install -y --no-install-recommends chromium`"
-        );
-    }
+    ensure_chromium(sh)?;
     let dir = project_root().join(REPORT_CHECK);
     fs::create_dir_all(&dir).with_context(|| format!("creating {REPORT_CHECK}"))?;
     let recordings = committed_recordings()?;
