@@ -314,3 +314,15 @@ fn child(g: &GpuArgs, ids: &[String], reps: usize) -> anyhow::Result<Done> {
     println!("{text}");
     Ok(Done::Ok)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::recorded_args;
+
+    #[test]
+    fn a_recording_keeps_the_record_file_name_not_where_it_was_written() {
+        let args = ["--preset", "seed", "--record", "/root/out/seed.json", "--record=/tmp/x/run.json", "-q"];
+        let got = recorded_args(args.iter().map(|s| s.to_string()));
+        assert_eq!(got, ["--preset", "seed", "--record", "seed.json", "--record=run.json", "-q"]);
+    }
+}

@@ -324,6 +324,27 @@ mod tests {
     }
 
     #[test]
+    fn a_runtime_that_lacks_a_function_is_refused_and_named() {
+        // A stand-in libcudart with one function of the many async-lab calls, built with the C compiler the
+        // build needs anyway (for the driver stub).
+        let dir = std::env::temp_dir().join(format!("async-lab-rt-lacks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let c = dir.join("stand_in.c");
+        std::fs::write(&c, "int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }\n").unwrap();
+        let lib = dir.join("libcudart.so.99");
+        let status = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(&lib)
+            .arg(&c)
+            .status()
+            .expect("run the C compiler");
+        assert!(status.success(), "cc failed");
+        let err = load(locate::Found { path: lib, source: "--cudart" }).err().expect("refused");
+        assert!(err.contains("lacks") && err.contains("cudaMemcpyAsync") && err.contains("CUDA 12.0"), "{err}");
+        assert!(!err.contains("cudaRuntimeGetVersion,"), "the function it has is not listed: {err}");
+    }
+
+    #[test]
     fn versions_read_as_major_dot_minor() {
         assert_eq!(version_string(13000), "13.0");
         assert_eq!(version_string(12080), "12.8");
