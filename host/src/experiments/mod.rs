@@ -162,6 +162,10 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
     twin.setup.what = match &case.op {
         // The driver's wait cases make a context with each flag; the runtime's set it on the running one.
         Op::Wait(w) => w.runtime_what(),
+        // The driver's words with the runtime's call in place of the driver's, where they name it.
+        _ if case.setup.what.contains(case.setup.call.as_str()) => {
+            format!("{}, through the runtime API", case.setup.what.replacen(case.setup.call.as_str(), call, 1))
+        }
         _ => format!("{} (through the runtime API: {call})", case.setup.what),
     };
     twin.setup.call = call.to_owned();
