@@ -87,12 +87,8 @@ unsafe extern "C" fn note_time_callback(_stream: sys::CUstream, _status: u32, us
     unsafe { note_time(user) }
 }
 
-/// The same, typed as the runtime's declaration wants it (its stream and status types are cudarc's).
-unsafe extern "C" fn note_time_runtime(
-    _stream: crate::runtime::sys::cudaStream_t,
-    _status: crate::runtime::sys::cudaError_t,
-    user: *mut c_void,
-) {
+/// The same with the runtime's stream type (the status stays a raw code: see `runtime::stream_callback`).
+unsafe extern "C" fn note_time_runtime(_stream: crate::runtime::sys::cudaStream_t, _status: u32, user: *mut c_void) {
     // SAFETY: as in `note_time`.
     unsafe { note_time(user) }
 }
@@ -120,7 +116,12 @@ impl Probe for HostFuncProbe<'_, '_> {
                 (Api::Driver, false) => drv!(cuLaunchHostFunc(s, Some(note_time), user)),
                 (Api::Driver, true) => drv!(cuStreamAddCallback(s, Some(note_time_callback), user, 0)),
                 (Api::Runtime, false) => crate::rt!(cudaLaunchHostFunc(s.cast(), Some(note_time), user)),
-                (Api::Runtime, true) => crate::rt!(cudaStreamAddCallback(s.cast(), Some(note_time_runtime), user, 0)),
+                (Api::Runtime, true) => crate::rt!(cudaStreamAddCallback(
+                    s.cast(),
+                    crate::runtime::stream_callback(note_time_runtime),
+                    user,
+                    0
+                )),
             }
         }
     }

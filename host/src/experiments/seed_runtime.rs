@@ -345,9 +345,9 @@ impl Drop for RtHost<'_> {
 }
 
 /// The runtime's callback (`cudaStreamCallback_t`, the question's `callback(cudaStream_t, cudaError_t, void*)`):
-/// sets the flag. The stream and status are not read (the runtime passes `cudaSuccess`, or the error that
-/// stopped the stream: a long-standing code the bindings' enum holds).
-unsafe extern "C" fn set_flag_runtime(_stream: rs::cudaStream_t, _status: rs::cudaError_t, user: *mut c_void) {
+/// sets the flag. The stream and status are not read; the status is a raw code (see
+/// `runtime::stream_callback`).
+unsafe extern "C" fn set_flag_runtime(_stream: rs::cudaStream_t, _status: u32, user: *mut c_void) {
     // SAFETY: `user` is the `Flag::user` pointer passed to cudaStreamAddCallback below.
     unsafe { set_flag(user) }
 }
@@ -415,7 +415,9 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
                         kernel.launch(GRID, BLOCK, cu, &mut params)
                     }
                     Step::DtoH => rt!(cudaMemcpyAsync(host.ptr.cast(), device.ptr, bytes, copy, s)),
-                    Step::Callback => rt!(cudaStreamAddCallback(s, Some(set_flag_runtime), flag.user(), 0)),
+                    Step::Callback => {
+                        rt!(cudaStreamAddCallback(s, crate::runtime::stream_callback(set_flag_runtime), flag.user(), 0))
+                    }
                 }
             })?;
         }

@@ -261,6 +261,19 @@ macro_rules! rt {
     };
 }
 
+/// A stream callback that reads the status as a raw code. The bindings declare `cudaStreamCallback_t`'s status
+/// as their enum, and a code the enum lacks (a newer runtime's) would be undefined behaviour in a Rust enum.
+pub type RawStreamCallback = unsafe extern "C" fn(sys::cudaStream_t, u32, *mut c_void);
+
+/// `f` as the bindings' `cudaStreamCallback_t`, for `cudaStreamAddCallback`.
+pub fn stream_callback(f: RawStreamCallback) -> sys::cudaStreamCallback_t {
+    type Declared = unsafe extern "C" fn(sys::cudaStream_t, sys::cudaError_t, *mut c_void);
+    // SAFETY: the two function types differ only in the status parameter, `u32` against the bindings'
+    // `#[repr(u32)]` enum: the same size and calling convention, so the runtime calls `f` exactly as declared,
+    // and `f` reads whatever code it gets as a plain integer.
+    Some(unsafe { std::mem::transmute::<RawStreamCallback, Declared>(f) })
+}
+
 /// Makes GPU `ordinal` the runtime's current device (its primary context, the one the driver-side objects
 /// live in).
 pub fn set_device(ordinal: i32) -> Result<(), DriverError> {
