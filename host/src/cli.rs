@@ -25,7 +25,7 @@ pub struct Cli {
 #[derive(Args, Debug, Clone)]
 pub struct GpuArgs {
     /// Load the kernels from this PTX file instead of the copy built into the binary.
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, global = true, value_name = "PATH", env = "ASYNC_LAB_KERNELS_PTX")]
     pub ptx: Option<PathBuf>,
     /// Which GPU to use.
     #[arg(long, global = true, default_value_t = 0)]

@@ -5,7 +5,7 @@
 //! `offset = gpu - (before + after) / 2` is off by at most half the round trip. Of many tries, the one with
 //! the shortest round trip is kept: its half round trip is the stated uncertainty.
 //!
-//! The two clocks drift apart (tens of µs over a run of a minute, seen on an H200), so a run calibrates
+//! The two clocks drift apart (8.5 ppm on an H200: half a millisecond over a minute), so a run calibrates
 //! again between families and at its end, and [`ClockFit`] fits a straight line through those points: the
 //! offset at any moment of the run, with an uncertainty that includes how far the points sit off the line.
 
@@ -55,11 +55,15 @@ pub fn calibrate(gpu: &Gpu, samples: usize) -> anyhow::Result<ClockOffset> {
 }
 
 /// The offset between the clocks over a whole run: a straight line through the calibrations.
+///
+/// The offset itself is about 1.8e18 ns (the GPU counts from another epoch), where an `f64` holds only
+/// multiples of 256 ns: so the offset at the anchor is kept as an integer, and only the small corrections (the
+/// drift times the distance from the anchor) are computed in floating point.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClockFit {
     /// The host time the line is anchored at, and the offset there.
     t0_host_ns: i64,
-    offset0_ns: f64,
+    offset0_ns: i64,
     /// How much the offset grows per host ns (drift; 1e-6 is 1 ppm).
     slope: f64,
     /// The worst calibration's half round trip plus the largest distance of a calibration from the line.
@@ -73,7 +77,7 @@ impl ClockFit {
     pub fn constant(o: &ClockOffset) -> ClockFit {
         ClockFit {
             t0_host_ns: o.at_host_ns.unwrap_or(0),
-            offset0_ns: o.gpu_minus_host_ns as f64,
+            offset0_ns: o.gpu_minus_host_ns,
             slope: 0.0,
             uncertainty_ns: o.uncertainty_ns,
             points: 1,
@@ -82,31 +86,30 @@ impl ClockFit {
 
     /// The least-squares line through calibrations that say when they were made; `None` for fewer than two.
     pub fn through(points: &[ClockOffset]) -> Option<ClockFit> {
-        let pts: Vec<(f64, f64, u64)> = points
-            .iter()
-            .filter_map(|p| p.at_host_ns.map(|t| (t as f64, p.gpu_minus_host_ns as f64, p.uncertainty_ns)))
-            .collect();
+        let pts: Vec<(i64, i64, u64)> =
+            points.iter().filter_map(|p| p.at_host_ns.map(|t| (t, p.gpu_minus_host_ns, p.uncertainty_ns))).collect();
         if pts.len() < 2 {
             return None;
         }
-        let t0 = pts[0].0;
-        let n = pts.len() as f64;
-        let mean_t = pts.iter().map(|p| p.0 - t0).sum::<f64>() / n;
-        let mean_o = pts.iter().map(|p| p.1).sum::<f64>() / n;
-        let var_t = pts.iter().map(|p| (p.0 - t0 - mean_t).powi(2)).sum::<f64>();
-        let slope = if var_t > 0.0 {
-            pts.iter().map(|p| (p.0 - t0 - mean_t) * (p.1 - mean_o)).sum::<f64>() / var_t
-        } else {
-            0.0
-        };
-        let offset0 = mean_o - slope * mean_t;
-        let residual = pts.iter().map(|p| (p.1 - (offset0 + slope * (p.0 - t0))).abs()).fold(0.0, f64::max);
+        // Everything relative to the first point, so the numbers are small enough for f64 to hold exactly.
+        let (t0, o0) = (pts[0].0, pts[0].1);
+        let rel: Vec<(f64, f64)> =
+            pts.iter().map(|p| (p.0.saturating_sub(t0) as f64, p.1.saturating_sub(o0) as f64)).collect();
+        let n = rel.len() as f64;
+        let mean_t = rel.iter().map(|p| p.0).sum::<f64>() / n;
+        let mean_o = rel.iter().map(|p| p.1).sum::<f64>() / n;
+        let var_t = rel.iter().map(|p| (p.0 - mean_t).powi(2)).sum::<f64>();
+        let slope =
+            if var_t > 0.0 { rel.iter().map(|p| (p.0 - mean_t) * (p.1 - mean_o)).sum::<f64>() / var_t } else { 0.0 };
+        let intercept = mean_o - slope * mean_t; // the line's offset at t0, relative to o0
+        let residual = rel.iter().map(|p| (p.1 - (intercept + slope * p.0)).abs()).fold(0.0, f64::max);
         let worst = pts.iter().map(|p| p.2).max().unwrap_or(0);
+        let slope = if slope.is_finite() { slope } else { 0.0 };
         Some(ClockFit {
-            t0_host_ns: t0 as i64,
-            offset0_ns: offset0,
+            t0_host_ns: t0,
+            offset0_ns: o0.saturating_add(intercept.round() as i64),
             slope,
-            uncertainty_ns: worst + residual.ceil() as u64,
+            uncertainty_ns: worst.saturating_add(residual.ceil() as u64),
             points: pts.len(),
         })
     }
@@ -122,14 +125,16 @@ impl ClockFit {
     }
 
     /// The offset (`%globaltimer` minus host) at host time `host_ns`.
-    pub fn offset_at(&self, host_ns: i64) -> f64 {
-        self.offset0_ns + self.slope * (host_ns - self.t0_host_ns) as f64
+    pub fn offset_at(&self, host_ns: i64) -> i64 {
+        self.offset0_ns.saturating_add((self.slope * host_ns.saturating_sub(self.t0_host_ns) as f64).round() as i64)
     }
 
-    /// A GPU timestamp on the host's clock: solves `gpu = host + offset(host)` for `host`.
+    /// A GPU timestamp on the host's clock: solves `gpu = host + offset0 + slope (host - t0)` for `host`, in
+    /// integers but for the drift's correction.
     pub fn to_host(&self, gpu_ns: i64) -> i64 {
-        let host = (gpu_ns as f64 - self.offset0_ns + self.slope * self.t0_host_ns as f64) / (1.0 + self.slope);
-        host.round() as i64
+        // host - t0 = (gpu - t0 - offset0) / (1 + slope)
+        let d = gpu_ns.saturating_sub(self.t0_host_ns).saturating_sub(self.offset0_ns);
+        self.t0_host_ns.saturating_add((d as f64 / (1.0 + self.slope)).round() as i64)
     }
 }
 
@@ -155,6 +160,20 @@ mod tests {
         let constant = ClockFit::constant(&pts[0]);
         assert_eq!(constant.to_host(gpu) - host, 330_000);
         assert!(!constant.measures_drift() && fit.measures_drift());
+    }
+
+    #[test]
+    fn gpu_times_keep_their_nanoseconds_at_the_real_offsets_size() {
+        // The offset on the H200 is about 1.8e18 ns, where an f64 holds only multiples of 256 ns.
+        let big = 1_796_248_639_561_121_141i64;
+        let pts = [point(1_000_000_000, big, 3_000), point(61_000_000_000, big + 510_000, 3_000)];
+        let fit = ClockFit::through(&pts).unwrap();
+        let host = 31_000_000_123i64;
+        let gpu = host + big + 255_000; // the offset halfway through
+        assert_eq!(fit.to_host(gpu), host);
+        assert_eq!(fit.to_host(gpu + 100) - fit.to_host(gpu), 100, "a 100 ns span stays 100 ns");
+        let constant = ClockFit::constant(&point(0, big, 1));
+        assert_eq!(constant.to_host(big + 7), 7);
     }
 
     #[test]

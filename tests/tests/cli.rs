@@ -215,7 +215,9 @@ fn the_bundle_runs_subcommands_and_replays_without_a_driver() {
     let run = |args: &[&str]| {
         Command::new("sh").arg(dir.join("run.sh")).args(args).env_remove("LD_LIBRARY_PATH").output().unwrap()
     };
-    // A subcommand after run.sh's own options: once refused ("cannot be used with '--ptx'").
+    // Subcommands: once refused ("cannot be used with '--ptx'"), and `help`, which takes no options after it.
+    let o = run(&["help", "list"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = run(&["list", "--preset", "seed"]);
     assert_no_panic(&o);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -231,7 +233,12 @@ fn the_bundle_runs_subcommands_and_replays_without_a_driver() {
     assert_no_panic(&o);
     assert!(!stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
     match o.status.code() {
-        Some(3) => assert!(stderr(&o).starts_with("async-lab: no NVIDIA driver"), "{}", stderr(&o)),
+        Some(3) => {
+            // run.sh says it starts on the stand-in, then async-lab its one line.
+            let e = stderr(&o);
+            assert!(e.starts_with("run.sh: no NVIDIA driver library") && e.lines().count() == 2, "{e}");
+            assert!(e.lines().nth(1).unwrap().starts_with("async-lab: no NVIDIA driver"), "{e}");
+        }
         Some(0) => assert!(String::from_utf8_lossy(&o.stdout).starts_with("GPU "), "a GPU machine describes its GPU"),
         other => panic!("run.sh info ended with {other:?}: {}", stderr(&o)),
     }

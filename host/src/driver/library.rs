@@ -147,8 +147,11 @@ impl Kernel<'_> {
     }
 
     /// `cuLaunchKernel` given the kernel handle itself, on one thread: the driver takes the function of the
-    /// stream's context (loading it there first, under lazy loading). The kernel must be `spin_wait_ns`.
-    pub fn launch_spin(self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<()> {
+    /// stream's context (loading it there first, under lazy loading).
+    ///
+    /// # Safety
+    /// The kernel is `spin_wait_ns` (its parameters are what this passes).
+    pub unsafe fn launch_spin(self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<()> {
         let (mut ns, mut stamps) = (ns, 0u64);
         let mut params = [(&mut ns as *mut u64).cast::<std::ffi::c_void>(), (&mut stamps as *mut u64).cast()];
         // SAFETY: cuLaunchKernel's API reference (CUDA 12.0 on) accepts a CUkernel from cuLibraryGetKernel cast

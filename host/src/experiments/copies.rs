@@ -315,8 +315,10 @@ impl Probe for CopyProbe<'_, '_> {
             return false;
         }
         // SAFETY: `run_rep` calls this only while the blocker ahead of the copy is still running and the
-        // copy's own work has not finished, so the copy engine has not started reading the source; if the
-        // driver staged the data, it reads its staging buffer, not this one.
+        // copy's own work has not finished, so the copy engine cannot read the source before the blocker ends;
+        // if the blocker ends during the overwrite, the copy may read a mix, which `run_rep` then sees (it asks
+        // again) and discards without verifying. Staged data comes from the driver's buffer, not this one.
+        // Either way the host writes plain bytes the copy only reads: no memory is used after it is freed.
         unsafe { self.checker.overwrite_head(&mut self.src) };
         true
     }

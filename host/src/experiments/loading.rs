@@ -356,7 +356,8 @@ impl Probe for LoadProbe<'_> {
             Step::ModuleGetFunction(m) => m.function(EMPTY).map(|_| ()),
             Step::LibraryGetKernel(l) => l.kernel(EMPTY).map(|_| ()),
             Step::KernelGetFunction(k) => k.function().map(|_| ()),
-            Step::FirstLaunch(k) => k.launch_spin(self.stream, FIRST_LAUNCH_NS),
+            // SAFETY: the kernel was looked up as `spin_wait_ns` (`SPIN`) in `for_call`.
+            Step::FirstLaunch(k) => unsafe { k.launch_spin(self.stream, FIRST_LAUNCH_NS) },
             Step::RtLibraryGetKernel(l) => l.kernel_named(EMPTY).map(|_| ()),
             // SAFETY: the kernel is `spin_wait_ns`; its library is the repetition's `Loaded`, which `repetition`
             // unloads only after this probe is gone and the device is idle; `self.stream` is live (its lifetime

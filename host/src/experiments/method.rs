@@ -173,10 +173,12 @@ pub fn run_rep(
         }
         _ => None,
     };
-    let data_captured_at_return = probe.verify(gpu, probed)?;
     if !probe_held {
+        // The copy may have read the page half before and half after the overwrite: nothing to verify it
+        // against. The next repetition's `prepare` restores the source and poisons the destination.
         return Ok(None);
     }
+    let data_captured_at_return = probe.verify(gpu, probed)?;
     Ok(Some(Rep {
         host_call_ns: timed.wall_ns,
         host_cpu_ns: timed.cpu_ns,
@@ -196,7 +198,7 @@ pub fn run_rep(
 }
 
 /// Takes repetitions from `next` until `reps` are usable, noting on each how many were discarded before it
-/// (`discarded_before`); gives up after `MAX_DISCARDED` discards in a row.
+/// (`discarded_before`); gives up at the `MAX_DISCARDED`th discard in a row.
 fn collect_reps(
     reps: usize,
     blocker_ns: u64,
@@ -216,7 +218,7 @@ fn collect_reps(
             None => {
                 discarded += 1;
                 anyhow::ensure!(
-                    discarded <= MAX_DISCARDED,
+                    discarded < MAX_DISCARDED,
                     "the staging probe could not be held {MAX_DISCARDED} times in a row: the {} ms blocker ended \
                      before the source's first page was overwritten",
                     blocker_ns / 1_000_000

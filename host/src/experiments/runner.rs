@@ -178,7 +178,7 @@ fn take_records(records: &mut BTreeMap<String, Vec<CaseRecord>>, id: &str) -> Op
     // (`.../1MiB` and `.../1MiB/typed`) and are not its parts.
     let is_part = |k: &str| {
         k.strip_prefix(&prefix).is_some_and(|rest| {
-            !rest.contains('/') && (rest.starts_with(|c: char| c.is_ascii_digit()) || rest.starts_with("gpu"))
+            !rest.contains('/') && (rest.starts_with(|c: char| c.is_ascii_digit()) || is_gpu_pair(rest))
         })
     };
     let keys: Vec<String> = records.keys().filter(|k| k.as_str() == id || is_part(k)).cloned().collect();
@@ -186,6 +186,12 @@ fn take_records(records: &mut BTreeMap<String, Vec<CaseRecord>>, id: &str) -> Op
         return None;
     }
     Some(keys.into_iter().flat_map(|k| records.remove(&k).unwrap_or_default()).collect())
+}
+
+/// `gpu0-to-gpu1`: a peer experiment's pair (not `gpu-resident`).
+fn is_gpu_pair(segment: &str) -> bool {
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    segment.strip_prefix("gpu").and_then(|rest| rest.split_once("-to-gpu")).is_some_and(|(a, b)| number(a) && number(b))
 }
 
 /// A runtime-API case when the runtime cannot be used (no libcudart, or an unusable one): its *not run*
@@ -310,16 +316,19 @@ mod tests {
         ] {
             records.entry(id.into()).or_default().push(step(id));
         }
-        for id in
-            ["copy/async/htod/managed/nonblocking/same/1MiB", "copy/async/htod/managed/nonblocking/same/1MiB/typed"]
-        {
+        for id in [
+            "copy/async/htod/managed/nonblocking/same/1MiB",
+            "copy/async/htod/managed/nonblocking/same/1MiB/typed",
+            "copy/async/htod/managed/nonblocking/same/1MiB/gpu-resident",
+        ] {
             records.entry(id.into()).or_default().push(step(id));
         }
         let got = take_records(&mut records, "runtime/seed-eager/pinned").expect("found");
         assert_eq!(got.len(), 2);
-        assert_eq!(records.len(), 3, "the other kind's records stay");
+        assert_eq!(records.len(), 4, "the other kind's records stay");
         let copy = take_records(&mut records, "copy/async/htod/managed/nonblocking/same/1MiB").expect("found");
         assert_eq!(copy.len(), 1, "a case that shares a prefix is not a part");
+        assert!(is_gpu_pair("gpu0-to-gpu12") && !is_gpu_pair("gpu-resident") && !is_gpu_pair("gpu1-to-gpu"));
         assert!(take_records(&mut records, "runtime/seed-eager/pinned").is_none());
     }
 

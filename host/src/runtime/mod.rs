@@ -268,9 +268,9 @@ pub type RawStreamCallback = unsafe extern "C" fn(sys::cudaStream_t, u32, *mut c
 /// `f` as the bindings' `cudaStreamCallback_t`, for `cudaStreamAddCallback`.
 pub fn stream_callback(f: RawStreamCallback) -> sys::cudaStreamCallback_t {
     type Declared = unsafe extern "C" fn(sys::cudaStream_t, sys::cudaError_t, *mut c_void);
-    // SAFETY: the two function types differ only in the status parameter, `u32` against the bindings'
-    // `#[repr(u32)]` enum: the same size and calling convention, so the runtime calls `f` exactly as declared,
-    // and `f` reads whatever code it gets as a plain integer.
+    // SAFETY: Rust never calls the pointer this returns; only the C runtime does, passing the status as C's
+    // `cudaError_t`, an `int`-sized enum: the same register and size as `f`'s `u32` under the C calling
+    // convention, so `f` receives the code as a plain integer, whatever its value.
     Some(unsafe { std::mem::transmute::<RawStreamCallback, Declared>(f) })
 }
 
