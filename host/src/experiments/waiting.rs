@@ -4,8 +4,8 @@
 //!
 //! The runtime twins set the flag with `cudaSetDeviceFlags` on the device's primary context, which is
 //! already active (the driver side of async-lab opened it), and wait with `cudaStreamSynchronize` /
-//! `cudaEventSynchronize`: the way a runtime program changes how it waits after start-up. The flag is put
-//! back to AUTO afterwards.
+//! `cudaEventSynchronize`: the way a runtime program changes how it waits after start-up. The scheduling flags
+//! read before (`cudaGetDeviceFlags`) are put back afterwards.
 //!
 //! Wake-up latency is estimated as (host time from just before the launch to the wait's return) minus the
 //! kernel's device time: it includes the launch latency, a few microseconds.
