@@ -1,87 +1,94 @@
 //! Snapshot tests of the committed recordings (`recordings/*.json`, made on real GPUs): each is replayed
-//! through the same classification as a live run, and its table of classes and verdicts must not change.
-//! Timings are left out of the snapshots (they vary run to run); classes and verdicts are what they pin.
+//! through the same classification as a live run, and its classes and verdicts must not change (one snapshot
+//! per recording, `snapshots/recordings__replay@<recording>.snap`).
 
 use async_lab::output::{render, Format};
 use async_lab::record::Recording;
-use async_lab::report::build;
+use async_lab::report::{build, Report, Summary};
+use serde::Serialize;
 use std::path::PathBuf;
 
 fn recordings() -> Vec<PathBuf> {
     async_lab_tests::recording_files()
 }
 
-/// One line per experiment: what the snapshot pins.
-fn classification_table(rec: &Recording) -> String {
-    let report = build(rec);
-    let mut out = format!(
-        "{} · {} · driver {} (CUDA {}) · preset {} · {} experiments{}\n",
-        report.machine.gpu_name,
-        report.machine.compute_capability,
-        report.machine.driver_release.as_deref().unwrap_or("?"),
-        report.machine.cuda_driver_api,
-        report.preset,
-        report.results.len(),
-        if report.partial { " · partial" } else { "" }
-    );
-    for r in &report.results {
-        out.push_str(&format!(
-            "{:<58} {:<4} {:<19} {:<8} expected {}{}\n",
-            r.id,
-            r.rule,
-            match (r.class, &r.not_run) {
-                (Some(c), _) => c.to_string(),
-                (None, Some(_)) => "NOT RUN".to_owned(),
-                (None, None) => "ERROR".to_owned(),
-            },
-            r.verdict.map_or("-".to_owned(), |v| v.to_string()),
-            r.expected,
-            if r.agreement < 1.0 && !r.classes.is_empty() {
-                format!(" ({:.0}% of reps)", r.agreement * 100.0)
-            } else {
-                String::new()
-            }
-        ));
-    }
-    let s = &report.summary;
-    out.push_str(&format!(
-        "{} matches, {} deviates, {} undocumented, {} errors\n",
-        s.matches, s.deviates, s.undocumented, s.errors
-    ));
-    if s.not_run > 0 {
-        out.push_str(&format!("{} not run: {}\n", s.not_run, s.not_run_reasons.join("; ")));
-    }
-    for f in &s.findings {
-        out.push_str(&format!("- {}\n", rounded(f)));
-    }
-    out
+/// What a replay decides about one experiment: the class and verdict the snapshot pins, with the numbers they
+/// were decided from.
+#[derive(Serialize)]
+struct Decided<'r> {
+    id: &'r str,
+    rule: &'r str,
+    /// The majority class, or why there is none.
+    class: String,
+    verdict: Option<String>,
+    expected: String,
+    /// Fraction of repetitions in the majority class.
+    agreement: f64,
+    /// Median wall time of the call and median device time of its work.
+    host_call_us: Option<f64>,
+    device_us: Option<f64>,
 }
 
-/// Findings quote times; keep their words and round their numbers away.
-fn rounded(text: &str) -> String {
-    let mut out = String::new();
-    let mut in_number = false;
-    for c in text.chars() {
-        if c.is_ascii_digit() || (in_number && c == '.') {
-            if !in_number {
-                out.push('N');
-            }
-            in_number = true;
-        } else {
-            in_number = false;
-            out.push(c);
-        }
-    }
-    out
+/// A replayed recording as the snapshot holds it: where it was made, each experiment's decision, the summary.
+#[derive(Serialize)]
+struct Replayed<'r> {
+    gpu: &'r str,
+    driver: Option<&'r str>,
+    cuda_driver_api: &'r str,
+    /// The commit of the async-lab that made the recording (redacted: it says nothing about the replay).
+    git_commit: &'r str,
+    preset: &'r str,
+    partial: bool,
+    results: Vec<Decided<'r>>,
+    summary: &'r Summary,
 }
 
+fn replayed(report: &Report) -> Replayed<'_> {
+    Replayed {
+        gpu: &report.machine.gpu_name,
+        driver: report.machine.driver_release.as_deref(),
+        cuda_driver_api: &report.machine.cuda_driver_api,
+        git_commit: &report.machine.git_commit,
+        preset: &report.preset,
+        partial: report.partial,
+        results: report
+            .results
+            .iter()
+            .map(|r| Decided {
+                id: &r.id,
+                rule: &r.rule,
+                class: match (r.class, &r.not_run) {
+                    (Some(c), _) => c.to_string(),
+                    (None, Some(_)) => "not run".to_owned(),
+                    (None, None) => "error".to_owned(),
+                },
+                verdict: r.verdict.map(|v| v.to_string()),
+                expected: r.expected.to_string(),
+                agreement: r.agreement,
+                host_call_us: r.host_call_us.as_ref().map(|s| s.median),
+                device_us: r.device_us,
+            })
+            .collect(),
+        summary: &report.summary,
+    }
+}
+
+/// Every committed recording, replayed: the snapshot (one per recording) pins each experiment's class and
+/// verdict and the summary's counts and findings. A replay is deterministic, so the numbers stay in; they are
+/// rounded (floating-point sums may differ in the last digits between machines and compilers), and the
+/// recording's commit is redacted.
 #[test]
-fn replayed_recordings_keep_their_classes() {
-    for path in recordings() {
-        let rec = Recording::load(&path).unwrap_or_else(|e| panic!("{e:#}"));
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        insta::assert_snapshot!(name, classification_table(&rec));
-    }
+fn replayed_recordings_keep_their_classes_and_verdicts() {
+    insta::glob!("../../recordings", "async-lab-*.json", |path| {
+        let rec = Recording::load(path).unwrap_or_else(|e| panic!("{e:#}"));
+        let report = build(&rec);
+        insta::assert_yaml_snapshot!("replay", replayed(&report), {
+            ".git_commit" => "[commit]",
+            ".results[].agreement" => insta::rounded_redaction(4),
+            ".results[].host_call_us" => insta::rounded_redaction(2),
+            ".results[].device_us" => insta::rounded_redaction(2),
+        });
+    });
 }
 
 #[test]
