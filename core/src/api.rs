@@ -48,25 +48,6 @@ impl fmt::Display for Api {
     }
 }
 
-/// `--api`: which API's cases to run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum ApiChoice {
-    Driver,
-    Runtime,
-    /// Each case through both APIs, side by side.
-    #[default]
-    Both,
-}
-
-impl ApiChoice {
-    pub fn includes(self, api: Api) -> bool {
-        matches!(
-            (self, api),
-            (ApiChoice::Both, _) | (ApiChoice::Driver, Api::Driver) | (ApiChoice::Runtime, Api::Runtime)
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,8 +62,6 @@ mod tests {
             Api::base_id("copy/async/htod/pinned/nonblocking/same/4KiB"),
             "copy/async/htod/pinned/nonblocking/same/4KiB"
         );
-        assert!(ApiChoice::Both.includes(Api::Runtime) && ApiChoice::Both.includes(Api::Driver));
-        assert!(!ApiChoice::Driver.includes(Api::Runtime) && !ApiChoice::Runtime.includes(Api::Driver));
     }
 
     #[test]

@@ -147,7 +147,7 @@ pub fn long(record: &CaseRecord) -> String {
         s.api,
         s.call,
         match s.api {
-            crate::api::Api::Driver if crate::experiments::has_runtime_twin(s) =>
+            crate::api::Api::Driver if crate::expectations::has_runtime_twin(s) =>
                 format!(" The same case through the runtime API: runtime/{}.", s.id),
             crate::api::Api::Runtime =>
                 format!(" The same case through the driver API: {}.", crate::api::Api::base_id(&s.id)),
@@ -178,7 +178,7 @@ pub fn long(record: &CaseRecord) -> String {
     }
     t.push_str(&format!("\nWhy: {}\n", why(s, &r)));
     t.push_str(&format!(
-        "\nThe code: {} (the call), host/src/experiments/method.rs (the protocol), host/src/classify.rs (the class).\n",
+        "\nThe code: {} (the call), host/src/experiments/method.rs (the protocol), core/src/classify.rs (the class).\n",
         source_file(s.family)
     ));
     t

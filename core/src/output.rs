@@ -5,7 +5,9 @@ use crate::report::{common_not_run, CaseResult, Report};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, Table};
 use std::fmt::Write as _;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// `--format`: how to print a report (a command-line value where the `clap` feature is on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Format {
     Table,
     Json,

@@ -4,9 +4,9 @@
 //! reporting code as a live run, on any machine, without a GPU. Nothing in a recording is derived: classes,
 //! verdicts and explanations are recomputed on every replay.
 
-use crate::driver::{HostKind, StreamKind};
-use crate::info::MachineInfo;
+use crate::machine::MachineInfo;
 use crate::rules::Expected;
+use crate::setup::{Direction, HostKind, StreamKind};
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -128,6 +128,10 @@ pub struct CaseSetup {
     /// For copies between two GPUs: which two, and whether direct (peer) access was on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer: Option<PeerSetup>,
+    /// Which way a copy (copy and sweep families) moves its bytes; `None` for every other call. Recordings
+    /// made before setups carried it get it from their ids when read (`Recording::parse`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<Direction>,
 }
 
 /// The two GPUs of a peer experiment (absent in the experiment's template, before the pairs are known).
@@ -225,8 +229,14 @@ impl Recording {
             Some(v) => bail!("its schema_version is {v}; this async-lab reads version {SCHEMA_VERSION}"),
             None => bail!("it has no schema_version"),
         }
-        let rec: Recording = serde_json::from_value(value).context("its fields do not match the recording format")?;
-        for case in &rec.cases {
+        let mut rec: Recording =
+            serde_json::from_value(value).context("its fields do not match the recording format")?;
+        for case in &mut rec.cases {
+            let s = &mut case.setup;
+            if s.direction.is_none() && matches!(s.family, Family::Copy | Family::Sweep) {
+                // Made before setups carried the direction: the copy's id names it (the one place ids are read).
+                s.direction = Direction::from_legacy_id(&s.id);
+            }
             if case.error.is_none() && case.skipped.is_none() && case.reps.is_empty() {
                 bail!("experiment {} has neither repetitions nor an error nor a reason it was not run", case.setup.id);
             }

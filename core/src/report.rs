@@ -2,10 +2,10 @@
 //! experiment. Live runs and `--replay` both come through here.
 
 use crate::classify::{classify_rep, majority, Class};
-use crate::driver::HostKind;
-use crate::info::MachineInfo;
-use crate::record::{CaseRecord, CaseSetup, Family, Recording, SCHEMA_VERSION};
+use crate::machine::MachineInfo;
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Recording, SCHEMA_VERSION};
 use crate::rules::{verdict, Expected, Verdict, WaitStyle};
+use crate::setup::{Direction, HostKind};
 use crate::stats::Spread;
 use crate::units::format_size;
 use serde::Serialize;
@@ -54,6 +54,14 @@ pub struct CaseResult {
     /// For copies between GPUs: source and destination GPU, and whether peer access was on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peer: Option<crate::record::PeerSetup>,
+    /// Where the blocker ran (for peer copies, `Other` is the destination GPU).
+    pub blocker: BlockerPlacement,
+    /// The host memory the call used, where it used some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_memory: Option<HostKind>,
+    /// Which way a copy moved its bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direction: Option<Direction>,
 }
 
 /// A run's results and where they were measured.
@@ -130,27 +138,9 @@ fn majority_bool(values: impl Iterator<Item = Option<bool>>) -> Option<bool> {
     Some(yes * 2 >= v.len())
 }
 
-/// The rule and expectation this version of async-lab gives an experiment id, where it knows the id and the
-/// experiment was set up the same way (blocker ahead or not). What the documentation predicts is knowledge
-/// that improves; a replay applies today's, to yesterday's measurements.
-fn current_rule(setup: &CaseSetup) -> Option<(String, Expected)> {
-    static CATALOGUE: std::sync::OnceLock<BTreeMap<String, CaseSetup>> = std::sync::OnceLock::new();
-    let map = CATALOGUE.get_or_init(|| {
-        use crate::experiments::{catalogue, Preset};
-        [Preset::Full, Preset::Default, Preset::Sweep, Preset::Peer]
-            .into_iter()
-            .flat_map(|p| catalogue(p, None))
-            .map(|c| (c.setup.id.clone(), c.setup))
-            .collect()
-    });
-    let now = map.get(crate::experiments::peer::template_id(&setup.id))?;
-    (now.blocker_ahead == setup.blocker_ahead && now.call == setup.call)
-        .then(|| (now.rule.clone(), now.expected.clone()))
-}
-
 pub fn result(case: &CaseRecord) -> CaseResult {
     let mut setup = case.setup.clone();
-    if let Some((rule, expected)) = current_rule(&setup) {
+    if let Some((rule, expected)) = crate::expectations::current_rule(&setup) {
         setup.rule = rule;
         setup.expected = expected;
     }
@@ -202,6 +192,9 @@ pub fn result(case: &CaseRecord) -> CaseResult {
         not_run: case.skipped.clone(),
         bandwidth_gb_s: None,
         peer: s.peer,
+        blocker: s.blocker,
+        host_memory: s.host_memory,
+        direction: s.direction,
     };
     // Bytes per nanosecond are GB/s. Only where the copy's events bracket a DMA transfer alone: between
     // GPUs, between device buffers, or with page-locked host memory. Pageable copies' events also span the
@@ -209,7 +202,7 @@ pub fn result(case: &CaseRecord) -> CaseResult {
     let dma = match s.family {
         Family::Peer => true,
         Family::Copy | Family::Sweep => {
-            !s.id.contains("/htoh/")
+            s.direction != Some(Direction::HtoH)
                 && matches!(
                     s.host_memory,
                     None | Some(HostKind::Pinned | HostKind::Registered | HostKind::WriteCombined)
@@ -217,7 +210,7 @@ pub fn result(case: &CaseRecord) -> CaseResult {
         }
         _ => false,
     };
-    if dma && s.blocker == crate::record::BlockerPlacement::Same && s.bytes > 0 {
+    if dma && s.blocker == BlockerPlacement::Same && s.bytes > 0 {
         r.bandwidth_gb_s = r.device_us.filter(|&us| us > 0.0).map(|us| s.bytes as f64 / (us * 1e3));
     }
     if case.error.is_none() && case.skipped.is_none() && reps.is_empty() {
@@ -234,7 +227,7 @@ fn findings(results: &[CaseResult]) -> Vec<String> {
         // Findings per API; the runtime's say so.
         let of_api: Vec<&CaseResult> = results.iter().filter(|r| r.api == api).collect();
         let tag = if api == crate::api::Api::Runtime { "through the runtime: " } else { "" };
-        for line in api_findings(&of_api, api.id_prefix()) {
+        for line in api_findings(&of_api, api) {
             out.push(format!("{tag}{line}"));
         }
     }
@@ -254,18 +247,22 @@ fn findings(results: &[CaseResult]) -> Vec<String> {
     out
 }
 
-/// The sweep and launch-queue findings among one API's results (`id_prefix` is that API's id prefix).
-fn api_findings(results: &[&CaseResult], id_prefix: &str) -> Vec<String> {
+/// The sweep and launch-queue findings among the results of one API.
+fn api_findings(results: &[&CaseResult], api: crate::api::Api) -> Vec<String> {
     let mut out = Vec::new();
-    for dir in ["htod", "dtoh"] {
-        let prefix = format!("{id_prefix}sweep/{dir}/pageable/");
-        let mut sweep: Vec<&CaseResult> =
-            results.iter().copied().filter(|r| r.id.starts_with(&prefix) && r.class.is_some()).collect();
+    let id_prefix = api.id_prefix();
+    for dir in [Direction::HtoD, Direction::DtoH] {
+        let mut sweep: Vec<&CaseResult> = results
+            .iter()
+            .copied()
+            .filter(|r| r.family == Family::Sweep && r.direction == Some(dir))
+            .filter(|r| r.host_memory == Some(HostKind::Pageable) && r.class.is_some())
+            .collect();
         sweep.sort_by_key(|r| r.bytes);
         if sweep.is_empty() {
             continue;
         }
-        let dir_words = if dir == "htod" { "host → device" } else { "device → host" };
+        let dir_words = if dir == Direction::HtoD { "host → device" } else { "device → host" };
         match sweep.iter().find(|r| !matches!(r.class, Some(Class::Async | Class::Staged))) {
             Some(first) => out.push(format!(
                 "pageable {dir_words} copies stop returning at once from {} (class {} there; {})",
@@ -341,7 +338,7 @@ fn peer_findings(results: &[CaseResult]) -> Vec<String> {
             let group: Vec<&&CaseResult> =
                 measured.iter().filter(|r| r.call == call && r.peer.is_some_and(|p| p.access == access)).collect();
             let (dst, same): (Vec<&&CaseResult>, Vec<&&CaseResult>) =
-                group.iter().partition(|r| r.id.contains("/dst-gpu/"));
+                group.iter().partition(|r| r.blocker == BlockerPlacement::Other);
             if same.is_empty() && dst.is_empty() {
                 continue;
             }

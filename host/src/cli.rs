@@ -1,8 +1,8 @@
 //! Command-line interface: `async-lab [run options]` runs experiments; subcommands do the rest.
 
-use crate::api::ApiChoice;
 use crate::experiments::Preset;
 use crate::output::Format;
+use async_lab_core::api::Api;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -136,4 +136,34 @@ pub enum Command {
         #[arg(long, default_value_t = 5)]
         reps: u16,
     },
+}
+
+/// `--api`: which API's cases to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ApiChoice {
+    Driver,
+    Runtime,
+    /// Each case through both APIs, side by side.
+    #[default]
+    Both,
+}
+
+impl ApiChoice {
+    pub fn includes(self, api: Api) -> bool {
+        matches!(
+            (self, api),
+            (ApiChoice::Both, _) | (ApiChoice::Driver, Api::Driver) | (ApiChoice::Runtime, Api::Runtime)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_choices_include_their_apis() {
+        assert!(ApiChoice::Both.includes(Api::Runtime) && ApiChoice::Both.includes(Api::Driver));
+        assert!(!ApiChoice::Driver.includes(Api::Runtime) && !ApiChoice::Runtime.includes(Api::Driver));
+    }
 }

@@ -2,48 +2,7 @@
 //! the header of every recording).
 
 use crate::driver::{check, sys, Gpu};
-use serde::{Deserialize, Serialize};
-use std::fmt;
-
-/// The machine description stored with every result.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct MachineInfo {
-    pub gpu_name: String,
-    pub gpu_ordinal: i32,
-    pub compute_capability: String,
-    pub sm_count: i32,
-    pub memory_total_bytes: u64,
-    pub memory_free_bytes: u64,
-    /// Driver API version, e.g. "13.0".
-    pub cuda_driver_api: String,
-    /// The kernel module's release, e.g. "580.159.04", where /proc tells it.
-    pub driver_release: Option<String>,
-    pub pci_bus_id: String,
-    /// e.g. "32.0 GT/s PCIe x16", from sysfs.
-    pub pcie_link: Option<String>,
-    pub pcie_max_link: Option<String>,
-    pub sm_clock_max_mhz: i32,
-    pub memory_clock_max_mhz: i32,
-    pub async_engine_count: i32,
-    pub concurrent_managed_access: bool,
-    pub pageable_memory_access: bool,
-    pub host_cpu: String,
-    pub host_cpus: usize,
-    pub os: String,
-    pub tool_version: String,
-    pub git_commit: String,
-    /// How many GPUs the driver sees, their names by ordinal, and what it says about each ordered pair.
-    #[serde(default)]
-    pub gpu_count: Option<i32>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub gpu_names: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub peer_links: Vec<crate::driver::PeerLink>,
-    /// The CUDA runtime library the runtime-API experiments used, or why there was none (absent in
-    /// recordings made before the runtime was measured).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cuda_runtime: Option<crate::runtime::RuntimeInfo>,
-}
+pub use async_lab_core::machine::MachineInfo;
 
 fn attr(gpu: &Gpu, a: sys::CUdevice_attribute) -> i32 {
     let mut v = 0;
@@ -66,64 +25,62 @@ fn device_name(ordinal: i32) -> anyhow::Result<String> {
     Ok(unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned())
 }
 
-impl MachineInfo {
-    /// Reads the machine. `with_runtime`: also look for the CUDA runtime library and load it (not done for a
-    /// driver-only run, which must not depend on, or be disturbed by, a libcudart).
-    pub fn read(gpu: &Gpu, with_runtime: bool) -> anyhow::Result<MachineInfo> {
-        use sys::CUdevice_attribute as A;
-        gpu.bind()?;
-        let gpu_name = device_name(gpu.ordinal)?;
-        let (mut free, mut total) = (0usize, 0usize);
-        // SAFETY: valid out-pointers; the context is current.
-        unsafe { check(sys::cuMemGetInfo_v2(&mut free, &mut total), "cuMemGetInfo")? };
-        let mut version = 0;
-        // SAFETY: valid out-pointer.
-        unsafe { check(sys::cuDriverGetVersion(&mut version), "cuDriverGetVersion")? };
-        let (domain, bus, dev) = (
-            attr(gpu, A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
-            attr(gpu, A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
-            attr(gpu, A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID),
-        );
-        let pci_bus_id = format!("{domain:04x}:{bus:02x}:{dev:02x}.0");
-        let link = |prefix: &str| -> Option<String> {
-            let base = format!("/sys/bus/pci/devices/{pci_bus_id}");
-            let speed = std::fs::read_to_string(format!("{base}/{prefix}_link_speed")).ok()?;
-            let width = std::fs::read_to_string(format!("{base}/{prefix}_link_width")).ok()?;
-            Some(format!("{} x{}", speed.trim(), width.trim()))
-        };
-        Ok(MachineInfo {
-            gpu_name,
-            gpu_ordinal: gpu.ordinal,
-            compute_capability: format!(
-                "{}.{}",
-                attr(gpu, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-                attr(gpu, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
-            ),
-            sm_count: attr(gpu, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
-            memory_total_bytes: total as u64,
-            memory_free_bytes: free as u64,
-            cuda_driver_api: format!("{}.{}", version / 1000, (version % 1000) / 10),
-            driver_release: driver_release(),
-            pcie_link: link("current"),
-            pcie_max_link: link("max"),
-            pci_bus_id,
-            sm_clock_max_mhz: attr(gpu, A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000,
-            memory_clock_max_mhz: attr(gpu, A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) / 1000,
-            async_engine_count: attr(gpu, A::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT),
-            concurrent_managed_access: attr(gpu, A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) == 1,
-            pageable_memory_access: attr(gpu, A::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) == 1,
-            host_cpu: host_cpu(),
-            host_cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-            os: os_name(),
-            tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-            git_commit: crate::GIT_COMMIT.to_owned(),
-            gpu_count: Some(gpu.device_count),
-            gpu_names: (0..gpu.device_count).map(device_name).collect::<anyhow::Result<_>>()?,
-            // Best effort: a driver that cannot describe its links does not stop a run.
-            peer_links: crate::driver::peer::links(gpu.device_count).unwrap_or_default(),
-            cuda_runtime: with_runtime.then(crate::runtime::info),
-        })
-    }
+/// Reads the machine. `with_runtime`: also look for the CUDA runtime library and load it (not done for a
+/// driver-only run, which must not depend on, or be disturbed by, a libcudart).
+pub fn read(gpu: &Gpu, with_runtime: bool) -> anyhow::Result<MachineInfo> {
+    use sys::CUdevice_attribute as A;
+    gpu.bind()?;
+    let gpu_name = device_name(gpu.ordinal)?;
+    let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: valid out-pointers; the context is current.
+    unsafe { check(sys::cuMemGetInfo_v2(&mut free, &mut total), "cuMemGetInfo")? };
+    let mut version = 0;
+    // SAFETY: valid out-pointer.
+    unsafe { check(sys::cuDriverGetVersion(&mut version), "cuDriverGetVersion")? };
+    let (domain, bus, dev) = (
+        attr(gpu, A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
+        attr(gpu, A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+        attr(gpu, A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID),
+    );
+    let pci_bus_id = format!("{domain:04x}:{bus:02x}:{dev:02x}.0");
+    let link = |prefix: &str| -> Option<String> {
+        let base = format!("/sys/bus/pci/devices/{pci_bus_id}");
+        let speed = std::fs::read_to_string(format!("{base}/{prefix}_link_speed")).ok()?;
+        let width = std::fs::read_to_string(format!("{base}/{prefix}_link_width")).ok()?;
+        Some(format!("{} x{}", speed.trim(), width.trim()))
+    };
+    Ok(MachineInfo {
+        gpu_name,
+        gpu_ordinal: gpu.ordinal,
+        compute_capability: format!(
+            "{}.{}",
+            attr(gpu, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+            attr(gpu, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+        ),
+        sm_count: attr(gpu, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+        memory_total_bytes: total as u64,
+        memory_free_bytes: free as u64,
+        cuda_driver_api: format!("{}.{}", version / 1000, (version % 1000) / 10),
+        driver_release: driver_release(),
+        pcie_link: link("current"),
+        pcie_max_link: link("max"),
+        pci_bus_id,
+        sm_clock_max_mhz: attr(gpu, A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000,
+        memory_clock_max_mhz: attr(gpu, A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) / 1000,
+        async_engine_count: attr(gpu, A::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT),
+        concurrent_managed_access: attr(gpu, A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) == 1,
+        pageable_memory_access: attr(gpu, A::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) == 1,
+        host_cpu: host_cpu(),
+        host_cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        os: os_name(),
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        git_commit: crate::GIT_COMMIT.to_owned(),
+        gpu_count: Some(gpu.device_count),
+        gpu_names: (0..gpu.device_count).map(device_name).collect::<anyhow::Result<_>>()?,
+        // Best effort: a driver that cannot describe its links does not stop a run.
+        peer_links: crate::driver::peer::links(gpu.device_count).unwrap_or_default(),
+        cuda_runtime: with_runtime.then(crate::runtime::info),
+    })
 }
 
 /// "580.159.04" from /proc/driver/nvidia/version, where readable.
@@ -157,70 +114,5 @@ fn os_name() -> String {
         (Some(p), None) => p,
         (None, Some(k)) => format!("Linux {k}"),
         (None, None) => std::env::consts::OS.to_owned(),
-    }
-}
-
-fn gib(bytes: u64) -> f64 {
-    bytes as f64 / (1u64 << 30) as f64
-}
-
-impl fmt::Display for MachineInfo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let unknown = || "unknown".to_owned();
-        writeln!(f, "GPU {}            {}", self.gpu_ordinal, self.gpu_name)?;
-        writeln!(f, "compute capability {} ({} SMs)", self.compute_capability, self.sm_count)?;
-        writeln!(
-            f,
-            "memory             {:.1} GiB total, {:.1} GiB free",
-            gib(self.memory_total_bytes),
-            gib(self.memory_free_bytes)
-        )?;
-        writeln!(
-            f,
-            "driver             {} (CUDA driver API {})",
-            self.driver_release.clone().unwrap_or_else(unknown),
-            self.cuda_driver_api
-        )?;
-        writeln!(
-            f,
-            "PCIe               {} now, {} max (bus {})",
-            self.pcie_link.clone().unwrap_or_else(unknown),
-            self.pcie_max_link.clone().unwrap_or_else(unknown),
-            self.pci_bus_id
-        )?;
-        writeln!(f, "clocks (max)       SM {} MHz, memory {} MHz", self.sm_clock_max_mhz, self.memory_clock_max_mhz)?;
-        writeln!(
-            f,
-            "copy engines       {} (concurrent managed access: {}, pageable memory access: {})",
-            self.async_engine_count, self.concurrent_managed_access, self.pageable_memory_access
-        )?;
-        if let Some(n) = self.gpu_count {
-            let names: Vec<String> = self.gpu_names.iter().enumerate().map(|(i, n)| format!("{i}: {n}")).collect();
-            writeln!(f, "GPUs               {n} ({})", names.join(", "))?;
-        }
-        for l in &self.peer_links {
-            writeln!(
-                f,
-                "peer {} → {}         {} (performance rank {}, native atomics {})",
-                l.src,
-                l.dst,
-                if l.can_access { "direct access possible" } else { "no direct access" },
-                l.performance_rank,
-                l.native_atomics
-            )?;
-        }
-        if let Some(rt) = &self.cuda_runtime {
-            match (&rt.version, &rt.file, &rt.unusable) {
-                (Some(v), Some(file), _) => writeln!(
-                    f,
-                    "runtime            CUDA runtime API {v} ({file}, found as {})",
-                    rt.source.as_deref().unwrap_or("?")
-                )?,
-                (_, _, Some(why)) => writeln!(f, "runtime            none: {why}")?,
-                _ => writeln!(f, "runtime            unknown")?,
-            }
-        }
-        writeln!(f, "host               {} ({} CPUs), {}", self.host_cpu, self.host_cpus, self.os)?;
-        write!(f, "async-lab          {} ({})", self.tool_version, self.git_commit)
     }
 }

@@ -1,33 +1,31 @@
 //! async-lab: measures, on a real NVIDIA GPU, which CUDA calls that people expect to be asynchronous make
 //! the host thread wait, classifies each into one word, and compares it with NVIDIA's documented rules.
 //!
+//! This crate measures; what a measurement means (classes, rules, reports, the HTML page) is the
+//! `async-lab-core` crate (`core/`), which needs no GPU. The map of the crates is `docs/crates.md`.
+//!
 //! Where to start reading:
 //! - `experiments/method.rs`: how one "did this call wait?" measurement works.
-//! - `classify.rs`: how the measured signals become a class.
-//! - `rules.rs`: what the documentation predicts.
+//! - `async_lab_core::classify`: how the measured signals become a class.
+//! - `async_lab_core::rules`: what the documentation predicts.
 //! - `driver/`: the thin, safe layer over the CUDA driver API.
 
-pub mod api;
-pub mod classify;
+pub mod calibrate;
 pub mod cli;
-pub mod clock;
-pub mod compare;
 pub mod driver;
 pub mod experiments;
-pub mod explain;
-pub mod html;
 pub mod info;
 pub mod measure;
-pub mod output;
 pub mod pattern;
 pub mod ptx;
-pub mod record;
-pub mod report;
-pub mod rules;
 pub mod runtime;
 pub mod selftest;
-pub mod stats;
-pub mod units;
+
+// The model and its views live in the core crate; these re-exports keep the paths that the experiments (and
+// code written before the split) use, `crate::record::CaseSetup` and the like.
+pub use async_lab_core::{
+    api, classify, clock, compare, explain, html, output, record, report, rules, setup, stats, units,
+};
 
 /// The commit this binary was built from ("-dirty" when the tree had changes).
 pub const GIT_COMMIT: &str = env!("ASYNC_LAB_GIT_COMMIT");

@@ -46,7 +46,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
     match cli.command {
         Some(Command::Info) => {
             let gpu = open(&cli.gpu)?;
-            println!("{}", MachineInfo::read(&gpu, true)?);
+            println!("{}", async_lab::info::read(&gpu, true)?);
             Ok(Done::Ok)
         }
         Some(Command::Selftest { cycles }) => selftest(&cli.gpu, cycles),
@@ -93,7 +93,7 @@ fn open(g: &GpuArgs) -> anyhow::Result<Gpu> {
 
 fn selftest(g: &GpuArgs, cycles: u64) -> anyhow::Result<Done> {
     let gpu = open(g)?;
-    let info = MachineInfo::read(&gpu, false)?;
+    let info = async_lab::info::read(&gpu, false)?;
     println!("{info}\n");
     let r = async_lab::selftest::run(&gpu, cycles)?;
     println!("kernels loaded from {}", gpu.ptx.origin());
@@ -147,9 +147,9 @@ fn measure(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Recording> {
         args.only.as_deref(),
     )?;
     let gpu = open(g)?;
-    let machine = MachineInfo::read(&gpu, args.api != async_lab::api::ApiChoice::Driver)?;
+    let machine = async_lab::info::read(&gpu, args.api != async_lab::cli::ApiChoice::Driver)?;
     preflight(&cases, &machine)?;
-    let clock = async_lab::clock::calibrate(&gpu, 50)?;
+    let clock = async_lab::calibrate::calibrate(&gpu, 50)?;
     runner::install_ctrl_c();
     let opts = runner::RunOptions {
         reps: args.reps as usize,

@@ -12,10 +12,12 @@
 //! never a failure of the page.
 
 use super::axis::{log_label, log_ticks, pow2_ticks};
+use crate::api::Api;
 use crate::classify::Class;
-use crate::record::{CaseRecord, Family};
+use crate::record::{BlockerPlacement, CaseRecord, Family};
 use crate::report::CaseResult;
 use crate::rules::Verdict;
+use crate::setup::{Direction, HostKind};
 use crate::units::format_size;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -175,14 +177,18 @@ pub fn sweep(results: &[CaseResult]) -> Option<Figure> {
         return None;
     }
     let kinds = [
-        ("htod", "pageable", "H→D pageable", PAGEABLE_HTOD, false),
-        ("htod", "pinned", "H→D pinned", PINNED_HTOD, false),
-        ("dtoh", "pageable", "D→H pageable", PAGEABLE_DTOH, true),
-        ("dtoh", "pinned", "D→H pinned", PINNED_DTOH, true),
+        (Direction::HtoD, HostKind::Pageable, "H→D pageable", PAGEABLE_HTOD, false),
+        (Direction::HtoD, HostKind::Pinned, "H→D pinned", PINNED_HTOD, false),
+        (Direction::DtoH, HostKind::Pageable, "D→H pageable", PAGEABLE_DTOH, true),
+        (Direction::DtoH, HostKind::Pinned, "D→H pinned", PINNED_DTOH, true),
     ];
-    let of = |dir: &str, host: &str| -> Vec<&CaseResult> {
-        let prefix = format!("sweep/{dir}/{host}/");
-        let mut v: Vec<&CaseResult> = sweep.iter().copied().filter(|r| r.id.starts_with(&prefix)).collect();
+    // The driver's sweep (the runtime's, where measured too, is in the tables).
+    let of = |dir: Direction, host: HostKind| -> Vec<&CaseResult> {
+        let mut v: Vec<&CaseResult> = sweep
+            .iter()
+            .copied()
+            .filter(|r| r.api == Api::Driver && r.direction == Some(dir) && r.host_memory == Some(host))
+            .collect();
         v.sort_by_key(|r| r.bytes);
         v
     };
@@ -201,8 +207,8 @@ pub fn sweep(results: &[CaseResult]) -> Option<Figure> {
     // As in the report's findings: the first pageable size whose class is neither async nor staged.
     let mut vlines = Vec::new();
     let mut words = Vec::new();
-    for (dir, label, color) in [("htod", "H→D", PAGEABLE_HTOD), ("dtoh", "D→H", PAGEABLE_DTOH)] {
-        let rs = of(dir, "pageable");
+    for (dir, label, color) in [(Direction::HtoD, "H→D", PAGEABLE_HTOD), (Direction::DtoH, "D→H", PAGEABLE_DTOH)] {
+        let rs = of(dir, HostKind::Pageable);
         if rs.is_empty() {
             continue;
         }
@@ -258,7 +264,9 @@ const PEER_COLORS: [(&str, RGBColor); 3] = [
 pub fn peer(results: &[CaseResult]) -> Option<Figure> {
     let measured: Vec<&CaseResult> = results
         .iter()
-        .filter(|r| r.family == Family::Peer && r.class.is_some() && r.bytes > 0 && !r.id.contains("/dst-gpu/"))
+        .filter(|r| {
+            r.family == Family::Peer && r.class.is_some() && r.bytes > 0 && r.blocker != BlockerPlacement::Other
+        })
         .filter(|r| r.peer.is_some_and(|p| p.src_gpu.is_some() && p.dst_gpu.is_some()))
         .collect();
     if measured.is_empty() {

@@ -430,6 +430,7 @@ mod tests {
             what: String::new(),
             api: crate::api::Api::Driver,
             peer: None,
+            direction: None,
         };
         CaseRecord { setup, blocker_ns: None, warmup: None, reps, series: None, error: None, skipped: None }
     }

@@ -3,40 +3,10 @@
 use super::error::{check, DriverResult};
 use super::gpu::Gpu;
 use super::sys::{self, CUdeviceptr};
-use serde::{Deserialize, Serialize};
 use std::alloc::{self, Layout};
 use std::ffi::c_void;
 
-/// Which memory a host-side buffer is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
-#[serde(rename_all = "kebab-case")]
-pub enum HostKind {
-    /// Ordinary memory from the Rust allocator: the driver must stage copies through its own pinned buffer.
-    Pageable,
-    /// Page-locked memory from `cuMemAllocHost`: the GPU's copy engines read and write it directly.
-    Pinned,
-    /// Pageable memory page-locked afterwards with `cuMemHostRegister` (rule AL4).
-    Registered,
-    /// Write-combined pinned memory from `cuMemHostAlloc(CU_MEMHOSTALLOC_WRITECOMBINED)` (rule AL5).
-    WriteCombined,
-    /// Managed (unified) memory from `cuMemAllocManaged`, used from the host side (rule A4).
-    Managed,
-}
-
-impl HostKind {
-    pub const ALL: [HostKind; 5] =
-        [HostKind::Pageable, HostKind::Pinned, HostKind::Registered, HostKind::WriteCombined, HostKind::Managed];
-
-    pub fn slug(self) -> &'static str {
-        match self {
-            HostKind::Pageable => "pageable",
-            HostKind::Pinned => "pinned",
-            HostKind::Registered => "registered",
-            HostKind::WriteCombined => "wc",
-            HostKind::Managed => "managed",
-        }
-    }
-}
+pub use async_lab_core::setup::HostKind;
 
 const PAGE: usize = 4096;
 

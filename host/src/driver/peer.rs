@@ -10,19 +10,7 @@ use super::error::{check, DriverError, DriverResult};
 use super::gpu::Gpu;
 use super::probe::device_handle;
 use super::sys;
-use serde::{Deserialize, Serialize};
-
-/// What the driver reports about one ordered pair of GPUs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PeerLink {
-    pub src: i32,
-    pub dst: i32,
-    /// `cuDeviceCanAccessPeer(src, dst)`.
-    pub can_access: bool,
-    /// `CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK`: relative, lower is faster (0 where there is no access).
-    pub performance_rank: i32,
-    pub native_atomics: bool,
-}
+pub use async_lab_core::machine::PeerLink;
 
 /// Whether `from` can map `to`'s memory directly.
 pub fn can_access_peer(from: &Gpu, to: &Gpu) -> DriverResult<bool> {

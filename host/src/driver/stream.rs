@@ -3,37 +3,9 @@
 use super::error::{check, DriverResult};
 use super::gpu::Gpu;
 use super::sys::{self, CUevent, CUstream};
-use serde::{Deserialize, Serialize};
 use std::marker::PhantomData;
 
-/// Which stream a call is issued on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
-#[serde(rename_all = "kebab-case")]
-pub enum StreamKind {
-    /// `cuStreamCreate(CU_STREAM_NON_BLOCKING)`: no implicit ordering with the legacy stream (rule ST3).
-    NonBlocking,
-    /// `cuStreamCreate(CU_STREAM_DEFAULT)`: a created stream that is ordered with the legacy stream.
-    Blocking,
-    /// The legacy default stream (`CU_STREAM_LEGACY`, stream 0 in the runtime API, rule ST1).
-    Legacy,
-    /// The per-thread default stream (`CU_STREAM_PER_THREAD`, rule ST2).
-    PerThread,
-}
-
-impl StreamKind {
-    pub const ALL: [StreamKind; 4] =
-        [StreamKind::NonBlocking, StreamKind::Blocking, StreamKind::Legacy, StreamKind::PerThread];
-
-    /// The name used in experiment ids.
-    pub fn slug(self) -> &'static str {
-        match self {
-            StreamKind::NonBlocking => "nonblocking",
-            StreamKind::Blocking => "blocking",
-            StreamKind::Legacy => "legacy",
-            StreamKind::PerThread => "per-thread",
-        }
-    }
-}
+pub use async_lab_core::setup::StreamKind;
 
 /// A stream to put work on: borrowed from a live `Stream`, or one of the two default streams, which always
 /// exist. Functions that take one need no `unsafe`: the lifetime keeps the stream alive.

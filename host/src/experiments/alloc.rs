@@ -142,6 +142,7 @@ impl AllocOp {
                 what,
                 api: crate::api::Api::Driver,
                 peer: None,
+                direction: None,
             },
             op: Op::Alloc(self),
         }

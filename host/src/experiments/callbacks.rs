@@ -66,6 +66,7 @@ pub fn cases() -> Vec<Case> {
                     what: what.into(),
                     api: crate::api::Api::Driver,
                     peer: None,
+                    direction: None,
                 },
                 op: Op::Callback(op),
             }

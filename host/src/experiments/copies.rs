@@ -16,6 +16,7 @@ use crate::driver::{DriverResult, Gpu, HostKind, Stream, StreamHandle, StreamKin
 use crate::drv;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::setup::Direction;
 use crate::units::format_size;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,29 +27,10 @@ pub enum Form {
     Async,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dir {
-    HtoD,
-    DtoH,
-    DtoD,
-    HtoH,
-}
-
-impl Dir {
-    fn slug(self) -> &'static str {
-        match self {
-            Dir::HtoD => "htod",
-            Dir::DtoH => "dtoh",
-            Dir::DtoD => "dtod",
-            Dir::HtoH => "htoh",
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug)]
 pub struct CopyOp {
     pub form: Form,
-    pub dir: Dir,
+    pub dir: Direction,
     /// The host memory involved (both ends for host → host); `None` for device → device.
     pub host: Option<HostKind>,
     pub stream: StreamKind,
@@ -94,13 +76,14 @@ impl CopyOp {
     /// memory and host → host, typed otherwise; managed pages last touched by the host.
     pub fn natural(
         form: Form,
-        dir: Dir,
+        dir: Direction,
         host: Option<HostKind>,
         stream: StreamKind,
         blocker: BlockerPlacement,
         bytes: u64,
     ) -> CopyOp {
-        let entry = if dir == Dir::HtoH || host == Some(HostKind::Managed) { Entry::Unified } else { Entry::Typed };
+        let entry =
+            if dir == Direction::HtoH || host == Some(HostKind::Managed) { Entry::Unified } else { Entry::Typed };
         CopyOp { form, dir, host, stream, blocker, bytes, entry, residency: Residency::HostTouched }
     }
 
@@ -136,15 +119,15 @@ impl CopyOp {
 
     /// The driver function this experiment calls. Host → host has only the unified form.
     pub fn call(&self) -> &'static str {
-        let unified = self.dir == Dir::HtoH || self.entry == Entry::Unified;
+        let unified = self.dir == Direction::HtoH || self.entry == Entry::Unified;
         match (self.form, unified, self.dir) {
             (Form::Sync, true, _) => "cuMemcpy",
             (Form::Async, true, _) => "cuMemcpyAsync",
-            (Form::Sync, false, Dir::HtoD) => "cuMemcpyHtoD",
-            (Form::Sync, false, Dir::DtoH) => "cuMemcpyDtoH",
+            (Form::Sync, false, Direction::HtoD) => "cuMemcpyHtoD",
+            (Form::Sync, false, Direction::DtoH) => "cuMemcpyDtoH",
             (Form::Sync, false, _) => "cuMemcpyDtoD",
-            (Form::Async, false, Dir::HtoD) => "cuMemcpyHtoDAsync",
-            (Form::Async, false, Dir::DtoH) => "cuMemcpyDtoHAsync",
+            (Form::Async, false, Direction::HtoD) => "cuMemcpyHtoDAsync",
+            (Form::Async, false, Direction::DtoH) => "cuMemcpyDtoHAsync",
             (Form::Async, false, _) => "cuMemcpyDtoDAsync",
         }
     }
@@ -159,18 +142,18 @@ impl CopyOp {
         let pageable = host == Some(HostKind::Pageable);
         let c = |v: &[Class]| Expected::classes(v);
         match (self.form, self.dir) {
-            (_, Dir::HtoD) if pageable && self.bytes <= SMALL => ("G1", c(&[Async, Staged])),
+            (_, Direction::HtoD) if pageable && self.bytes <= SMALL => ("G1", c(&[Async, Staged])),
             // Without a blocker ahead the staging probe cannot run safely, so staged data shows as `async`.
-            (Form::Sync, Dir::HtoD) if pageable && other => ("S1", c(&[Staged, Async, Blocking])),
-            (Form::Sync, Dir::HtoD) if pageable => ("S1", c(&[WaitedThenStaged, Blocking])),
-            (Form::Sync, Dir::HtoD) => ("S2", c(&[Blocking])),
-            (Form::Sync, Dir::DtoH) => ("S3", c(&[Blocking])),
-            (Form::Sync, Dir::DtoD) => ("S4", c(&[Async])),
-            (Form::Sync, Dir::HtoH) => ("S5", c(&[Blocking])),
-            (Form::Async, Dir::HtoH) => ("A3", c(&[Blocking])),
-            (Form::Async, Dir::HtoD) if pageable && other => ("A2", c(&[Staged, Async])),
-            (Form::Async, Dir::HtoD) if pageable => ("A2", c(&[Staged, WaitedThenStaged])),
-            (Form::Async, Dir::DtoH) if pageable => ("A2", c(&[Blocking])),
+            (Form::Sync, Direction::HtoD) if pageable && other => ("S1", c(&[Staged, Async, Blocking])),
+            (Form::Sync, Direction::HtoD) if pageable => ("S1", c(&[WaitedThenStaged, Blocking])),
+            (Form::Sync, Direction::HtoD) => ("S2", c(&[Blocking])),
+            (Form::Sync, Direction::DtoH) => ("S3", c(&[Blocking])),
+            (Form::Sync, Direction::DtoD) => ("S4", c(&[Async])),
+            (Form::Sync, Direction::HtoH) => ("S5", c(&[Blocking])),
+            (Form::Async, Direction::HtoH) => ("A3", c(&[Blocking])),
+            (Form::Async, Direction::HtoD) if pageable && other => ("A2", c(&[Staged, Async])),
+            (Form::Async, Direction::HtoD) if pageable => ("A2", c(&[Staged, WaitedThenStaged])),
+            (Form::Async, Direction::DtoH) if pageable => ("A2", c(&[Blocking])),
             (Form::Async, _) if host == Some(HostKind::Registered) => ("AL4", c(&[Async])),
             (Form::Async, _) if host == Some(HostKind::WriteCombined) => ("AL5", c(&[Async])),
             (Form::Async, _) => ("A1", c(&[Async])),
@@ -184,10 +167,10 @@ impl CopyOp {
             self.call(),
             format_size(self.bytes),
             match self.dir {
-                Dir::HtoD => format!("from {} host memory to the device", self.host_slug()),
-                Dir::DtoH => format!("from the device to {} host memory", self.host_slug()),
-                Dir::DtoD => "between two device buffers".to_owned(),
-                Dir::HtoH => format!("between two {} host buffers", self.host_slug()),
+                Direction::HtoD => format!("from {} host memory to the device", self.host_slug()),
+                Direction::DtoH => format!("from the device to {} host memory", self.host_slug()),
+                Direction::DtoD => "between two device buffers".to_owned(),
+                Direction::HtoH => format!("between two {} host buffers", self.host_slug()),
             },
             match self.form {
                 Form::Sync => "on the legacy default stream (the non-async form has no stream argument)".to_owned(),
@@ -227,6 +210,7 @@ impl CopyOp {
                 what,
                 api: crate::api::Api::Driver,
                 peer: None,
+                direction: Some(self.dir),
             },
             op: Op::Copy(self),
         }
@@ -270,10 +254,10 @@ impl Probe for CopyProbe<'_, '_> {
         if self.api == Api::Runtime {
             use crate::runtime::sys::cudaMemcpyKind as K;
             let kind = match (self.op.entry, self.op.dir) {
-                (_, Dir::HtoH) | (Entry::Unified, _) => K::cudaMemcpyDefault,
-                (Entry::Typed, Dir::HtoD) => K::cudaMemcpyHostToDevice,
-                (Entry::Typed, Dir::DtoH) => K::cudaMemcpyDeviceToHost,
-                (Entry::Typed, Dir::DtoD) => K::cudaMemcpyDeviceToDevice,
+                (_, Direction::HtoH) | (Entry::Unified, _) => K::cudaMemcpyDefault,
+                (Entry::Typed, Direction::HtoD) => K::cudaMemcpyHostToDevice,
+                (Entry::Typed, Direction::DtoH) => K::cudaMemcpyDeviceToHost,
+                (Entry::Typed, Direction::DtoD) => K::cudaMemcpyDeviceToDevice,
             };
             let (d, sr) = (dst as *mut std::ffi::c_void, src as *const std::ffi::c_void);
             // SAFETY: as for the driver calls below: live buffers of `n` bytes, untouched until synchronized;
@@ -311,7 +295,7 @@ impl Probe for CopyProbe<'_, '_> {
     }
 
     fn probe_source(&mut self) -> bool {
-        if !matches!(self.op.dir, Dir::HtoD | Dir::HtoH) {
+        if !matches!(self.op.dir, Direction::HtoD | Direction::HtoH) {
             return false;
         }
         // SAFETY: `run_rep` calls this only while the blocker ahead of the copy is still running and the
@@ -332,10 +316,10 @@ impl Probe for CopyProbe<'_, '_> {
 pub fn run(gpu: &Gpu, case: &Case, op: CopyOp, reps: usize) -> anyhow::Result<CaseRecord> {
     let len = op.bytes as usize;
     let (src_host, dst_host) = match op.dir {
-        Dir::HtoD => (op.host, None),
-        Dir::DtoH => (None, op.host),
-        Dir::DtoD => (None, None),
-        Dir::HtoH => (op.host, op.host),
+        Direction::HtoD => (op.host, None),
+        Direction::DtoH => (None, op.host),
+        Direction::DtoD => (None, None),
+        Direction::HtoH => (op.host, op.host),
     };
     let stream = Stream::new(gpu, if op.form == Form::Sync { StreamKind::Legacy } else { op.stream })?;
     let other = Stream::new(gpu, StreamKind::NonBlocking)?;
@@ -366,7 +350,7 @@ pub fn default_cases(sizes: &[u64], mid: u64) -> Vec<Case> {
     let mut push = |form, dir, host, stream, blocker, bytes| {
         v.push(CopyOp::natural(form, dir, host, stream, blocker, bytes).case("copy", Family::Copy));
     };
-    for dir in [Dir::HtoD, Dir::DtoH] {
+    for dir in [Direction::HtoD, Direction::DtoH] {
         for host in HostKind::ALL {
             for &b in sizes {
                 push(Form::Async, dir, Some(host), nb, same, b);
@@ -374,12 +358,12 @@ pub fn default_cases(sizes: &[u64], mid: u64) -> Vec<Case> {
         }
     }
     for &b in sizes {
-        push(Form::Async, Dir::DtoD, None, nb, same, b);
+        push(Form::Async, Direction::DtoD, None, nb, same, b);
     }
     for host in [HostKind::Pageable, HostKind::Pinned] {
-        push(Form::Async, Dir::HtoH, Some(host), nb, same, mid);
+        push(Form::Async, Direction::HtoH, Some(host), nb, same, mid);
     }
-    for dir in [Dir::HtoD, Dir::DtoH] {
+    for dir in [Direction::HtoD, Direction::DtoH] {
         for host in [HostKind::Pageable, HostKind::Pinned] {
             for &b in sizes {
                 push(Form::Sync, dir, Some(host), StreamKind::Legacy, same, b);
@@ -387,20 +371,23 @@ pub fn default_cases(sizes: &[u64], mid: u64) -> Vec<Case> {
         }
     }
     for &b in sizes.iter().filter(|&&b| b == 64 << 10 || b == *sizes.last().unwrap()) {
-        push(Form::Sync, Dir::DtoD, None, StreamKind::Legacy, same, b);
+        push(Form::Sync, Direction::DtoD, None, StreamKind::Legacy, same, b);
     }
-    push(Form::Sync, Dir::HtoH, Some(HostKind::Pageable), StreamKind::Legacy, same, mid);
-    for (dir, host) in [(Dir::HtoD, HostKind::Pageable), (Dir::HtoD, HostKind::Pinned), (Dir::DtoH, HostKind::Pageable)]
-    {
+    push(Form::Sync, Direction::HtoH, Some(HostKind::Pageable), StreamKind::Legacy, same, mid);
+    for (dir, host) in [
+        (Direction::HtoD, HostKind::Pageable),
+        (Direction::HtoD, HostKind::Pinned),
+        (Direction::DtoH, HostKind::Pageable),
+    ] {
         for stream in [StreamKind::Blocking, StreamKind::Legacy, StreamKind::PerThread] {
             push(Form::Async, dir, Some(host), stream, same, mid);
         }
     }
-    push(Form::Async, Dir::HtoD, Some(HostKind::Pageable), nb, other, mid);
-    push(Form::Async, Dir::DtoH, Some(HostKind::Pageable), nb, other, mid);
-    push(Form::Sync, Dir::HtoD, Some(HostKind::Pageable), StreamKind::Legacy, other, mid);
-    push(Form::Sync, Dir::DtoH, Some(HostKind::Pageable), StreamKind::Legacy, other, mid);
-    push(Form::Sync, Dir::HtoD, Some(HostKind::Pinned), StreamKind::Legacy, other, mid);
+    push(Form::Async, Direction::HtoD, Some(HostKind::Pageable), nb, other, mid);
+    push(Form::Async, Direction::DtoH, Some(HostKind::Pageable), nb, other, mid);
+    push(Form::Sync, Direction::HtoD, Some(HostKind::Pageable), StreamKind::Legacy, other, mid);
+    push(Form::Sync, Direction::DtoH, Some(HostKind::Pageable), StreamKind::Legacy, other, mid);
+    push(Form::Sync, Direction::HtoD, Some(HostKind::Pinned), StreamKind::Legacy, other, mid);
     v.extend(forms_and_residency_cases(sizes, mid));
     v
 }
@@ -412,7 +399,7 @@ pub fn forms_and_residency_cases(sizes: &[u64], mid: u64) -> Vec<Case> {
     let mut v = Vec::new();
     let nb = StreamKind::NonBlocking;
     let same = BlockerPlacement::Same;
-    for dir in [Dir::HtoD, Dir::DtoH] {
+    for dir in [Direction::HtoD, Direction::DtoH] {
         for host in [HostKind::Pageable, HostKind::Pinned, HostKind::Registered, HostKind::WriteCombined] {
             let mut op = CopyOp::natural(Form::Async, dir, Some(host), nb, same, mid);
             op.entry = Entry::Unified;
@@ -441,9 +428,9 @@ pub fn full_cases(sizes: &[u64]) -> Vec<Case> {
     let mut v = Vec::new();
     for form in [Form::Sync, Form::Async] {
         let streams: &[StreamKind] = if form == Form::Sync { &[StreamKind::Legacy] } else { &StreamKind::ALL };
-        for dir in [Dir::HtoD, Dir::DtoH, Dir::DtoD, Dir::HtoH] {
+        for dir in [Direction::HtoD, Direction::DtoH, Direction::DtoD, Direction::HtoH] {
             let hosts: Vec<Option<HostKind>> =
-                if dir == Dir::DtoD { vec![None] } else { HostKind::ALL.iter().copied().map(Some).collect() };
+                if dir == Direction::DtoD { vec![None] } else { HostKind::ALL.iter().copied().map(Some).collect() };
             for host in hosts {
                 for &stream in streams {
                     for &bytes in sizes {
@@ -461,7 +448,7 @@ pub fn full_cases(sizes: &[u64]) -> Vec<Case> {
 /// The size sweep: async copies on a non-blocking stream, pageable against pinned, both directions.
 pub fn sweep_cases(sizes: &[u64]) -> Vec<Case> {
     let mut v = Vec::new();
-    for dir in [Dir::HtoD, Dir::DtoH] {
+    for dir in [Direction::HtoD, Direction::DtoH] {
         for host in [HostKind::Pageable, HostKind::Pinned] {
             for &bytes in sizes {
                 let op = CopyOp::natural(

@@ -87,6 +87,7 @@ impl LaunchOp {
                 what,
                 api: crate::api::Api::Driver,
                 peer: None,
+                direction: None,
             },
             op: Op::Launch(self),
         }

@@ -244,6 +244,7 @@ impl LoadOp {
                 ),
                 api,
                 peer: None,
+                direction: None,
             },
             op: Op::Load(self),
         }

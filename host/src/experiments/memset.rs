@@ -84,6 +84,7 @@ impl MemsetOp {
                 ),
                 api: crate::api::Api::Driver,
                 peer: None,
+                direction: None,
             },
             op: Op::Memset(self),
         }

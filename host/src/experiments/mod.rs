@@ -19,7 +19,8 @@ pub mod seed;
 pub mod seed_runtime;
 pub mod waiting;
 
-use crate::api::{Api, ApiChoice};
+use crate::api::Api;
+use crate::cli::ApiChoice;
 use crate::driver::HostKind;
 use crate::record::{CaseRecord, CaseSetup, Rep};
 use crate::units::parse_size;

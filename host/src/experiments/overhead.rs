@@ -115,6 +115,7 @@ impl OverheadOp {
                 ),
                 api,
                 peer: None,
+                direction: None,
             },
             op: Op::Overhead(self, timing),
         }

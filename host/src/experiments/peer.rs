@@ -158,6 +158,7 @@ impl PeerOp {
                 what,
                 api: crate::api::Api::Driver,
                 peer: Some(PeerSetup { src_gpu: None, dst_gpu: None, access: self.access }),
+                direction: None,
             },
             op: Op::Peer(self),
         }
@@ -186,22 +187,7 @@ pub fn cases(sizes: &[u64], all_placements: bool, all_pairs: bool) -> Vec<Case> 
     v
 }
 
-/// A record's id: the template's, and the pair.
-pub fn pair_id(template: &str, src: i32, dst: i32) -> String {
-    format!("{template}/gpu{src}-to-gpu{dst}")
-}
-
-/// The template's id and the (source, destination) GPUs of a per-pair record id: the inverse of `pair_id`.
-pub fn split_pair_id(id: &str) -> Option<(&str, i32, i32)> {
-    let (template, pair) = id.rsplit_once('/')?;
-    let (src, dst) = pair.strip_prefix("gpu")?.split_once("-to-gpu")?;
-    Some((template, src.parse().ok()?, dst.parse().ok()?))
-}
-
-/// The template's id of a per-pair record id (the id itself where it names no pair).
-pub fn template_id(id: &str) -> &str {
-    split_pair_id(id).map_or(id, |(template, _, _)| template)
-}
+pub use async_lab_core::setup::{pair_id, split_pair_id, template_id};
 
 /// The two buffers and the stream of one pair's experiment.
 struct PeerProbe<'a, 'g> {

@@ -167,7 +167,7 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
 /// The clock offset now, on the main GPU; `None` if the GPU fails (the experiments report that themselves).
 fn recalibrate(gpu: &Gpu) -> Option<crate::clock::ClockOffset> {
     gpu.bind().ok()?;
-    crate::clock::calibrate(gpu, 50).ok()
+    crate::calibrate::calibrate(gpu, 50).ok()
 }
 
 /// The records a child process returned for `id`: the case's own record, or those of its parts (a seed

@@ -97,6 +97,7 @@ impl Step {
             what: String::new(),
             api: crate::api::Api::Driver,
             peer: None,
+            direction: None,
         }
     }
 }
@@ -245,7 +246,7 @@ impl<'s, 'g> Sequence<'s, 'g> {
     pub fn new(gpu: &'g Gpu, stream: &'s impl SeedStream, steps: usize) -> anyhow::Result<Sequence<'s, 'g>> {
         let events: Vec<Event> = (0..=steps).map(|_| Event::new(gpu)).collect::<Result<_, _>>()?;
         let origin = DeviceBuffer::new(gpu, 8)?;
-        let clock = crate::clock::calibrate(gpu, 50)?;
+        let clock = crate::calibrate::calibrate(gpu, 50)?;
         Ok(Sequence {
             gpu,
             stream: stream.cu_stream(),

@@ -175,6 +175,7 @@ fn step_setup(op: SeedRuntimeOp, step: RtStep) -> CaseSetup {
                 what,
                 api,
                 peer: None,
+                direction: None,
             }
         }
     };

@@ -133,6 +133,7 @@ fn case(id: String, call: &str, rule: &str, expected: Expected, what: String, op
             what,
             api: crate::api::Api::Driver,
             peer: None,
+            direction: None,
         },
         op: Op::Wait(op),
     }

@@ -68,17 +68,7 @@ pub struct Runtime {
     pub driver_version: i32,
 }
 
-/// What recordings and `info` say about the runtime (no folder names: only the file and how it was found).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RuntimeInfo {
-    /// e.g. "libcudart.so.13.0.96"; absent when none could be used.
-    pub file: Option<String>,
-    pub source: Option<String>,
-    /// e.g. "13.0".
-    pub version: Option<String>,
-    /// Why the runtime experiments were not run, when they were not.
-    pub unusable: Option<String>,
-}
+pub use async_lab_core::machine::RuntimeInfo;
 
 static EXPLICIT: OnceLock<Option<PathBuf>> = OnceLock::new();
 static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();

@@ -1,0 +1,25 @@
+//! async-lab's core: the model of a measurement and every view of it, with no FFI and no `unsafe`.
+//!
+//! A case's setup is typed data (`setup`, `record::CaseSetup`); `classify` turns one repetition's signals
+//! into a class, `rules` says what NVIDIA's documentation predicts, `report` draws the verdicts and findings
+//! of a whole recording, and `output`, `html`, `explain` and `compare` show them. Replaying a recording
+//! needs nothing else: the `async-lab` binary's replay, report, compare and explain commands run on this
+//! crate alone, on any machine. Measuring is the `async-lab` crate's job (`host/`); see `docs/crates.md`.
+
+#![forbid(unsafe_code)]
+
+pub mod api;
+pub mod classify;
+pub mod clock;
+pub mod compare;
+pub mod expectations;
+pub mod explain;
+pub mod html;
+pub mod machine;
+pub mod output;
+pub mod record;
+pub mod report;
+pub mod rules;
+pub mod setup;
+pub mod stats;
+pub mod units;

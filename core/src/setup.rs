@@ -1,0 +1,132 @@
+//! The typed facts of a case's setup that more than one layer reads: which host memory, which stream, which
+//! direction a copy goes, and how a peer experiment's record id names its pair of GPUs. The driver layer
+//! allocates and creates what these name; reports and explanations read them instead of parsing ids.
+
+use serde::{Deserialize, Serialize};
+
+/// Which memory a host-side buffer is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostKind {
+    /// Ordinary memory from the Rust allocator: the driver must stage copies through its own pinned buffer.
+    Pageable,
+    /// Page-locked memory from `cuMemAllocHost`: the GPU's copy engines read and write it directly.
+    Pinned,
+    /// Pageable memory page-locked afterwards with `cuMemHostRegister` (rule AL4).
+    Registered,
+    /// Write-combined pinned memory from `cuMemHostAlloc(CU_MEMHOSTALLOC_WRITECOMBINED)` (rule AL5).
+    WriteCombined,
+    /// Managed (unified) memory from `cuMemAllocManaged`, used from the host side (rule A4).
+    Managed,
+}
+
+impl HostKind {
+    pub const ALL: [HostKind; 5] =
+        [HostKind::Pageable, HostKind::Pinned, HostKind::Registered, HostKind::WriteCombined, HostKind::Managed];
+
+    pub fn slug(self) -> &'static str {
+        match self {
+            HostKind::Pageable => "pageable",
+            HostKind::Pinned => "pinned",
+            HostKind::Registered => "registered",
+            HostKind::WriteCombined => "wc",
+            HostKind::Managed => "managed",
+        }
+    }
+}
+
+/// Which stream a call is issued on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum StreamKind {
+    /// `cuStreamCreate(CU_STREAM_NON_BLOCKING)`: no implicit ordering with the legacy stream (rule ST3).
+    NonBlocking,
+    /// `cuStreamCreate(CU_STREAM_DEFAULT)`: a created stream that is ordered with the legacy stream.
+    Blocking,
+    /// The legacy default stream (`CU_STREAM_LEGACY`, stream 0 in the runtime API, rule ST1).
+    Legacy,
+    /// The per-thread default stream (`CU_STREAM_PER_THREAD`, rule ST2).
+    PerThread,
+}
+
+impl StreamKind {
+    pub const ALL: [StreamKind; 4] =
+        [StreamKind::NonBlocking, StreamKind::Blocking, StreamKind::Legacy, StreamKind::PerThread];
+
+    /// The name used in experiment ids.
+    pub fn slug(self) -> &'static str {
+        match self {
+            StreamKind::NonBlocking => "nonblocking",
+            StreamKind::Blocking => "blocking",
+            StreamKind::Legacy => "legacy",
+            StreamKind::PerThread => "per-thread",
+        }
+    }
+}
+
+/// Which way a copy moves its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    HtoD,
+    DtoH,
+    DtoD,
+    HtoH,
+}
+
+impl Direction {
+    pub const ALL: [Direction; 4] = [Direction::HtoD, Direction::DtoH, Direction::DtoD, Direction::HtoH];
+
+    /// The name used in experiment ids.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Direction::HtoD => "htod",
+            Direction::DtoH => "dtoh",
+            Direction::DtoD => "dtod",
+            Direction::HtoH => "htoh",
+        }
+    }
+
+    /// The direction a copy experiment's id names (`copy/async/htoh/...`): only for reading recordings made
+    /// before setups carried the direction.
+    pub(crate) fn from_legacy_id(id: &str) -> Option<Direction> {
+        id.split('/').find_map(|part| Direction::ALL.into_iter().find(|d| d.slug() == part))
+    }
+}
+
+/// A peer experiment's record id: the template's id, and the pair.
+pub fn pair_id(template: &str, src: i32, dst: i32) -> String {
+    format!("{template}/gpu{src}-to-gpu{dst}")
+}
+
+/// The template's id and the (source, destination) GPUs of a per-pair record id: the inverse of `pair_id`.
+pub fn split_pair_id(id: &str) -> Option<(&str, i32, i32)> {
+    let (template, pair) = id.rsplit_once('/')?;
+    let (src, dst) = pair.strip_prefix("gpu")?.split_once("-to-gpu")?;
+    Some((template, src.parse().ok()?, dst.parse().ok()?))
+}
+
+/// The template's id of a per-pair record id (the id itself where it names no pair).
+pub fn template_id(id: &str) -> &str {
+    split_pair_id(id).map_or(id, |(template, _, _)| template)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pair_ids_split_back_into_template_and_gpus() {
+        let id = pair_id("peer/cuMemcpyPeerAsync/p2p-on/same/4KiB", 1, 0);
+        assert_eq!(split_pair_id(&id), Some(("peer/cuMemcpyPeerAsync/p2p-on/same/4KiB", 1, 0)));
+        assert_eq!(template_id(&id), "peer/cuMemcpyPeerAsync/p2p-on/same/4KiB");
+        assert_eq!(split_pair_id("peer/peer/p2p-on/same/4KiB"), None);
+    }
+
+    #[test]
+    fn a_legacy_copy_id_names_its_direction() {
+        assert_eq!(Direction::from_legacy_id("copy/async/htoh/pinned/nonblocking/same/4KiB"), Some(Direction::HtoH));
+        assert_eq!(Direction::from_legacy_id("runtime/sweep/dtoh/pageable/1MiB"), Some(Direction::DtoH));
+        assert_eq!(Direction::from_legacy_id("launch/queue-depth"), None);
+    }
+}
