@@ -6,10 +6,12 @@ use anyhow::{bail, Context as _};
 use async_lab::cli::{Cli, Command, GpuArgs, RunArgs};
 use async_lab::driver::{Gpu, NoGpu};
 use async_lab::experiments::{self, runner, Preset};
-use async_lab::info::MachineInfo;
 use async_lab::ptx::Ptx;
-use async_lab::record::{Recording, RECORDING_KIND, SCHEMA_VERSION};
-use async_lab::{output, report, rules};
+// Replaying, reporting, comparing and explaining a recording use the core crate alone (no GPU, no driver).
+use async_lab_core::machine::MachineInfo;
+use async_lab_core::record::{CaseRecord, Recording, RECORDING_KIND, SCHEMA_VERSION};
+use async_lab_core::setup::template_id;
+use async_lab_core::{compare, explain as explain_text, html, output, report, rules, units};
 use clap::Parser;
 use std::process::ExitCode;
 
@@ -59,12 +61,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
         }
         Some(Command::Explain { id, replay, reps }) => explain(&cli.gpu, &id, replay.as_deref(), reps as usize),
         Some(Command::Compare { recording, reference: Some(reference) }) => {
-            let rows = async_lab::compare::compare(&recording, &reference)?;
-            print!("{}", async_lab::compare::markdown(&rows));
+            let rows = compare::compare(&recording, &reference)?;
+            print!("{}", compare::markdown(&rows));
             Ok(if rows.iter().all(|r| r.agrees()) { Done::Ok } else { Done::WithErrors })
         }
         Some(Command::Compare { recording, reference: None }) => {
-            let rows = async_lab::compare::between_apis(&Recording::load(&recording)?);
+            let rows = compare::between_apis(&Recording::load(&recording)?);
             if rows.is_empty() {
                 bail!(
                     "{} measured no case through both APIs (record with --api both; or give the reference \
@@ -73,11 +75,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
                 );
             }
             // Different classes through the two APIs are findings, not failures: exit 0.
-            print!("{}", async_lab::compare::api_markdown(&rows));
+            print!("{}", compare::api_markdown(&rows));
             Ok(Done::Ok)
         }
         Some(Command::Report { replay, out }) => {
-            async_lab::html::write(&replay, &out)?;
+            html::write(&replay, &out)?;
             eprintln!("async-lab: report written to {}", out.display());
             Ok(Done::Ok)
         }
@@ -207,7 +209,7 @@ fn preflight(cases: &[experiments::Case], machine: &MachineInfo) -> anyhow::Resu
     if gpu_need > machine.memory_free_bytes {
         bail!(
             "the largest size, {}, needs {} of GPU memory (source, destination, scratch); {} has only {} free",
-            async_lab::units::format_size(largest),
+            units::format_size(largest),
             gib(gpu_need),
             machine.gpu_name,
             gib(machine.memory_free_bytes)
@@ -218,7 +220,7 @@ fn preflight(cases: &[experiments::Case], machine: &MachineInfo) -> anyhow::Resu
         if host_need > avail {
             bail!(
                 "the largest size, {}, needs {} of host memory; only {} is available",
-                async_lab::units::format_size(largest),
+                units::format_size(largest),
                 gib(host_need),
                 gib(avail)
             );
@@ -260,7 +262,7 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
             };
             let gpu = open(g)?;
             // A loopback pair (gpu0-to-gpu0) is only measured when asked for; naming one asks.
-            let loopback = experiments::peer::split_pair_id(id).is_some_and(|(_, src, dst)| src == dst);
+            let loopback = async_lab_core::setup::split_pair_id(id).is_some_and(|(_, src, dst)| src == dst);
             let opts = runner::RunOptions {
                 reps,
                 quiet: true,
@@ -277,14 +279,14 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
             record
         }
     };
-    print!("{}", async_lab::explain::long(&record));
+    print!("{}", explain_text::long(&record));
     Ok(Done::Ok)
 }
 
 /// The record of experiment `id` among `records`; for a peer pair that this machine could not run, the
 /// record of its template, which says why.
-fn record_for(records: Vec<async_lab::record::CaseRecord>, id: &str) -> Option<async_lab::record::CaseRecord> {
-    let template = experiments::peer::template_id(id);
+fn record_for(records: Vec<CaseRecord>, id: &str) -> Option<CaseRecord> {
+    let template = template_id(id);
     let (exact, others): (Vec<_>, Vec<_>) = records.into_iter().partition(|r| r.setup.id == id);
     exact.into_iter().next().or_else(|| others.into_iter().find(|r| r.setup.id == template && r.skipped.is_some()))
 }

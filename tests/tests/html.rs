@@ -9,14 +9,14 @@
 //! The synthetic page is also written to `target/report-check/synthetic.html`, where `cargo xtask test` loads
 //! it in headless Chromium when there are no committed recordings.
 
-use async_lab::classify::Class;
-use async_lab::clock::ClockOffset;
 use async_lab::experiments::{catalogue, Preset};
-use async_lab::html::{element_id, render, Source};
-use async_lab::record::{BlockerPlacement, CaseRecord, CaseSetup, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
-use async_lab::report::build;
-use async_lab::rules::Expected;
-use async_lab::units::parse_size;
+use async_lab_core::classify::Class;
+use async_lab_core::clock::ClockOffset;
+use async_lab_core::html::{element_id, render, Source};
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
+use async_lab_core::report::build;
+use async_lab_core::rules::Expected;
+use async_lab_core::units::parse_size;
 use async_lab_tests::{bin_path, project_root};
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -29,7 +29,7 @@ const US: u64 = 1_000;
 /// Text that must come out escaped wherever it is shown.
 const HOSTILE: &str = "<script>alert('x')</script> & \"quoted\"";
 
-fn machine(name: &str) -> async_lab::info::MachineInfo {
+fn machine(name: &str) -> async_lab_core::machine::MachineInfo {
     serde_json::from_value(serde_json::json!({
         "gpu_name": name, "gpu_ordinal": 0, "compute_capability": "9.0", "sm_count": 132,
         "memory_total_bytes": 150u64 << 30, "memory_free_bytes": 149u64 << 30, "cuda_driver_api": "13.0",
@@ -396,7 +396,7 @@ fn sweep(base: u64) -> Vec<CaseRecord> {
                         captured: None,
                     },
                 };
-                let id = format!("sweep/{dir}/{host}/{}", async_lab::units::format_size(bytes));
+                let id = format!("sweep/{dir}/{host}/{}", async_lab_core::units::format_size(bytes));
                 let reps = reps_behind(&b, base + n * 20_000 * MS);
                 out.push(record(setup(Preset::Sweep, Some(&sizes), &id), Some(blocker), reps));
                 n += 1;
@@ -416,10 +416,10 @@ fn peers(base: u64) -> Vec<CaseRecord> {
         for access in ["p2p-on", "p2p-off"] {
             for (src, dst) in [(0, 1), (1, 0)] {
                 for &bytes in &sizes {
-                    let template = format!("peer/{call}/{access}/same/{}", async_lab::units::format_size(bytes));
+                    let template = format!("peer/{call}/{access}/same/{}", async_lab_core::units::format_size(bytes));
                     let mut setup = setup(Preset::Peer, Some(&sizes), &template);
                     setup.id = async_lab::experiments::peer::pair_id(&template, src, dst);
-                    setup.peer = Some(async_lab::record::PeerSetup {
+                    setup.peer = Some(async_lab_core::record::PeerSetup {
                         src_gpu: Some(src),
                         dst_gpu: Some(dst),
                         access: access == "p2p-on",

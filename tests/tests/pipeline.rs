@@ -1,14 +1,14 @@
 //! The whole path from raw signals to a report, on synthetic recordings: what a replay does with a real one.
 //! These signals are made up on purpose (they test the classifier); real measurements live in recordings/.
 
-use async_lab::classify::Class;
 use async_lab::experiments::{catalogue, Preset};
-use async_lab::output::{render, Format};
-use async_lab::record::{CaseRecord, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
-use async_lab::report::build;
-use async_lab::rules::Verdict;
+use async_lab_core::classify::Class;
+use async_lab_core::output::{render, Format};
+use async_lab_core::record::{CaseRecord, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
+use async_lab_core::report::build;
+use async_lab_core::rules::Verdict;
 
-fn machine() -> async_lab::info::MachineInfo {
+fn machine() -> async_lab_core::machine::MachineInfo {
     serde_json::from_value(serde_json::json!({
         "gpu_name": "Synthetic GPU", "gpu_ordinal": 0, "compute_capability": "9.0", "sm_count": 132,
         "memory_total_bytes": 1u64 << 37, "memory_free_bytes": 1u64 << 37, "cuda_driver_api": "13.0",
@@ -180,7 +180,7 @@ fn peer_record(template: &str, src: i32, dst: i32, reps: Vec<Rep>) -> CaseRecord
     let mut r = record(template, reps);
     r.setup.id = async_lab::experiments::peer::pair_id(template, src, dst);
     let access = r.setup.peer.unwrap().access;
-    r.setup.peer = Some(async_lab::record::PeerSetup { src_gpu: Some(src), dst_gpu: Some(dst), access });
+    r.setup.peer = Some(async_lab_core::record::PeerSetup { src_gpu: Some(src), dst_gpu: Some(dst), access });
     r
 }
 
@@ -288,19 +288,19 @@ fn the_same_case_through_both_apis_side_by_side() {
             (0..5).map(|_| rep(6, Some(false), Some(false), Some(false))).collect(),
         ),
     ]);
-    let rows = async_lab::compare::between_apis(&rec);
+    let rows = async_lab_core::compare::between_apis(&rec);
     assert_eq!(rows.len(), 2);
     let first = rows.iter().find(|r| r.id == id).unwrap();
     assert_eq!((first.driver.as_str(), first.runtime.as_str()), ("async", "device-sync"));
     assert_eq!((first.driver_call.as_str(), first.runtime_call.as_str()), ("cuMemsetD8", "cudaMemset"));
     assert!(!first.same_class());
-    let md = async_lab::compare::api_markdown(&rows);
+    let md = async_lab_core::compare::api_markdown(&rows);
     assert!(
         md.contains("**differs**") && md.contains("2 cases measured through both APIs: 1 in the same class, 1 differ"),
         "{md}"
     );
     let report = build(&rec);
-    assert_eq!(report.results.iter().filter(|r| r.api == async_lab::api::Api::Runtime).count(), 2);
+    assert_eq!(report.results.iter().filter(|r| r.api == async_lab_core::api::Api::Runtime).count(), 2);
     assert!(
         report
             .summary
@@ -329,11 +329,11 @@ fn without_a_runtime_library_its_cases_are_not_run_not_errors() {
     let report = build(&back);
     assert_eq!(report.summary.errors, 0);
     let r = &report.results[1];
-    assert_eq!((r.api, r.not_run.as_deref()), (async_lab::api::Api::Runtime, Some(why)));
+    assert_eq!((r.api, r.not_run.as_deref()), (async_lab_core::api::Api::Runtime, Some(why)));
     let table = render(&report, Format::Table).unwrap();
     assert!(table.contains("not run") && table.contains("libcudart"), "{table}");
     // Compare says the runtime was not run rather than claiming a different class.
-    let rows = async_lab::compare::between_apis(&back);
+    let rows = async_lab_core::compare::between_apis(&back);
     assert!(!rows[0].both_classified && rows[0].runtime.starts_with("not run"));
     assert!(!report.summary.findings.iter().any(|f| f.contains("different class")), "{:?}", report.summary.findings);
 }
@@ -359,9 +359,9 @@ fn the_reference_is_compared_with_the_runtime_case_that_names_its_copies_the_sam
         });
         let ref_path = dir.join(format!("ref-{kind}.json"));
         std::fs::write(&ref_path, reference.to_string()).unwrap();
-        let rows = async_lab::compare::compare(&rec_path, &ref_path).unwrap();
+        let rows = async_lab_core::compare::compare(&rec_path, &ref_path).unwrap();
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].api, async_lab::api::Api::Runtime);
+        assert_eq!(rows[0].api, async_lab_core::api::Api::Runtime);
         assert!(rows[0].agrees(), "{kind}: ours {} vs reference {}", rows[0].ours, rows[0].theirs);
     }
 }

@@ -2,9 +2,9 @@
 //! through the same classification as a live run, and its classes and verdicts must not change (one snapshot
 //! per recording, `snapshots/recordings__replay@<recording>.snap`).
 
-use async_lab::output::{render, Format};
-use async_lab::record::Recording;
-use async_lab::report::{build, Report, Summary};
+use async_lab_core::output::{render, Format};
+use async_lab_core::record::Recording;
+use async_lab_core::report::{build, Report, Summary};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -114,7 +114,7 @@ fn recordings_say_where_they_were_made() {
                 Some(reason) if reason.contains("cannot access") => {
                     let p = c.setup.peer.expect("a peer experiment");
                     let pair = [p.src_gpu.unwrap(), p.dst_gpu.unwrap()];
-                    let refused = |l: &async_lab::driver::PeerLink| {
+                    let refused = |l: &async_lab_core::machine::PeerLink| {
                         !l.can_access && ([l.src, l.dst] == pair || [l.dst, l.src] == pair)
                     };
                     assert!(
@@ -161,7 +161,7 @@ fn the_binary_replays_a_recording_without_a_gpu() {
         .unwrap();
     assert!(o.status.code() == Some(0) || o.status.code() == Some(4), "{}", String::from_utf8_lossy(&o.stderr));
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(json["schema_version"], async_lab::record::SCHEMA_VERSION);
+    assert_eq!(json["schema_version"], async_lab_core::record::SCHEMA_VERSION);
     assert!(json["results"].as_array().unwrap().len() > 1);
 }
 
@@ -175,7 +175,7 @@ fn the_one_gpu_peer_recording_says_needs_2_gpus_for_every_experiment() {
     assert_eq!(rec.machine.gpu_count, Some(1));
     let report = build(&rec);
     assert_eq!(report.results.len(), 66);
-    assert!(report.results.iter().all(|r| r.family == async_lab::record::Family::Peer && r.class.is_none()));
+    assert!(report.results.iter().all(|r| r.family == async_lab_core::record::Family::Peer && r.class.is_none()));
     assert_eq!((report.summary.not_run, report.summary.errors), (66, 0));
     assert_eq!(report.summary.not_run_reasons, vec!["needs 2 GPUs: this machine has 1".to_owned()]);
 }
