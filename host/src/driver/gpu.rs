@@ -113,10 +113,12 @@ impl Gpu {
         stream: CUstream,
         params: &mut [*mut c_void],
     ) -> DriverResult<()> {
-        check(
-            sys::cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()),
-            "cuLaunchKernel",
-        )
+        // SAFETY: the caller promises that `params` matches `f`'s parameters and that the device pointers
+        // among them outlive the kernel; `params` itself only needs to live for the call, which copies it.
+        let rc = unsafe {
+            sys::cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut())
+        };
+        check(rc, "cuLaunchKernel")
     }
 
     /// The blocker: one thread spinning on the GPU's nanosecond timer for `ns`; if `stamps` is not 0 it gets

@@ -156,7 +156,9 @@ impl<'g> HostBuffer<'g> {
     /// # Safety
     /// No copy or kernel that touches this buffer may be pending on the GPU while the slice is in use.
     pub unsafe fn bytes_mut(&mut self) -> &mut [u8] {
-        std::slice::from_raw_parts_mut(self.ptr, self.len)
+        // SAFETY: `ptr` is this buffer's own allocation of `len` bytes, alive as long as `self`, and `&mut self`
+        // keeps the host from aliasing it; the caller promises that no GPU work touches it meanwhile.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
 }
 

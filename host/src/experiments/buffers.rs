@@ -136,7 +136,8 @@ impl<'g> Checker<'g> {
     pub unsafe fn overwrite_head(&self, side: &mut Side) {
         if let Side::Host(h) = side {
             let head = self.len.min(PROBE_BYTES);
-            let bytes = h.bytes_mut();
+            // SAFETY: the caller promises that no copy reads `side` now (see `# Safety`).
+            let bytes = unsafe { h.bytes_mut() };
             for i in 0..head {
                 bytes[i as usize] = pattern_byte(i, SEED_OVERWRITE);
             }

@@ -100,7 +100,18 @@ impl Kernel {
     ) -> DriverResult<()> {
         let dim = |x| sys::dim3 { x, y: 1, z: 1 };
         // A cudaKernel_t is passed to cudaLaunchKernel as the function pointer (documented for the library API).
-        rt!(cudaLaunchKernel(self.raw as *const c_void, dim(grid), dim(block), params.as_mut_ptr(), 0, stream.cast()))
+        // SAFETY: the caller promises that the library is loaded, that `params` matches the kernel's parameters
+        // and that the device pointers among them outlive the kernel; `params` only needs to live for the call.
+        unsafe {
+            rt!(cudaLaunchKernel(
+                self.raw as *const c_void,
+                dim(grid),
+                dim(block),
+                params.as_mut_ptr(),
+                0,
+                stream.cast()
+            ))
+        }
     }
 }
 
