@@ -1,7 +1,7 @@
 //! `cargo xtask test`: every check that CI runs, in order, stopping at the first that fails.
 //!
-//! Formatting (both workspaces), the PTX build and a check of the module, the CUDA stub's symbol list against
-//! cust_raw's bindings, clippy, the workspace's tests (which get the paths of the PTX and of the debug
+//! Formatting (both workspaces), the core crate's dependencies (nothing that links CUDA or builds C), the PTX
+//! build and a check of the module, the CUDA stub's symbol list against cust_raw's bindings, clippy, the workspace's tests (which get the paths of the PTX and of the debug
 //! `async-lab` binary through `ASYNC_LAB_PTX` and `ASYNC_LAB_BIN`), and the HTML report loaded in a real
 //! browser (headless Chromium, which `.ci/run` installs). Nothing here needs a GPU.
 
@@ -21,8 +21,9 @@ use crate::{flags, host_target_dir, project_root, ptx_path};
 impl flags::Test {
     pub(crate) fn run(self, sh: &Shell) -> anyhow::Result<()> {
         let channel = pinned_channel()?;
-        let steps: [(&str, &dyn Fn() -> anyhow::Result<()>); 9] = [
+        let steps: [(&str, &dyn Fn() -> anyhow::Result<()>); 10] = [
             ("rustfmt: host workspace", &|| fmt_host(sh)),
+            ("async-lab-core links no CUDA and builds no C", &|| check_core_dependencies(sh)),
             ("rustfmt: gpu-kernels", &|| fmt_gpu_kernels(sh, &channel)),
             ("build-ptx", &|| flags::BuildPtx.run(sh).map(drop)),
             ("PTX check", &check_ptx_file),
@@ -46,6 +47,35 @@ impl flags::Test {
 fn fmt_host(sh: &Shell) -> anyhow::Result<()> {
     cmd!(sh, "cargo fmt --all --check").run().context("unformatted code: run `cargo fmt --all`")?;
     Ok(())
+}
+
+/// Packages that bind or link CUDA, or build C: none may be among the core crate's dependencies.
+const NOT_IN_CORE: &[&str] =
+    &["cust", "cust_raw", "cust_core", "cust_derive", "cudarc", "find_cuda_helper", "cc", "bindgen", "libloading"];
+
+/// The core crate (`core/`) must replay and report on any machine: checks its dependency tree.
+fn check_core_dependencies(sh: &Shell) -> anyhow::Result<()> {
+    let format = "{p}";
+    let tree = cmd!(sh, "cargo tree -p async-lab-core -e normal,build --prefix none --format {format}")
+        .quiet()
+        .read()
+        .context("running cargo tree")?;
+    let found = forbidden_packages(&tree);
+    if !found.is_empty() {
+        bail!(
+            "async-lab-core depends on {} (see `cargo tree -p async-lab-core -i NAME`): the core must not link \
+             CUDA or build C; move what needs it to the async-lab crate (docs/crates.md)",
+            found.join(", ")
+        );
+    }
+    eprintln!("async-lab-core: {} packages, none of {}", tree.lines().count(), NOT_IN_CORE.join(", "));
+    Ok(())
+}
+
+/// The names among `NOT_IN_CORE` in `cargo tree --prefix none --format {p}` output ("name vX.Y.Z ...").
+fn forbidden_packages(tree: &str) -> Vec<String> {
+    let names: BTreeSet<&str> = tree.lines().filter_map(|line| line.split_whitespace().next()).collect();
+    NOT_IN_CORE.iter().filter(|n| names.contains(**n)).map(|n| n.to_string()).collect()
 }
 
 fn fmt_gpu_kernels(sh: &Shell, channel: &str) -> anyhow::Result<()> {
@@ -393,6 +423,13 @@ mod tests {
         let err = compare_symbols("cuInit\n", &expected).unwrap_err().to_string();
         assert!(err.contains("missing 1: cuLibraryLoadData"), "{err}");
         assert!(compare_symbols("cuInit\ncuLibraryLoadData\n", &expected).is_ok());
+    }
+
+    #[test]
+    fn finds_forbidden_packages_by_name_only() {
+        let tree = "async-lab-core v0.1.0 (/w/core)\nserde v1.0.0\ncc v1.2.0\nccc v1.0.0\ncudarc v0.19.10 (*)\n";
+        assert_eq!(forbidden_packages(tree), ["cudarc", "cc"]);
+        assert!(forbidden_packages("async-lab-core v0.1.0\nanyhow v1.0.0\n").is_empty());
     }
 
     #[test]
