@@ -1,13 +1,11 @@
 //! The kernels' PTX: the copy embedded at build time, or a file given with `--ptx`, checked before use.
 
 use anyhow::{bail, Context as _};
+use async_lab_ptx::Module;
 use std::path::Path;
 
 /// Built by `cargo xtask build-ptx`, copied in by `build.rs`.
 static EMBEDDED: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
-
-/// Every kernel the host launches; a PTX module missing one is refused up front.
-pub const ENTRIES: [&str; 6] = ["spin_sleep", "spin_wait_ns", "empty", "fill", "checksum", "write_globaltimer"];
 
 /// PTX text and where it came from (for error messages and recordings).
 #[derive(Clone, Debug)]
@@ -41,10 +39,14 @@ impl Ptx {
         if !text.contains(".version") || !text.contains(".target") {
             bail!("{origin} is not PTX (no `.version`/`.target` directive); rebuild it with `cargo xtask build-ptx`");
         }
-        let found = entries(&text);
-        let missing: Vec<&str> = ENTRIES.iter().copied().filter(|e| !found.iter().any(|f| f == e)).collect();
-        if !missing.is_empty() {
-            bail!("{origin} lacks the kernel(s) {}; rebuild it with `cargo xtask build-ptx`", missing.join(", "));
+        // Every kernel the host launches, with the parameters it passes (`async_lab_ptx::KERNELS`): a module
+        // that differs is refused up front, not at the first launch.
+        let problems = Module::parse(&text).abi_problems();
+        if !problems.is_empty() {
+            bail!(
+                "{origin} does not have the kernels async-lab launches: {}; rebuild it with `cargo xtask build-ptx`",
+                problems.join("; ")
+            );
         }
         Ok(Ptx { text, origin })
     }
@@ -58,28 +60,9 @@ impl Ptx {
     }
 }
 
-/// The names of the `.entry` (kernel) declarations in a PTX module.
-pub fn entries(ptx: &str) -> Vec<String> {
-    ptx.lines()
-        .filter_map(|line| {
-            let rest = line.trim_start().strip_prefix(".visible ").unwrap_or(line.trim_start());
-            let rest = rest.strip_prefix(".entry")?.trim_start();
-            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$').collect();
-            (!name.is_empty()).then_some(name)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn finds_entries() {
-        let ptx =
-            ".version 7.0\n.target sm_70\n.visible .entry empty()\n{\n}\n.visible .entry fill(\n.param .u64 a\n)\n";
-        assert_eq!(entries(ptx), ["empty", "fill"]);
-    }
 
     #[test]
     fn refuses_text_that_is_not_ptx() {

@@ -1,52 +1,14 @@
-//! The kernels' PTX, checked without a GPU: the ABI the host relies on (entry names and parameter types, as a
-//! snapshot) and the few instructions that make each experiment mean what it claims.
+//! The kernels' PTX, checked without a GPU: the ABI the host relies on (entry names and parameter types, as
+//! the kernel list in `ptx-abi` gives them) and the few instructions that make each experiment mean what it
+//! claims.
 
+use async_lab_ptx::kernels::{CHECKSUM, SPIN_SLEEP, SPIN_WAIT_NS, WRITE_GLOBALTIMER};
+use async_lab_ptx::{Module, KERNELS};
 use async_lab_tests::ptx_text;
 
-/// One `.entry` of the module.
-struct Entry<'a> {
-    name: &'a str,
-    /// Parameter types (`.u64`, `.u32`), names and pointer annotations left out.
-    params: Vec<&'a str>,
-    /// The instruction lines between `{` and `}`, trimmed.
-    body: Vec<&'a str>,
-}
-
-fn entries(ptx: &str) -> Vec<Entry<'_>> {
-    let mut entries = Vec::new();
-    let mut lines = ptx.lines();
-    while let Some(line) = lines.next() {
-        let Some((_, rest)) = line.split_once(".entry ") else {
-            continue;
-        };
-        let (name, after) = rest.split_once('(').expect("`.entry name(`");
-        let mut params = Vec::new();
-        if !after.trim_start().starts_with(')') {
-            for line in lines.by_ref() {
-                let line = line.trim();
-                if let Some(param) = line.strip_prefix(".param ") {
-                    params.push(param.split_whitespace().next().unwrap());
-                }
-                if line.ends_with(')') {
-                    break;
-                }
-            }
-        }
-        let body = lines
-            .by_ref()
-            .skip_while(|line| line.trim() != "{")
-            .skip(1)
-            .take_while(|line| *line != "}")
-            .map(str::trim)
-            .filter(|line| !line.is_empty())
-            .collect();
-        entries.push(Entry { name: name.trim(), params, body });
-    }
-    entries
-}
-
-fn entry<'a>(entries: &'a [Entry<'a>], name: &str) -> &'a Entry<'a> {
-    entries.iter().find(|entry| entry.name == name).unwrap_or_else(|| panic!("no `.entry {name}` in the PTX"))
+/// The body of kernel `name` in the module.
+fn body<'a>(module: &Module<'a>, name: &str) -> Vec<&'a str> {
+    module.entry(name).unwrap_or_else(|| panic!("no `.entry {name}` in the PTX")).body.clone()
 }
 
 /// The loops of a body, as (label line, backward `bra` line) index pairs.
@@ -69,19 +31,23 @@ fn in_a_loop(body: &[&str], line: usize) -> bool {
     loops(body).iter().any(|&(start, end)| start < line && line < end)
 }
 
+/// The module's kernels are the list's, with the parameter types the host passes (the list is the one
+/// owner: `ptx-abi/src/kernels.rs`).
 #[test]
-fn entry_signatures() {
+fn the_kernels_take_the_parameters_the_host_passes() {
     let ptx = ptx_text();
-    let signatures: Vec<String> =
-        entries(&ptx).iter().map(|entry| format!("{}({})", entry.name, entry.params.join(", "))).collect();
-    insta::assert_snapshot!("entry_signatures", signatures.join("\n"));
+    let module = Module::parse(&ptx);
+    let mut found: Vec<String> = module.entries.iter().map(|e| e.signature()).collect();
+    let mut listed: Vec<String> = KERNELS.iter().map(|k| k.signature()).collect();
+    found.sort();
+    listed.sort();
+    assert_eq!(found, listed);
 }
 
 #[test]
 fn spin_sleep_reads_clock64_in_a_loop() {
     let ptx = ptx_text();
-    let entries = entries(&ptx);
-    let body = &entry(&entries, "spin_sleep").body;
+    let body = &body(&Module::parse(&ptx), SPIN_SLEEP.name);
     let reads: Vec<usize> = (0..body.len()).filter(|&i| body[i].contains("%clock64")).collect();
     assert!(!reads.is_empty(), "spin_sleep never reads %clock64:\n{}", body.join("\n"));
     assert!(
@@ -94,8 +60,7 @@ fn spin_sleep_reads_clock64_in_a_loop() {
 #[test]
 fn spin_wait_ns_reads_globaltimer_in_a_loop() {
     let ptx = ptx_text();
-    let entries = entries(&ptx);
-    let body = &entry(&entries, "spin_wait_ns").body;
+    let body = &body(&Module::parse(&ptx), SPIN_WAIT_NS.name);
     let reads: Vec<usize> = (0..body.len()).filter(|&i| body[i].contains("%globaltimer")).collect();
     assert!(!reads.is_empty(), "spin_wait_ns never reads %globaltimer:\n{}", body.join("\n"));
     assert!(
@@ -108,8 +73,7 @@ fn spin_wait_ns_reads_globaltimer_in_a_loop() {
 #[test]
 fn checksum_adds_once_per_thread_atomically() {
     let ptx = ptx_text();
-    let entries = entries(&ptx);
-    let body = &entry(&entries, "checksum").body;
+    let body = &body(&Module::parse(&ptx), CHECKSUM.name);
     let atomics: Vec<usize> = (0..body.len()).filter(|&i| body[i].starts_with("atom")).collect();
     let [atomic] = atomics.as_slice() else {
         panic!("checksum should have exactly one atomic instruction:\n{}", body.join("\n"));
@@ -122,8 +86,7 @@ fn checksum_adds_once_per_thread_atomically() {
 #[test]
 fn write_globaltimer_reads_globaltimer() {
     let ptx = ptx_text();
-    let entries = entries(&ptx);
-    let body = &entry(&entries, "write_globaltimer").body;
+    let body = &body(&Module::parse(&ptx), WRITE_GLOBALTIMER.name);
     assert!(body.iter().any(|line| line.contains("%globaltimer")), "{}", body.join("\n"));
 }
 

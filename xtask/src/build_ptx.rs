@@ -11,11 +11,9 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use xshell::{cmd, Cmd, Shell};
 
-use crate::{flags, project_root, ptx_path};
+use async_lab_ptx::Module;
 
-/// The kernels the host launches by name, in the order of `gpu-kernels/kernels/src/lib.rs`.
-pub(crate) const EXPECTED_ENTRIES: [&str; 6] =
-    ["spin_sleep", "spin_wait_ns", "empty", "fill", "checksum", "write_globaltimer"];
+use crate::{flags, project_root, ptx_path};
 
 /// The GPU architecture the PTX declares (`.target`); the driver JIT-compiles it for the actual GPU.
 const TARGET_CPU: &str = "sm_70";
@@ -175,71 +173,38 @@ pub(crate) struct PtxModule {
     pub(crate) entries: Vec<String>,
 }
 
-/// Checks that `text` is one complete PTX module with exactly the kernels the host expects.
+/// Checks that `text` is one complete PTX module with exactly the kernels the host expects
+/// (`async_lab_ptx::KERNELS`, with the parameters the host passes).
 pub(crate) fn check_ptx(text: &str) -> anyhow::Result<PtxModule> {
-    let directive = |name: &str| -> Vec<&str> {
-        text.lines().filter_map(|line| line.trim().strip_prefix(name)).map(str::trim).collect()
-    };
-    let versions = directive(".version ");
-    if versions.len() != 1 {
-        bail!("expected one `.version` line (one module), found {}", versions.len());
+    let module = Module::parse(text);
+    if module.versions.len() != 1 {
+        bail!("expected one `.version` line (one module), found {}", module.versions.len());
     }
-    let targets = directive(".target ");
-    let [target] = targets.as_slice() else { bail!("expected one `.target` line, found {}", targets.len()) };
+    let [target] = module.targets.as_slice() else {
+        bail!("expected one `.target` line, found {}", module.targets.len())
+    };
     if *target != TARGET_CPU {
         bail!("the module targets `{target}`, expected `{TARGET_CPU}`");
     }
-    if directive(".address_size ") != ["64"] {
+    if module.address_sizes != ["64"] {
         bail!("expected `.address_size 64`");
     }
     // An `.extern .func` is a call the JIT cannot resolve: LTO did not pull everything into this module.
-    let externs: Vec<&str> = text.lines().filter(|line| line.contains(".extern .func")).collect();
-    if !externs.is_empty() {
-        bail!("the module calls functions it does not define:\n    {}", externs.join("\n    "));
+    if !module.externs.is_empty() {
+        bail!("the module calls functions it does not define:\n    {}", module.externs.join("\n    "));
     }
-
-    let entries = ptx_entries(text);
-    let names: Vec<&str> = entries.iter().map(|entry| entry.split('(').next().unwrap()).collect();
-    let missing: Vec<&str> = EXPECTED_ENTRIES.iter().copied().filter(|name| !names.contains(name)).collect();
-    if !missing.is_empty() {
-        bail!("kernels missing from the PTX: {} (found: {})", missing.join(", "), names.join(", "));
+    let problems = module.abi_problems();
+    if !problems.is_empty() {
+        bail!("the kernels differ from the list the host launches (ptx-abi/src/kernels.rs): {}", problems.join("; "));
     }
-    let unexpected: Vec<&str> = names.iter().copied().filter(|name| !EXPECTED_ENTRIES.contains(name)).collect();
-    if !unexpected.is_empty() {
+    let unknown = module.unknown_entries();
+    if !unknown.is_empty() {
         bail!(
-            "kernels in the PTX that xtask does not know: {} (add them to EXPECTED_ENTRIES in {})",
-            unexpected.join(", "),
-            file!()
+            "kernels in the PTX that the host does not know: {} (add them to ptx-abi/src/kernels.rs)",
+            unknown.join(", ")
         );
     }
-    Ok(PtxModule { target: target.to_string(), entries })
-}
-
-/// `name(.type, ...)` for each `.entry` of a PTX module, parameter names left out.
-pub(crate) fn ptx_entries(text: &str) -> Vec<String> {
-    let mut entries = Vec::new();
-    let mut lines = text.lines();
-    while let Some(line) = lines.next() {
-        let Some(rest) = line.split_once(".entry ").map(|(_, rest)| rest) else {
-            continue;
-        };
-        let (name, after) = rest.split_once('(').unwrap_or((rest, ")"));
-        let mut params = Vec::new();
-        // Parameters follow on their own lines up to `)`, unless the list is empty: `.entry empty()`.
-        if !after.trim_start().starts_with(')') {
-            for line in lines.by_ref() {
-                let line = line.trim();
-                if let Some(param) = line.strip_prefix(".param ") {
-                    params.push(param.split_whitespace().next().unwrap_or("?").to_owned());
-                }
-                if line.starts_with(')') || line.ends_with(')') {
-                    break;
-                }
-            }
-        }
-        entries.push(format!("{}({})", name.trim(), params.join(", ")));
-    }
-    entries
+    Ok(PtxModule { target: target.to_string(), entries: module.entries.iter().map(|e| e.signature()).collect() })
 }
 
 #[cfg(test)]
@@ -254,27 +219,18 @@ mod tests {
     }
 
     #[test]
-    fn lists_entries_with_parameter_types() {
-        let ptx = "\
-.visible .entry fill(
-\t.param .u64 .ptr .align 1 fill_param_0,
-\t.param .u64 fill_param_1,
-\t.param .u32 fill_param_2
-)
-{
-\tret;
-}
-.visible .entry empty()
-{
-}
-";
-        assert_eq!(ptx_entries(ptx), ["fill(.u64, .u64, .u32)", "empty()"]);
+    fn rejects_a_module_that_is_not_one_whole_module() {
+        let two = ".version 7.0\n.version 7.0\n.target sm_70\n.address_size 64\n";
+        assert!(check_ptx(two).unwrap_err().to_string().contains("one `.version`"));
+        let extern_call = ".version 7.0\n.target sm_70\n.address_size 64\n.extern .func f()\n";
+        assert!(check_ptx(extern_call).unwrap_err().to_string().contains("does not define"));
     }
 
     #[test]
     fn rejects_a_module_without_all_kernels() {
         let ptx = ".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry empty()\n{\n}\n";
         let err = check_ptx(ptx).unwrap_err().to_string();
-        assert!(err.contains("spin_sleep, spin_wait_ns, fill, checksum, write_globaltimer"), "{err}");
+        assert!(err.contains("spin_sleep is missing") && err.contains("write_globaltimer is missing"), "{err}");
+        assert!(!err.contains("empty is"), "{err}");
     }
 }

@@ -16,6 +16,7 @@ use super::stream::StreamHandle;
 use super::sys::{self, CUcontext, CUdevice, CUfunction, CUstream};
 use crate::ptx::Ptx;
 use anyhow::{anyhow, Context as _};
+use async_lab_ptx::kernels;
 use std::ffi::c_void;
 
 /// The kernels of `gpu-kernels/kernels`, looked up once.
@@ -228,11 +229,11 @@ pub fn lookup_kernels(module: &cust::module::Module) -> anyhow::Result<Kernels> 
         Ok(module.get_function(name).with_context(|| format!("kernel `{name}` is not in the module"))?.to_raw())
     };
     Ok(Kernels {
-        spin_sleep: get("spin_sleep")?,
-        spin_wait_ns: get("spin_wait_ns")?,
-        empty: get("empty")?,
-        fill: get("fill")?,
-        checksum: get("checksum")?,
-        write_globaltimer: get("write_globaltimer")?,
+        spin_sleep: get(kernels::SPIN_SLEEP.name)?,
+        spin_wait_ns: get(kernels::SPIN_WAIT_NS.name)?,
+        empty: get(kernels::EMPTY.name)?,
+        fill: get(kernels::FILL.name)?,
+        checksum: get(kernels::CHECKSUM.name)?,
+        write_globaltimer: get(kernels::WRITE_GLOBALTIMER.name)?,
     })
 }

@@ -14,6 +14,7 @@ use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel, Library};
+use async_lab_ptx::kernels;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug)]
@@ -120,8 +121,8 @@ impl RuntimeKernels {
     fn load(gpu: &Gpu) -> anyhow::Result<RuntimeKernels> {
         let library = Library::load(gpu.ptx.text())?;
         Ok(RuntimeKernels {
-            empty: library.kernel("empty")?,
-            spin_wait_ns: library.kernel("spin_wait_ns")?,
+            empty: library.kernel(kernels::EMPTY.name)?,
+            spin_wait_ns: library.kernel(kernels::SPIN_WAIT_NS.name)?,
             _library: library,
         })
     }

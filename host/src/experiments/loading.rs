@@ -35,15 +35,16 @@ use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel as RtKernel, Library as RtLibrary};
+use async_lab_ptx::kernels;
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
 
 /// The kernel every case looks up and launches: no parameters, no work.
-const EMPTY: &CStr = c"empty";
+const EMPTY: &CStr = kernels::EMPTY.c_name;
 /// The first launches run `spin_wait_ns` for this long: if a launch that waited for the work ahead then
 /// returns at once, its own kernel is still running, so its own work never races the stream query.
 const FIRST_LAUNCH_NS: u64 = 1_000_000;
-const SPIN: &CStr = c"spin_wait_ns";
+const SPIN: &CStr = kernels::SPIN_WAIT_NS.c_name;
 /// Bytes of each copy of the copy situation.
 const COPY_BYTES: usize = 256 << 20;
 /// At most this many copies are queued at once, well under the roughly thousand operations a stream queues

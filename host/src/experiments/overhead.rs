@@ -29,6 +29,7 @@ use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel, Library};
 use anyhow::{bail, Context as _};
+use async_lab_ptx::kernels;
 
 /// Calls timed per case (the C++ reference's `--overhead` times as many).
 pub const ENQUEUES: usize = 500;
@@ -143,7 +144,7 @@ struct RuntimeEmpty {
 impl RuntimeEmpty {
     fn load(gpu: &Gpu) -> DriverResult<RuntimeEmpty> {
         let library = Library::load(gpu.ptx.text())?;
-        Ok(RuntimeEmpty { kernel: library.kernel("empty")?, _library: library })
+        Ok(RuntimeEmpty { kernel: library.kernel(kernels::EMPTY.name)?, _library: library })
     }
 }
 

@@ -30,6 +30,7 @@ use crate::pattern;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use anyhow::ensure;
+use async_lab_ptx::kernels;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -371,7 +372,7 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
         unsafe { drv!(cuMemsetD8_v2(device.ptr, 0, BUFFER_BYTES))? };
         flag.reset();
         gpu.bind()?;
-        let dummy = library.insert(Library::load(gpu, &image)?).kernel(c"spin_sleep")?;
+        let dummy = library.insert(Library::load(gpu, &image)?).kernel(kernels::SPIN_SLEEP.c_name)?;
         gpu.synchronize()?;
         let s = stream.raw();
 

@@ -53,6 +53,7 @@ use crate::runtime::library::Library;
 use crate::runtime::sys as rs;
 use crate::units::format_size;
 use anyhow::{bail, ensure};
+use async_lab_ptx::kernels;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
@@ -379,7 +380,7 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
         // SAFETY: `device` holds `bytes` bytes. (On the legacy stream: the synchronization below waits for it.)
         unsafe { rt!(cudaMemset(device.ptr, 0, bytes))? };
         flag.reset();
-        let kernel = library.insert(Library::load(gpu.ptx.text())?).kernel("spin_sleep")?;
+        let kernel = library.insert(Library::load(gpu.ptx.text())?).kernel(kernels::SPIN_SLEEP.name)?;
         gpu.synchronize()?;
 
         // 2. The answer's cudaFree(0), with nothing in flight.

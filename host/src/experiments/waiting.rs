@@ -16,6 +16,7 @@ use crate::drv;
 use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::{Expected, WaitStyle};
+use async_lab_ptx::kernels;
 use std::ffi::c_void;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,7 +170,7 @@ impl FlaggedContext {
             drv!(cuCtxCreate_v2(&mut fc.ctx, flag.bits(), gpu.device))?;
         }
         let module = gpu.load_fresh_module()?;
-        fc.kernel = module.get_function("spin_wait_ns")?.to_raw();
+        fc.kernel = module.get_function(kernels::SPIN_WAIT_NS.name)?.to_raw();
         fc.module = Some(module);
         // SAFETY: valid out-pointers in the (current) new context.
         unsafe {
