@@ -82,7 +82,25 @@ fn a_missing_or_broken_ptx_file_is_refused_clearly() {
     std::fs::write(&partial, ".version 7.0\n.target sm_70\n.visible .entry empty()\n{\n}\n").unwrap();
     let o = run_with_stub(&["selftest", "--ptx", partial.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("lacks the kernel(s) spin_sleep, spin_wait_ns, fill, checksum"), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("does not have the kernels async-lab launches: spin_sleep is missing"), "{e}");
+    assert!(e.contains("checksum is missing") && !e.contains("empty is"), "{e}");
+
+    // Every kernel there, but one takes other parameters than the host passes: refused before any launch.
+    let mut text = String::from(".version 7.0\n.target sm_70\n");
+    for k in async_lab_ptx::KERNELS {
+        let params: Vec<String> = if k.name == "fill" {
+            vec![".param .u64 a".into()]
+        } else {
+            k.params.iter().enumerate().map(|(i, t)| format!(".param {t} p{i}")).collect()
+        };
+        text.push_str(&format!(".visible .entry {}(\n{}\n)\n{{\n}}\n", k.name, params.join(",\n")));
+    }
+    let wrong = dir.join("wrong.ptx");
+    std::fs::write(&wrong, text).unwrap();
+    let o = run_with_stub(&["selftest", "--ptx", wrong.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("fill is fill(.u64), the host passes fill(.u64, .u64, .u32)"), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
