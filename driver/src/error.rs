@@ -4,7 +4,7 @@
 //! experiment's timed call has one result type whichever API it goes through.
 
 use super::sys::{self, CuResult};
-use crate::api::Api;
+use async_lab_core::api::Api;
 use std::ffi::CStr;
 use std::fmt;
 
@@ -93,6 +93,6 @@ impl DriverError {
 #[macro_export]
 macro_rules! drv {
     ($f:ident ( $($arg:expr),* $(,)? )) => {
-        $crate::driver::error::check($crate::driver::sys::$f($($arg),*), stringify!($f))
+        $crate::error::check($crate::sys::$f($($arg),*), stringify!($f))
     };
 }

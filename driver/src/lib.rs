@@ -1,17 +1,27 @@
-//! The CUDA driver, in three small layers (as cudarc does): `sys` declares the entry points, `error`
-//! turns result codes into `Result`s with names, and the rest are safe owners of driver objects.
+//! async-lab's way to the GPU: the CUDA driver, in three small layers (as cudarc does): `sys` declares the
+//! entry points, `error` turns result codes into `Result`s with names, and the rest are safe owners of
+//! driver objects; `runtime`, the CUDA runtime loaded at run time; `ptx`, the kernels' module checked before
+//! use; `measure`, the host clock the experiments time calls with.
 //!
 //! `cust` provides the context and the module loading; everything the experiments time goes through `sys`
-//! directly, so that exactly one driver call happens between the two clock readings.
+//! directly, so that exactly one driver call happens between the two clock readings. Nothing here decides
+//! what a measurement means: that is `async-lab-core`, which this crate uses only for the typed setup data
+//! (the API, host memory and stream kinds, what a recording says about the machine). See `docs/crates.md`.
 
 pub mod error;
 pub mod gpu;
 pub mod library;
+pub mod measure;
 pub mod memory;
 pub mod peer;
 pub mod probe;
+pub mod ptx;
+pub mod runtime;
 pub mod stream;
 pub mod sys;
+
+/// The folder holding the link-time `libcuda.so` stub (used by the no-driver tests).
+pub const STUB_DIR: &str = env!("ASYNC_LAB_STUB_DIR");
 
 pub use error::{check, DriverError, DriverResult};
 pub use gpu::{Gpu, Kernels};

@@ -57,15 +57,15 @@ pub fn init_driver() -> Result<i32, NoGpu> {
         sys::CUDA_ERROR_INSUFFICIENT_DRIVER
         | sys::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
         | sys::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE => {
-            return Err(NoGpu::DriverMismatch(crate::driver::DriverError::driver(rc, "cuInit")))
+            return Err(NoGpu::DriverMismatch(crate::DriverError::driver(rc, "cuInit")))
         }
-        _ => return Err(NoGpu::Other(crate::driver::DriverError::driver(rc, "cuInit"))),
+        _ => return Err(NoGpu::Other(crate::DriverError::driver(rc, "cuInit"))),
     }
     let mut count = 0;
     // SAFETY: `count` is a valid out-pointer for one int; the driver was initialised above.
     let rc = unsafe { sys::cuDeviceGetCount(&mut count) };
     if rc != sys::CUDA_SUCCESS {
-        return Err(NoGpu::Other(crate::driver::DriverError::driver(rc, "cuDeviceGetCount")));
+        return Err(NoGpu::Other(crate::DriverError::driver(rc, "cuDeviceGetCount")));
     }
     if count == 0 {
         return Err(NoGpu::NoDevice);

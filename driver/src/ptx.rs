@@ -1,11 +1,9 @@
-//! The kernels' PTX: the copy embedded at build time, or a file given with `--ptx`, checked before use.
+//! The kernels' PTX, checked before use: a module that lacks a kernel the host launches, or whose kernel takes
+//! other parameters, is refused up front. (The copy embedded in the binary is `async_lab::embedded_ptx`.)
 
 use anyhow::{bail, Context as _};
 use async_lab_ptx::Module;
 use std::path::Path;
-
-/// Built by `cargo xtask build-ptx`, copied in by `build.rs`.
-static EMBEDDED: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
 
 /// PTX text and where it came from (for error messages and recordings).
 #[derive(Clone, Debug)]
@@ -15,11 +13,6 @@ pub struct Ptx {
 }
 
 impl Ptx {
-    /// The PTX embedded in this binary.
-    pub fn embedded() -> anyhow::Result<Ptx> {
-        Self::checked(EMBEDDED.to_owned(), "the PTX embedded in async-lab".into())
-    }
-
     /// PTX read from `path`.
     pub fn from_file(path: &Path) -> anyhow::Result<Ptx> {
         let text =
@@ -27,15 +20,8 @@ impl Ptx {
         Self::checked(text, format!("PTX file {}", path.display()))
     }
 
-    /// The embedded PTX unless `path` is given.
-    pub fn load(path: Option<&Path>) -> anyhow::Result<Ptx> {
-        match path {
-            Some(p) => Self::from_file(p),
-            None => Self::embedded(),
-        }
-    }
-
-    fn checked(text: String, origin: String) -> anyhow::Result<Ptx> {
+    /// PTX `text`, checked; `origin` says where it came from.
+    pub fn checked(text: String, origin: String) -> anyhow::Result<Ptx> {
         if !text.contains(".version") || !text.contains(".target") {
             bail!("{origin} is not PTX (no `.version`/`.target` directive); rebuild it with `cargo xtask build-ptx`");
         }

@@ -35,7 +35,7 @@ impl StreamHandle<'_> {
         match unsafe { sys::cuStreamQuery(self.raw) } {
             sys::CUDA_SUCCESS => Ok(true),
             sys::CUDA_ERROR_NOT_READY => Ok(false),
-            rc => Err(crate::driver::DriverError::driver(rc, "cuStreamQuery")),
+            rc => Err(crate::DriverError::driver(rc, "cuStreamQuery")),
         }
     }
 }
@@ -82,7 +82,7 @@ impl<'g> Stream<'g> {
 
     /// Destroys the stream now through `api` (`cuStreamDestroy` or `cudaStreamDestroy`) and returns how long
     /// the call took (the SD1 experiment).
-    pub fn destroy_timed(mut self, api: crate::api::Api) -> DriverResult<crate::measure::Timed> {
+    pub fn destroy_timed(mut self, api: async_lab_core::api::Api) -> DriverResult<crate::measure::Timed> {
         assert!(self.owned, "only created streams can be destroyed");
         self.owned = false;
         let t = crate::measure::Stopwatch::start();
@@ -90,8 +90,8 @@ impl<'g> Stream<'g> {
         // shares this stream's (primary) context, so its destroy call accepts the handle.
         let result = unsafe {
             match api {
-                crate::api::Api::Driver => check(sys::cuStreamDestroy_v2(self.raw), "cuStreamDestroy"),
-                crate::api::Api::Runtime => crate::rt!(cudaStreamDestroy(self.raw.cast())),
+                async_lab_core::api::Api::Driver => check(sys::cuStreamDestroy_v2(self.raw), "cuStreamDestroy"),
+                async_lab_core::api::Api::Runtime => crate::rt!(cudaStreamDestroy(self.raw.cast())),
             }
         };
         let elapsed = t.stop();
@@ -144,7 +144,7 @@ impl<'g> Event<'g> {
         match unsafe { sys::cuEventQuery(self.raw) } {
             sys::CUDA_SUCCESS => Ok(true),
             sys::CUDA_ERROR_NOT_READY => Ok(false),
-            rc => Err(crate::driver::DriverError::driver(rc, "cuEventQuery")),
+            rc => Err(crate::DriverError::driver(rc, "cuEventQuery")),
         }
     }
 

@@ -8,27 +8,24 @@
 //! - `experiments/method.rs`: how one "did this call wait?" measurement works.
 //! - `async_lab_core::classify`: how the measured signals become a class.
 //! - `async_lab_core::rules`: what the documentation predicts.
-//! - `driver/`: the thin, safe layer over the CUDA driver API.
+//! - `async_lab_driver` (`driver/`): the thin, safe layer over the CUDA driver API.
 
 pub mod calibrate;
 pub mod cli;
-pub mod driver;
+pub mod embedded_ptx;
 pub mod experiments;
 pub mod info;
-pub mod measure;
 pub mod pattern;
-pub mod ptx;
-pub mod runtime;
 pub mod selftest;
 
-// The model and its views live in the core crate; these re-exports keep the paths that the experiments (and
-// code written before the split) use, `crate::record::CaseSetup` and the like.
+// The model and its views live in the core crate, the way to the GPU in the driver crate; these re-exports
+// keep the paths that the experiments (and code written before the split) use: `crate::record::CaseSetup`,
+// `crate::driver::Gpu`, `crate::drv!(...)` and the like.
 pub use async_lab_core::{
     api, classify, clock, compare, explain, html, output, record, report, rules, setup, stats, units,
 };
+pub use async_lab_driver as driver;
+pub use async_lab_driver::{drv, measure, ptx, rt, runtime, STUB_DIR};
 
 /// The commit this binary was built from ("-dirty" when the tree had changes).
 pub const GIT_COMMIT: &str = env!("ASYNC_LAB_GIT_COMMIT");
-
-/// The folder holding the link-time `libcuda.so` stub (used by the no-driver tests).
-pub const STUB_DIR: &str = env!("ASYNC_LAB_STUB_DIR");

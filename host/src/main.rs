@@ -6,7 +6,6 @@ use anyhow::{bail, Context as _};
 use async_lab::cli::{Cli, Command, GpuArgs, RunArgs};
 use async_lab::driver::{Gpu, NoGpu};
 use async_lab::experiments::{self, runner, Preset};
-use async_lab::ptx::Ptx;
 // Replaying, reporting, comparing and explaining a recording use the core crate alone (no GPU, no driver).
 use async_lab_core::machine::MachineInfo;
 use async_lab_core::record::{CaseRecord, Recording, RECORDING_KIND, SCHEMA_VERSION};
@@ -89,7 +88,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
 }
 
 fn open(g: &GpuArgs) -> anyhow::Result<Gpu> {
-    let ptx = Ptx::load(g.ptx.as_deref())?;
+    let ptx = async_lab::embedded_ptx::load(g.ptx.as_deref())?;
     Gpu::open(g.device, ptx)
 }
 

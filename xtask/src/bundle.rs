@@ -51,7 +51,8 @@ impl flags::Bundle {
     }
 }
 
-/// The stub `libcuda.so.1` of the newest release build of async-lab (host/build.rs makes it in its OUT_DIR).
+/// The stub `libcuda.so.1` of the newest release build of async-lab (`driver/build.rs` makes it in the OUT_DIR
+/// of `async-lab-driver`).
 fn release_stub() -> anyhow::Result<std::path::PathBuf> {
     let build = host_target_dir().join("release/build");
     let mut found: Vec<(std::time::SystemTime, std::path::PathBuf)> = fs::read_dir(&build)

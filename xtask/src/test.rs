@@ -121,14 +121,14 @@ fn run_tests(sh: &Shell) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The stub symbol list that the host's build script compiles into its link-time `libcuda.so`.
-const STUB_SYMBOLS: &str = "host/cuda-stub/symbols.txt";
+/// The stub symbol list that the driver crate's build script compiles into its link-time `libcuda.so`.
+const STUB_SYMBOLS: &str = "driver/cuda-stub/symbols.txt";
 
-/// The host's own driver declarations (functions newer than cust_raw's CUDA 11.4 headers among them).
-const HOST_SYS: &str = "host/src/driver/sys.rs";
+/// async-lab's own driver declarations (functions newer than cust_raw's CUDA 11.4 headers among them).
+const HOST_SYS: &str = "driver/src/sys.rs";
 
-/// Checks that `host/cuda-stub/symbols.txt` lists exactly the driver functions of cust_raw's bindings plus
-/// those that `host/src/driver/sys.rs` declares itself.
+/// Checks that `driver/cuda-stub/symbols.txt` lists exactly the driver functions of cust_raw's bindings plus
+/// those that `driver/src/sys.rs` declares itself.
 fn check_stub_symbols(sh: &Shell) -> anyhow::Result<()> {
     let metadata = cmd!(sh, "cargo metadata --format-version 1").quiet().read().context("running cargo metadata")?;
     let bindings = cust_raw_bindings(&metadata)?;

@@ -9,9 +9,9 @@
 //! driver's module API and a function pointer.
 
 use super::sys;
-use crate::api::Api;
-use crate::driver::{DriverError, DriverResult};
 use crate::rt;
+use crate::{DriverError, DriverResult};
+use async_lab_core::api::Api;
 use std::ffi::{c_void, CStr, CString};
 
 /// A library loaded by the runtime, unloaded on drop.
@@ -95,7 +95,7 @@ impl Kernel {
         &self,
         grid: u32,
         block: u32,
-        stream: crate::driver::sys::CUstream,
+        stream: crate::sys::CUstream,
         params: &mut [*mut c_void],
     ) -> DriverResult<()> {
         let dim = |x| sys::dim3 { x, y: 1, z: 1 };
@@ -120,7 +120,7 @@ impl Kernel {
     ///
     /// # Safety
     /// This kernel is `spin_wait_ns` and its library is still loaded.
-    pub unsafe fn launch_spin(&self, stream: crate::driver::sys::CUstream, ns: u64) -> DriverResult<()> {
+    pub unsafe fn launch_spin(&self, stream: crate::sys::CUstream, ns: u64) -> DriverResult<()> {
         let (mut ns, mut stamps) = (ns, 0u64);
         let mut params = [(&mut ns as *mut u64).cast::<c_void>(), (&mut stamps as *mut u64).cast()];
         // SAFETY: spin_wait_ns(u64 ns, *mut u64 stamps) skips the stamps for a null pointer; `params` lives
