@@ -11,21 +11,26 @@
 //! `case-<...>` for each experiment's card, and `plot-sweep`, `plot-queue`, `plot-wait` for the plots. When
 //! several recordings hold the same experiment, later ones get `--r<N>` appended (N: the recording's number).
 //!
+//! - This file: the page, its legend and one section per recording; `header.rs`: a section's machine and
+//!   overview; `cards.rs`: each experiment's card (and the seed's, one per memory kind).
 //! - `timeline.rs`: what a timeline shows, from a repetition's raw fields; `draw.rs`: drawing it as SVG;
 //!   `axis.rs`: ticks and numbers.
 //! - `plots.rs`: the plots, with plotters' SVG backend.
 //! - `clocks.rs`: the clock-alignment paragraph.
 
 mod axis;
+mod cards;
 mod clocks;
 mod draw;
+mod header;
 mod plots;
 mod timeline;
 
-use crate::record::{CaseRecord, Family, Recording};
-use crate::report::{self, CaseResult, Report};
-use crate::rules::Verdict;
+use crate::record::{Family, Recording};
+use crate::report;
 use anyhow::{ensure, Context as _};
+use cards::{case_card, seed_card, seed_group};
+use header::{machine, overview};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -237,66 +242,6 @@ fn recording_section(o: &mut String, ids: &mut Ids, number: usize, source: &Sour
     o.push_str("</section>\n");
 }
 
-/// `seed/pageable` for `seed/pageable/1-htod`: a step's id ends in its number; a group's own record (one
-/// that was not run, `runtime/seed/pageable`) is its group.
-fn seed_group(id: &str) -> String {
-    match id.rsplit_once('/') {
-        Some((group, step)) if step.starts_with(|c: char| c.is_ascii_digit()) => group.to_owned(),
-        _ => id.to_owned(),
-    }
-}
-
-fn machine(o: &mut String, report: &Report, rec: &Recording) {
-    let m = &report.machine;
-    let unknown = || "unknown".to_owned();
-    let gib = |b: u64| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64);
-    let rows = [
-        (
-            "GPU",
-            format!(
-                "{} (compute capability {}, {} SMs, {})",
-                m.gpu_name,
-                m.compute_capability,
-                m.sm_count,
-                gib(m.memory_total_bytes)
-            ),
-        ),
-        (
-            "driver",
-            format!("{} (CUDA driver API {})", m.driver_release.clone().unwrap_or_else(unknown), m.cuda_driver_api),
-        ),
-        (
-            "PCIe",
-            format!(
-                "{} now, {} max (bus {})",
-                m.pcie_link.clone().unwrap_or_else(unknown),
-                m.pcie_max_link.clone().unwrap_or_else(unknown),
-                m.pci_bus_id
-            ),
-        ),
-        ("host", format!("{} ({} CPUs), {}", m.host_cpu, m.host_cpus, m.os)),
-        ("async-lab", format!("{} ({})", m.tool_version, m.git_commit)),
-        (
-            "run",
-            format!(
-                "preset {}, {} repetitions per experiment, {}{}",
-                report.preset,
-                report.reps_per_case,
-                report.created,
-                if rec.args.is_empty() { String::new() } else { format!(", arguments: {}", rec.args.join(" ")) }
-            ),
-        ),
-    ];
-    o.push_str("<dl class=\"machine\">\n");
-    for (k, v) in rows {
-        let _ = writeln!(o, "<dt>{k}</dt><dd>{}</dd>", escape(&v));
-    }
-    o.push_str("</dl>\n");
-    if report.partial {
-        o.push_str("<p class=\"missing\"><strong>Partial recording:</strong> the run was interrupted; what was measured is shown, the rest is missing.</p>\n");
-    }
-}
-
 fn plot(o: &mut String, id: &str, title: &str, f: &plots::Figure) {
     let _ = writeln!(
         o,
@@ -316,232 +261,6 @@ fn plot(o: &mut String, id: &str, title: &str, f: &plots::Figure) {
         o.push('\n');
     }
     let _ = writeln!(o, "</div>\n<figcaption>{}</figcaption>\n</figure>", escape(&f.caption));
-}
-
-fn verdict_word(r: &CaseResult) -> (&'static str, String) {
-    if r.not_run.is_some() {
-        return ("not-run", "not run".into());
-    }
-    match (r.verdict, &r.error) {
-        (_, Some(_)) => ("error", "error".into()),
-        (Some(v), None) => (
-            match v {
-                Verdict::Matches => "matches",
-                Verdict::Deviates => "deviates",
-                Verdict::Undocumented => "undocumented",
-            },
-            v.to_string(),
-        ),
-        (None, None) => ("undocumented", "-".into()),
-    }
-}
-
-fn verdict_badge(r: &CaseResult) -> String {
-    let (class, word) = verdict_word(r);
-    format!("<span class=\"verdict {class}\">{}</span>", escape(&word))
-}
-
-fn class_word(r: &CaseResult) -> String {
-    r.class.map_or("-".to_owned(), |c| c.to_string())
-}
-
-/// A size as the seed program states it: "10 MB" for its 10⁷ bytes, "2GiB" for the answer's buffer.
-fn human_size(bytes: u64) -> String {
-    if bytes >= 1_000_000 && bytes % 1_000_000 == 0 {
-        format!("{} MB", bytes / 1_000_000)
-    } else {
-        crate::units::format_size(bytes)
-    }
-}
-
-/// The API, as a learner reads it.
-fn api_words(api: crate::api::Api) -> &'static str {
-    match api {
-        crate::api::Api::Driver => "driver API (libcuda)",
-        crate::api::Api::Runtime => "runtime API (libcudart), as nvcc-built programs, PyTorch and JAX call it",
-    }
-}
-
-fn call_time(r: &CaseResult) -> String {
-    r.host_call_us.map_or("-".into(), |s| {
-        format!(
-            "{} [{} – {}]",
-            axis::duration(s.median * 1e3),
-            axis::duration(s.min * 1e3),
-            axis::duration(s.max * 1e3)
-        )
-    })
-}
-
-/// One line per experiment, linking to its card.
-fn overview(o: &mut String, report: &Report, case_ids: &[String]) {
-    o.push_str("<h3>All experiments</h3>\n<table class=\"overview\">\n");
-    o.push_str("<tr><th>experiment</th><th>rule</th><th>class</th><th>expected</th><th>verdict</th><th>call time: median [min – max]</th></tr>\n");
-    for (r, id) in report.results.iter().zip(case_ids) {
-        let _ = writeln!(
-            o,
-            "<tr><td><a href=\"#{}\"><code>{}</code></a></td><td>{}</td><td class=\"class\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(id),
-            escape(&r.id),
-            escape(&r.rule),
-            escape(&class_word(r)),
-            escape(&r.expected.to_string()),
-            verdict_badge(r),
-            escape(&call_time(r))
-        );
-    }
-    o.push_str("</table>\n");
-}
-
-/// The figure of a timeline: its SVG, or a box with the same id saying why there is none; then which
-/// repetition it is and what is missing.
-fn timeline_figure(o: &mut String, id: &str, t: &timeline::Timeline) {
-    o.push_str("<figure class=\"timeline\">\n");
-    let svg = draw::svg(t, id);
-    if svg.is_empty() {
-        let why = t.notes.first().cloned().unwrap_or_else(|| "Nothing to draw.".into());
-        let _ = writeln!(o, "<div class=\"timeline-missing\" id=\"{}\">{}</div>", escape(id), escape(&why));
-    } else {
-        o.push_str(&svg);
-        o.push('\n');
-    }
-    let notes: Vec<&String> = if svg.is_empty() { t.notes.iter().skip(1).collect() } else { t.notes.iter().collect() };
-    if !t.caption.is_empty() || !notes.is_empty() {
-        o.push_str("<figcaption>");
-        o.push_str(&escape(&t.caption));
-        for n in notes {
-            let _ = write!(o, " <span class=\"missing\">{}</span>", escape(n));
-        }
-        o.push_str("</figcaption>\n");
-    }
-    o.push_str("</figure>\n");
-}
-
-fn rule_text(rule: &str) -> String {
-    match crate::rules::rule(rule) {
-        Some(r) => format!("<strong>{}</strong> ({}): {}", escape(r.id), escape(r.case), escape(r.documented)),
-        None => format!("<strong>{}</strong>", escape(rule)),
-    }
-}
-
-fn case_card(o: &mut String, timeline_id: &str, case_id: &str, record: &CaseRecord, r: &CaseResult, rec: &Recording) {
-    let (verdict_class, _) = verdict_word(r);
-    let _ = writeln!(o, "<article class=\"case {verdict_class}\" id=\"{}\">", escape(case_id));
-    let _ = writeln!(o, "<h4><a href=\"#{}\"><code>{}</code></a></h4>", escape(case_id), escape(&r.id));
-    let _ = writeln!(o, "<p class=\"what\">{}.</p>", escape(&r.what));
-    o.push_str("<div class=\"case-body\">\n");
-    let t = timeline::for_case(record, rec.clock_fit().as_ref());
-    timeline_figure(o, timeline_id, &t);
-    o.push_str("<div>\n<dl class=\"facts\">\n");
-    let agree = if r.classes.is_empty() {
-        String::new()
-    } else {
-        let n = r.class.map_or(0, |c| r.classes.iter().filter(|&&x| x == c).count());
-        format!(" ({n} of {} repetitions)", r.classes.len())
-    };
-    let rows = [
-        ("call", format!("<code>{}</code>", escape(&r.call))),
-        ("API", escape(api_words(r.api))),
-        ("class", format!("<span class=\"class\">{}</span>{}", escape(&class_word(r)), escape(&agree))),
-        ("rule", rule_text(&r.rule)),
-        ("expected", escape(&r.expected.to_string())),
-        ("verdict", verdict_badge(r)),
-        ("call time", escape(&call_time(r))),
-    ];
-    for (k, v) in rows {
-        let _ = writeln!(o, "<dt>{k}</dt><dd>{v}</dd>");
-    }
-    o.push_str("</dl>\n");
-    let _ = writeln!(o, "<p class=\"explanation\">{}</p>", escape(&r.explanation));
-    o.push_str("</div>\n</div>\n</article>\n");
-}
-
-/// The seed's four steps of one memory kind: one card, one timeline, a row per step.
-#[allow(clippy::too_many_arguments)]
-fn seed_card(
-    o: &mut String,
-    ids: &mut Ids,
-    number: usize,
-    rec: &Recording,
-    report: &Report,
-    group: &str,
-    case_ids: &[String],
-    first: usize,
-) {
-    let prefix = format!("{group}/");
-    let members: Vec<usize> = (0..rec.cases.len()).filter(|&i| rec.cases[i].setup.id.starts_with(&prefix)).collect();
-    let records: Vec<&CaseRecord> = members.iter().map(|&i| &rec.cases[i]).collect();
-    let results: Vec<&CaseResult> = members.iter().map(|&i| &report.results[i]).collect();
-    let worst = if results.iter().any(|r| r.error.is_some()) {
-        "error"
-    } else if results.iter().any(|r| r.verdict == Some(Verdict::Deviates)) {
-        "deviates"
-    } else if results.iter().all(|r| r.verdict == Some(Verdict::Matches)) {
-        "matches"
-    } else {
-        "undocumented"
-    };
-    let _ = writeln!(o, "<article class=\"case {worst}\" id=\"{}\">", escape(&case_ids[first]));
-    // The other steps' cards are this one: their anchors point here too.
-    for &i in members.iter().filter(|&&i| i != first) {
-        let _ = write!(o, "<span id=\"{}\"></span>", escape(&case_ids[i]));
-    }
-    let _ = writeln!(o, "<h4><code>{}</code>: the seed program, step by step</h4>", escape(group));
-    let kind = group.rsplit('/').next().unwrap_or(group);
-    let bytes = records.iter().map(|r| r.setup.bytes).max().unwrap_or(0);
-    let calls: Vec<String> = records.iter().map(|r| format!("<code>{}</code>", escape(&r.setup.call))).collect();
-    let _ = writeln!(
-        o,
-        "<p class=\"what\">{}, on one non-blocking stream, with {} of {} host memory: where each call returned, \
-         against where its work ran.</p>",
-        calls.join(", "),
-        escape(&human_size(bytes)),
-        escape(kind)
-    );
-    o.push_str("<div class=\"case-body\">\n");
-    let mut t = timeline::for_seed(&records, rec.clock_fit().as_ref());
-    let timeline_id = ids.take(element_id("timeline", group), number);
-    let step_ids: Vec<(String, String)> =
-        records.iter().map(|r| (r.setup.id.clone(), ids.take(element_id("timeline", &r.setup.id), number))).collect();
-    for span in &mut t.spans {
-        if let Some(g) = span.group.as_mut() {
-            if let Some((_, id)) = step_ids.iter().find(|(exp, _)| exp == g) {
-                *g = id.clone();
-            }
-        }
-    }
-    timeline_figure(o, &timeline_id, &t);
-    o.push_str("<div>\n<table class=\"steps\">\n<tr><th>step</th><th>call</th><th>class</th><th>expected</th><th>verdict</th></tr>\n");
-    for r in &results {
-        let step = r.id.rsplit('/').next().unwrap_or(&r.id);
-        let _ = writeln!(
-            o,
-            "<tr><td>{}</td><td><code>{}</code> {}</td><td class=\"class\">{}</td><td>{}</td><td>{}</td></tr>",
-            escape(step),
-            escape(&r.call),
-            escape(&r.host_call_us.map_or(String::new(), |s| axis::duration(s.median * 1e3))),
-            escape(&class_word(r)),
-            escape(&r.expected.to_string()),
-            verdict_badge(r)
-        );
-    }
-    o.push_str("</table>\n");
-    if let Some(last) = results.last() {
-        let yes_no = |k: &str| last.metrics.get(k).map(|v| if *v >= 0.5 { "yes" } else { "no" });
-        if let (Some(enqueued), Some(synced)) = (yes_no("concluded_after_enqueue"), yes_no("concluded_after_sync")) {
-            let _ = writeln!(
-                o,
-                "<p><strong>Had the stream concluded when the last call returned?</strong> {enqueued} (the callback \
-                 {} run yet); after synchronizing the stream: {synced}.</p>",
-                if enqueued == "yes" { "had" } else { "had not" }
-            );
-        }
-    }
-    o.push_str("</div>\n</div>\n<ol class=\"explanation\">\n");
-    for r in &results {
-        let _ = writeln!(o, "<li>{}</li>", escape(&r.explanation));
-    }
-    o.push_str("</ol>\n</article>\n");
 }
 
 #[cfg(test)]
@@ -564,15 +283,5 @@ mod tests {
         assert_eq!(ids.take("plot-sweep".into(), 1), "plot-sweep");
         assert_eq!(ids.take("plot-sweep".into(), 2), "plot-sweep--r2");
         assert_eq!(ids.take("plot-sweep".into(), 2), "plot-sweep--r2-2");
-    }
-
-    #[test]
-    fn seed_groups() {
-        assert_eq!(seed_group("seed/pageable/1-htod"), "seed/pageable");
-        assert_eq!(seed_group("seed/pinned"), "seed/pinned");
-        assert_eq!(seed_group("runtime/seed-answer/pinned/0-cudafree"), "runtime/seed-answer/pinned");
-        assert_eq!(seed_group("runtime/seed/pageable"), "runtime/seed/pageable");
-        assert_eq!(human_size(10_000_000), "10 MB");
-        assert_eq!(human_size(2 << 30), "2GiB");
     }
 }

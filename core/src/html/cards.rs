@@ -1,0 +1,245 @@
+//! Each experiment's card: its timeline, class, rule, expectation, verdict and explanation; the seed's steps
+//! of one memory kind on one card and one timeline.
+
+use super::{axis, draw, element_id, escape, timeline, Ids};
+use crate::record::{CaseRecord, Recording};
+use crate::report::{CaseResult, Report};
+use crate::rules::Verdict;
+use std::fmt::Write as _;
+
+/// `seed/pageable` for `seed/pageable/1-htod`: a step's id ends in its number; a group's own record (one
+/// that was not run, `runtime/seed/pageable`) is its group.
+pub(super) fn seed_group(id: &str) -> String {
+    match id.rsplit_once('/') {
+        Some((group, step)) if step.starts_with(|c: char| c.is_ascii_digit()) => group.to_owned(),
+        _ => id.to_owned(),
+    }
+}
+
+pub(super) fn verdict_word(r: &CaseResult) -> (&'static str, String) {
+    if r.not_run.is_some() {
+        return ("not-run", "not run".into());
+    }
+    match (r.verdict, &r.error) {
+        (_, Some(_)) => ("error", "error".into()),
+        (Some(v), None) => (
+            match v {
+                Verdict::Matches => "matches",
+                Verdict::Deviates => "deviates",
+                Verdict::Undocumented => "undocumented",
+            },
+            v.to_string(),
+        ),
+        (None, None) => ("undocumented", "-".into()),
+    }
+}
+
+pub(super) fn verdict_badge(r: &CaseResult) -> String {
+    let (class, word) = verdict_word(r);
+    format!("<span class=\"verdict {class}\">{}</span>", escape(&word))
+}
+
+pub(super) fn class_word(r: &CaseResult) -> String {
+    r.class.map_or("-".to_owned(), |c| c.to_string())
+}
+
+/// A size as the seed program states it: "10 MB" for its 10⁷ bytes, "2GiB" for the answer's buffer.
+pub(super) fn human_size(bytes: u64) -> String {
+    if bytes >= 1_000_000 && bytes % 1_000_000 == 0 {
+        format!("{} MB", bytes / 1_000_000)
+    } else {
+        crate::units::format_size(bytes)
+    }
+}
+
+/// The API, as a learner reads it.
+pub(super) fn api_words(api: crate::api::Api) -> &'static str {
+    match api {
+        crate::api::Api::Driver => "driver API (libcuda)",
+        crate::api::Api::Runtime => "runtime API (libcudart), as nvcc-built programs, PyTorch and JAX call it",
+    }
+}
+
+pub(super) fn call_time(r: &CaseResult) -> String {
+    r.host_call_us.map_or("-".into(), |s| {
+        format!(
+            "{} [{} – {}]",
+            axis::duration(s.median * 1e3),
+            axis::duration(s.min * 1e3),
+            axis::duration(s.max * 1e3)
+        )
+    })
+}
+
+/// The figure of a timeline: its SVG, or a box with the same id saying why there is none; then which
+/// repetition it is and what is missing.
+pub(super) fn timeline_figure(o: &mut String, id: &str, t: &timeline::Timeline) {
+    o.push_str("<figure class=\"timeline\">\n");
+    let svg = draw::svg(t, id);
+    if svg.is_empty() {
+        let why = t.notes.first().cloned().unwrap_or_else(|| "Nothing to draw.".into());
+        let _ = writeln!(o, "<div class=\"timeline-missing\" id=\"{}\">{}</div>", escape(id), escape(&why));
+    } else {
+        o.push_str(&svg);
+        o.push('\n');
+    }
+    let notes: Vec<&String> = if svg.is_empty() { t.notes.iter().skip(1).collect() } else { t.notes.iter().collect() };
+    if !t.caption.is_empty() || !notes.is_empty() {
+        o.push_str("<figcaption>");
+        o.push_str(&escape(&t.caption));
+        for n in notes {
+            let _ = write!(o, " <span class=\"missing\">{}</span>", escape(n));
+        }
+        o.push_str("</figcaption>\n");
+    }
+    o.push_str("</figure>\n");
+}
+
+pub(super) fn rule_text(rule: &str) -> String {
+    match crate::rules::rule(rule) {
+        Some(r) => format!("<strong>{}</strong> ({}): {}", escape(r.id), escape(r.case), escape(r.documented)),
+        None => format!("<strong>{}</strong>", escape(rule)),
+    }
+}
+
+pub(super) fn case_card(
+    o: &mut String,
+    timeline_id: &str,
+    case_id: &str,
+    record: &CaseRecord,
+    r: &CaseResult,
+    rec: &Recording,
+) {
+    let (verdict_class, _) = verdict_word(r);
+    let _ = writeln!(o, "<article class=\"case {verdict_class}\" id=\"{}\">", escape(case_id));
+    let _ = writeln!(o, "<h4><a href=\"#{}\"><code>{}</code></a></h4>", escape(case_id), escape(&r.id));
+    let _ = writeln!(o, "<p class=\"what\">{}.</p>", escape(&r.what));
+    o.push_str("<div class=\"case-body\">\n");
+    let t = timeline::for_case(record, rec.clock_fit().as_ref());
+    timeline_figure(o, timeline_id, &t);
+    o.push_str("<div>\n<dl class=\"facts\">\n");
+    let agree = if r.classes.is_empty() {
+        String::new()
+    } else {
+        let n = r.class.map_or(0, |c| r.classes.iter().filter(|&&x| x == c).count());
+        format!(" ({n} of {} repetitions)", r.classes.len())
+    };
+    let rows = [
+        ("call", format!("<code>{}</code>", escape(&r.call))),
+        ("API", escape(api_words(r.api))),
+        ("class", format!("<span class=\"class\">{}</span>{}", escape(&class_word(r)), escape(&agree))),
+        ("rule", rule_text(&r.rule)),
+        ("expected", escape(&r.expected.to_string())),
+        ("verdict", verdict_badge(r)),
+        ("call time", escape(&call_time(r))),
+    ];
+    for (k, v) in rows {
+        let _ = writeln!(o, "<dt>{k}</dt><dd>{v}</dd>");
+    }
+    o.push_str("</dl>\n");
+    let _ = writeln!(o, "<p class=\"explanation\">{}</p>", escape(&r.explanation));
+    o.push_str("</div>\n</div>\n</article>\n");
+}
+
+/// The seed's four steps of one memory kind: one card, one timeline, a row per step.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn seed_card(
+    o: &mut String,
+    ids: &mut Ids,
+    number: usize,
+    rec: &Recording,
+    report: &Report,
+    group: &str,
+    case_ids: &[String],
+    first: usize,
+) {
+    let prefix = format!("{group}/");
+    let members: Vec<usize> = (0..rec.cases.len()).filter(|&i| rec.cases[i].setup.id.starts_with(&prefix)).collect();
+    let records: Vec<&CaseRecord> = members.iter().map(|&i| &rec.cases[i]).collect();
+    let results: Vec<&CaseResult> = members.iter().map(|&i| &report.results[i]).collect();
+    let worst = if results.iter().any(|r| r.error.is_some()) {
+        "error"
+    } else if results.iter().any(|r| r.verdict == Some(Verdict::Deviates)) {
+        "deviates"
+    } else if results.iter().all(|r| r.verdict == Some(Verdict::Matches)) {
+        "matches"
+    } else {
+        "undocumented"
+    };
+    let _ = writeln!(o, "<article class=\"case {worst}\" id=\"{}\">", escape(&case_ids[first]));
+    // The other steps' cards are this one: their anchors point here too.
+    for &i in members.iter().filter(|&&i| i != first) {
+        let _ = write!(o, "<span id=\"{}\"></span>", escape(&case_ids[i]));
+    }
+    let _ = writeln!(o, "<h4><code>{}</code>: the seed program, step by step</h4>", escape(group));
+    let kind = group.rsplit('/').next().unwrap_or(group);
+    let bytes = records.iter().map(|r| r.setup.bytes).max().unwrap_or(0);
+    let calls: Vec<String> = records.iter().map(|r| format!("<code>{}</code>", escape(&r.setup.call))).collect();
+    let _ = writeln!(
+        o,
+        "<p class=\"what\">{}, on one non-blocking stream, with {} of {} host memory: where each call returned, \
+         against where its work ran.</p>",
+        calls.join(", "),
+        escape(&human_size(bytes)),
+        escape(kind)
+    );
+    o.push_str("<div class=\"case-body\">\n");
+    let mut t = timeline::for_seed(&records, rec.clock_fit().as_ref());
+    let timeline_id = ids.take(element_id("timeline", group), number);
+    let step_ids: Vec<(String, String)> =
+        records.iter().map(|r| (r.setup.id.clone(), ids.take(element_id("timeline", &r.setup.id), number))).collect();
+    for span in &mut t.spans {
+        if let Some(g) = span.group.as_mut() {
+            if let Some((_, id)) = step_ids.iter().find(|(exp, _)| exp == g) {
+                *g = id.clone();
+            }
+        }
+    }
+    timeline_figure(o, &timeline_id, &t);
+    o.push_str("<div>\n<table class=\"steps\">\n<tr><th>step</th><th>call</th><th>class</th><th>expected</th><th>verdict</th></tr>\n");
+    for r in &results {
+        let step = r.id.rsplit('/').next().unwrap_or(&r.id);
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td><code>{}</code> {}</td><td class=\"class\">{}</td><td>{}</td><td>{}</td></tr>",
+            escape(step),
+            escape(&r.call),
+            escape(&r.host_call_us.map_or(String::new(), |s| axis::duration(s.median * 1e3))),
+            escape(&class_word(r)),
+            escape(&r.expected.to_string()),
+            verdict_badge(r)
+        );
+    }
+    o.push_str("</table>\n");
+    if let Some(last) = results.last() {
+        let yes_no = |k: &str| last.metrics.get(k).map(|v| if *v >= 0.5 { "yes" } else { "no" });
+        if let (Some(enqueued), Some(synced)) = (yes_no("concluded_after_enqueue"), yes_no("concluded_after_sync")) {
+            let _ = writeln!(
+                o,
+                "<p><strong>Had the stream concluded when the last call returned?</strong> {enqueued} (the callback \
+                 {} run yet); after synchronizing the stream: {synced}.</p>",
+                if enqueued == "yes" { "had" } else { "had not" }
+            );
+        }
+    }
+    o.push_str("</div>\n</div>\n<ol class=\"explanation\">\n");
+    for r in &results {
+        let _ = writeln!(o, "<li>{}</li>", escape(&r.explanation));
+    }
+    o.push_str("</ol>\n</article>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_groups() {
+        assert_eq!(seed_group("seed/pageable/1-htod"), "seed/pageable");
+        assert_eq!(seed_group("seed/pinned"), "seed/pinned");
+        assert_eq!(seed_group("runtime/seed-answer/pinned/0-cudafree"), "runtime/seed-answer/pinned");
+        assert_eq!(seed_group("runtime/seed/pageable"), "runtime/seed/pageable");
+        assert_eq!(human_size(10_000_000), "10 MB");
+        assert_eq!(human_size(2 << 30), "2GiB");
+    }
+}
