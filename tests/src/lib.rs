@@ -1,8 +1,12 @@
-//! Helpers for the workspace's GPU-free tests: where the inputs they test are.
+//! Helpers for the workspace's GPU-free tests: where the inputs they test are (here), the synthetic recording
+//! the HTML tests render (`synthetic`), and the checks of a rendered page they share (`page`).
 //!
 //! `cargo xtask test` builds the PTX and the `async-lab` binary first and passes their paths in `ASYNC_LAB_PTX`
 //! and `ASYNC_LAB_BIN`; run alone, the tests look in the usual places under `target/`. A missing input fails the
 //! test with the command that makes it: it is never a reason to skip.
+
+pub mod page;
+pub mod synthetic;
 
 use std::env;
 use std::path::{Path, PathBuf};

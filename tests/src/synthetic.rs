@@ -1,26 +1,19 @@
-//! `async-lab report`: the HTML page, rendered without a GPU.
+//! A SYNTHETIC recording for the tests of the HTML page (`tests/tests/html_*.rs`): every number in it is made
+//! up (plausible, so that the page looks like a real one, but not a measurement), and it is labelled so on the
+//! page. It never goes under recordings/. Its setups come from the experiment catalogue, so that they are the
+//! ones a real run would record.
 //!
-//! The page is made from a SYNTHETIC recording built here: every number in it is made up (plausible, so that
-//! the page looks like a real one, but not a measurement), and it is labelled so on the page. It never goes
-//! under recordings/. The committed recordings (`recordings/async-lab-*.json`, real GPUs), where there are
-//! any, are rendered too. Checked: one well-formed, self-contained page (no script, nothing fetched), a
-//! timeline for every experiment, the plots where their data is, and escaped text.
-//!
-//! The synthetic page is also written to `target/report-check/synthetic.html`, where `cargo xtask test` loads
-//! it in headless Chromium when there are no committed recordings.
+//! It holds text that must come out escaped wherever it is shown (`HOSTILE`), a failed experiment, a partial
+//! older-style recording without a clock offset, and the data of every plot.
 
 use async_lab::experiments::{catalogue, Preset};
 use async_lab_core::classify::Class;
 use async_lab_core::clock::ClockOffset;
-use async_lab_core::html::{element_id, render, Source};
+use async_lab_core::html::Source;
 use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
-use async_lab_core::report::build;
 use async_lab_core::rules::Expected;
 use async_lab_core::units::parse_size;
-use async_lab_tests::{bin_path, project_root};
-use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
-use std::process::Command;
+use std::collections::BTreeMap;
 
 /// `%globaltimer − CLOCK_MONOTONIC` in the synthetic runs.
 const OFFSET: i64 = 1_700_000_000_000_000;
@@ -471,7 +464,7 @@ fn recording(preset: &str, clock: Option<ClockOffset>, cases: Vec<CaseRecord>) -
 
 /// The synthetic fixture: a run with a clock offset and every kind of experiment, and an older-style one
 /// without (and with a partial blocker record).
-fn synthetic() -> Vec<Source> {
+pub fn synthetic() -> Vec<Source> {
     let clock = Some(ClockOffset { gpu_minus_host_ns: OFFSET, uncertainty_ns: 1_800, samples: 50, at_host_ns: None });
     let base = 5_000_000 * MS;
     let mut cases = copies(base);
@@ -495,246 +488,4 @@ fn synthetic() -> Vec<Source> {
         Source { label: "SYNTHETIC fixture (made-up numbers) <1>".into(), recording: full },
         Source { label: "SYNTHETIC older-style fixture (no clock offset)".into(), recording: old },
     ]
-}
-
-/// Where `cargo xtask test` finds the pages this test writes.
-fn report_check_dir() -> PathBuf {
-    let dir = project_root().join("target/report-check");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Checks that `html` is one well-formed page that loads nothing: every tag closed in order, exactly one
-/// html/head/body, no script, no external style sheet, font or image, links only within the page, and no
-/// stray `<` in text (text that was not escaped). Returns the element ids.
-fn check_page(html: &str) -> Vec<String> {
-    assert!(html.starts_with("<!DOCTYPE html>\n<html"), "not an HTML5 page");
-    const VOID: [&str; 6] = ["meta", "br", "hr", "img", "link", "input"];
-    let mut stack: Vec<String> = Vec::new();
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    let mut ids = Vec::new();
-    let mut rest = &html["<!DOCTYPE html>".len()..];
-    while let Some(open) = rest.find('<') {
-        rest = &rest[open + 1..];
-        // The end of the tag: the first `>` outside quotes.
-        let mut quote = None;
-        let end = rest
-            .char_indices()
-            .find(|&(_, c)| match quote {
-                Some(q) => {
-                    if c == q {
-                        quote = None;
-                    }
-                    false
-                }
-                None if c == '"' || c == '\'' => {
-                    quote = Some(c);
-                    false
-                }
-                None => c == '>',
-            })
-            .map(|(i, _)| i)
-            .unwrap_or_else(|| panic!("a tag never ends: <{}", &rest[..rest.len().min(80)]));
-        let tag = &rest[..end];
-        rest = &rest[end + 1..];
-        let name: String = tag.trim_start_matches('/').chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
-        assert!(!name.is_empty(), "a `<` that starts no tag (unescaped text?): <{}", &tag[..tag.len().min(80)]);
-        let name = name.to_ascii_lowercase();
-        if let Some(closing) = tag.strip_prefix('/') {
-            let closing = closing.trim().to_ascii_lowercase();
-            let open = stack.pop().unwrap_or_else(|| panic!("</{closing}> closes nothing"));
-            assert_eq!(open, closing, "<{open}> closed by </{closing}>");
-            continue;
-        }
-        *counts.entry(name.clone()).or_default() += 1;
-        assert!(name != "script" && name != "link" && name != "img" && name != "iframe", "<{name}> in the page");
-        for attr in ["src", "href"] {
-            for (i, _) in tag.match_indices(&format!(" {attr}=\"")) {
-                let value = &tag[i + attr.len() + 3..];
-                let value = &value[..value.find('"').unwrap()];
-                assert!(value.starts_with('#'), "{attr}=\"{value}\" leaves the page");
-            }
-        }
-        if let Some(i) = tag.find(" id=\"") {
-            let value = &tag[i + 5..];
-            ids.push(value[..value.find('"').unwrap()].to_owned());
-        }
-        if name == "style" {
-            let close = rest.find("</style>").expect("<style> is closed");
-            let css = &rest[..close];
-            for fetch in ["url(", "@import", "@font-face", "http:", "https:"] {
-                assert!(!css.contains(fetch), "the CSS fetches something: {fetch}");
-            }
-            rest = &rest[close + "</style>".len()..];
-            continue;
-        }
-        if !tag.ends_with('/') && !VOID.contains(&name.as_str()) {
-            stack.push(name);
-        }
-    }
-    assert!(stack.is_empty(), "never closed: {stack:?}");
-    for one in ["html", "head", "body", "style"] {
-        assert_eq!(counts.get(one), Some(&1), "<{one}> should appear once");
-    }
-    let head = &html[..html.find("</head>").unwrap()];
-    assert_eq!(head.matches("<title>").count(), 1, "the page has one title");
-    for (i, _) in html.match_indices("http") {
-        // The SVG namespace is a name, not something fetched.
-        let around = &html[i.saturating_sub(7)..];
-        assert!(
-            around.starts_with("xmlns=\"http://www.w3.org/2000/svg\""),
-            "a web address in the page: {}",
-            &html[i..i + 40]
-        );
-    }
-    let mut seen = HashSet::new();
-    for id in &ids {
-        assert!(seen.insert(id), "the id {id} appears twice");
-    }
-    ids
-}
-
-/// Every experiment of `rec` has its timeline (its own, or its step's group inside the seed's) and its card.
-fn assert_every_experiment_has_a_timeline(ids: &[String], rec: &Recording, suffix: &str) {
-    for case in &rec.cases {
-        // An experiment that was not run has its card (saying why) but nothing to draw.
-        let prefixes: &[&str] = if case.skipped.is_some() { &["case"] } else { &["timeline", "case"] };
-        for prefix in prefixes {
-            let id = element_id(prefix, &case.setup.id) + suffix;
-            assert!(ids.contains(&id), "no element with id {id}");
-        }
-    }
-}
-
-#[test]
-fn a_synthetic_report_is_one_self_contained_page() {
-    let sources = synthetic();
-    let html = render(&sources);
-    let ids = check_page(&html);
-    assert_every_experiment_has_a_timeline(&ids, &sources[0].recording, "");
-    // The older recording repeats two experiments: their ids are made unique.
-    assert_every_experiment_has_a_timeline(&ids, &sources[1].recording, "--r2");
-    for plot in ["plot-sweep", "plot-queue", "plot-wait", "plot-peer"] {
-        assert!(ids.iter().any(|id| id == plot), "no {plot}");
-        let at = html.find(&format!("id=\"{plot}\"")).unwrap();
-        let figure = &html[at..at + html[at..].find("</figure>").unwrap()];
-        assert!(figure.matches("<svg").count() >= 1 && figure.contains("<polyline"), "{plot} has no drawing");
-        assert!(!figure.contains("could not be drawn"), "{plot}: {figure}");
-    }
-    for seed in ["timeline-seed-pageable", "timeline-seed-pinned"] {
-        let at = html.find(&format!("<svg class=\"tl\" id=\"{seed}\"")).unwrap_or_else(|| panic!("no {seed}"));
-        let svg = &html[at..at + html[at..].find("</svg>").unwrap()];
-        assert_eq!(svg.matches("<g id=\"timeline-seed-").count(), 4, "the seed's four steps on one timeline");
-    }
-    // The crossover of the made-up sweep, and the clock paragraph with its uncertainty.
-    assert!(html.contains("H→D crossover 256KiB") && html.contains("D→H crossover 4KiB"));
-    assert!(html.contains("How the clocks were aligned") && html.contains("±1.8 µs"));
-    assert!(html.contains("call returned") && html.contains("operation finished"));
-    std::fs::write(report_check_dir().join("synthetic.html"), &html).unwrap();
-}
-
-#[test]
-fn text_from_recordings_is_escaped() {
-    let html = render(&synthetic());
-    assert!(!html.contains("<script") && !html.contains("alert('x')"), "unescaped text in the page");
-    assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;quoted&quot;"));
-    assert!(html.contains("&lt;CUDA_ERROR_OUT_OF_MEMORY&gt; &amp; nothing was measured"));
-    assert!(html.contains("synthetic &lt;CPU&gt;") && html.contains("(made-up numbers) &lt;1&gt;"));
-}
-
-#[test]
-fn missing_data_is_said_not_drawn() {
-    let html = render(&synthetic());
-    // The failed experiment: a box with its timeline's id that says why.
-    assert!(html.contains(
-        "<div class=\"timeline-missing\" id=\"timeline-copy-async-htod-wc-nonblocking-same-4KiB\">Nothing to draw: \
-         the experiment failed"
-    ));
-    // No clock offset: an estimate, drawn dashed and said so; no blocker stamps: said so.
-    assert!(html.contains("This recording has no host/GPU clock offset"));
-    assert!(html.contains("span blocker approx"));
-    assert!(html.contains("The blocker&#39;s GPU times were not recorded"));
-    assert!(html.contains("Partial recording"));
-}
-
-#[test]
-fn plots_appear_only_with_their_data() {
-    let mut sources = synthetic();
-    sources.truncate(1);
-    sources[0].recording.cases.retain(|c| c.setup.id.starts_with("copy/"));
-    let html = render(&sources);
-    check_page(&html);
-    for plot in ["plot-sweep", "plot-queue", "plot-wait", "plot-peer"] {
-        assert!(!html.contains(&format!("id=\"{plot}\"")), "{plot} without its data");
-    }
-}
-
-#[test]
-fn the_committed_recordings_render() {
-    let files = async_lab_tests::recording_files();
-    let sources: Vec<Source> = files
-        .iter()
-        .map(|p| Source { label: p.display().to_string(), recording: Recording::load(p).unwrap() })
-        .collect();
-    let html = render(&sources);
-    let ids = check_page(&html);
-    let mut seen = HashSet::new();
-    for (i, s) in sources.iter().enumerate() {
-        for case in &s.recording.cases {
-            // A repeated experiment gets its recording's number appended.
-            let first = seen.insert(case.setup.id.clone());
-            let suffix = if first { String::new() } else { format!("--r{}", i + 1) };
-            if case.skipped.is_some() {
-                // Not run here: no timeline, but the overview's link lands on the line that says why.
-                let id = element_id("case", &case.setup.id);
-                assert!(ids.contains(&(id + &suffix)), "{}: no anchor for {}", s.label, case.setup.id);
-                continue;
-            }
-            let id = element_id("timeline", &case.setup.id);
-            assert!(ids.contains(&(id + &suffix)), "{}: no timeline for {}", s.label, case.setup.id);
-        }
-        if s.recording.cases.iter().any(|c| c.skipped.is_some()) {
-            assert!(html.contains("Not run on this machine"), "{}: the page does not say what was not run", s.label);
-        }
-        let report = build(&s.recording);
-        let has = |prefix: &str| report.results.iter().any(|r| r.id.starts_with(prefix) && r.class.is_some());
-        if has("sweep/") {
-            assert!(ids.iter().any(|id| id.starts_with("plot-sweep")), "{}: no sweep plot", s.label);
-        }
-        if has("wait/") {
-            assert!(ids.iter().any(|id| id.starts_with("plot-wait")), "{}: no wait plot", s.label);
-        }
-        if has("peer/") {
-            assert!(ids.iter().any(|id| id.starts_with("plot-peer")), "{}: no peer plot", s.label);
-        }
-    }
-}
-
-#[test]
-fn the_report_command_writes_the_page_and_needs_a_recording() {
-    let dir = std::env::temp_dir().join(format!("async-lab-html-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("synthetic.json");
-    synthetic().remove(0).recording.save(&file).unwrap();
-    let out = dir.join("page.html");
-    let o = Command::new(bin_path())
-        .args(["report", "--replay", file.to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let html = std::fs::read_to_string(&out).unwrap();
-    check_page(&html);
-    assert!(html.contains("id=\"plot-sweep\"") && html.contains("id=\"timeline-seed-pinned-3-dtoh\""));
-
-    let o = Command::new(bin_path()).arg("report").output().unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--replay <FILE>"), "{}", String::from_utf8_lossy(&o.stderr));
-
-    let o = Command::new(bin_path())
-        .args(["report", "--replay", dir.join("missing.json").to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read the recording"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }

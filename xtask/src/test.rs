@@ -207,7 +207,7 @@ fn compare_symbols(committed: &str, expected: &BTreeSet<String>) -> anyhow::Resu
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// Where the report check works: the page, Chromium's output, the screenshot. The html test
-/// (`tests/tests/html.rs`) writes its synthetic page here too.
+/// (`tests/tests/html_page.rs`) writes its synthetic page here too.
 const REPORT_CHECK: &str = "target/report-check";
 
 /// How long Chromium may take to load the page once.
@@ -258,7 +258,7 @@ fn check_report_in_chromium(sh: &Shell) -> anyhow::Result<()> {
         let page = dir.join("synthetic.html");
         if !page.exists() {
             bail!(
-                "no recordings/async-lab-*.json, and {} is missing: the html test (tests/tests/html.rs) writes it",
+                "no recordings/async-lab-*.json, and {} is missing: the html test (tests/tests/html_page.rs) writes it",
                 page.display()
             );
         }
