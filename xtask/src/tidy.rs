@@ -60,6 +60,15 @@ fn every_unsafe_block_has_a_safety_comment() {
     assert!(missing.is_empty(), "`unsafe` blocks without a `// SAFETY:` comment above them:\n{}", missing.join("\n"));
 }
 
+/// The crates that promise no `unsafe` at all keep the attribute that makes the compiler hold them to it.
+#[test]
+fn the_core_and_the_kernel_list_forbid_unsafe_code() {
+    for lib in ["core/src/lib.rs", "ptx-abi/src/lib.rs"] {
+        let text = fs::read_to_string(project_root().join(lib)).unwrap();
+        assert!(text.lines().any(|l| l.trim() == "#![forbid(unsafe_code)]"), "{lib} lacks #![forbid(unsafe_code)]");
+    }
+}
+
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];
