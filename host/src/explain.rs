@@ -111,7 +111,19 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         Some(Verdict::Undocumented) => {
             text.push_str(&format!(" No current rule ({}) says what to expect {}.", s.rule, s.expected))
         }
+        Some(Verdict::Inconclusive) => text.push_str(&format!(
+            " Rule {} predicts {}; the measurement decides nothing to hold against it.",
+            s.rule, s.expected
+        )),
         None => {}
+    }
+    if !r.unresolved.is_empty() {
+        let n = r.classes.iter().filter(|&&c| c == crate::classify::Class::Indeterminate).count();
+        text.push_str(&format!(
+            " In {n} of {} repetitions the readings decided nothing: {}.",
+            r.classes.len(),
+            r.unresolved.join("; ")
+        ));
     }
     if r.agreement < 1.0 && !r.classes.is_empty() {
         let n = r.classes.iter().filter(|&&c| c == class).count();
@@ -137,9 +149,10 @@ pub fn source_file(family: Family) -> &'static str {
 }
 
 /// `async-lab explain`: everything about one experiment, for a learner.
-pub fn long(record: &CaseRecord) -> String {
+/// `fit`: the run's clock fit, which places the GPU's times on the host clock.
+pub fn long(record: &CaseRecord, fit: Option<&crate::clock::ClockFit>) -> String {
     let s = &record.setup;
-    let r = crate::report::result(record);
+    let r = crate::report::result(record, fit);
     let mut t = format!("{}\n\n", s.id);
     t.push_str(&format!("What it does: {}.\n", s.what));
     t.push_str(&format!(

@@ -27,6 +27,7 @@ pub mod rules;
 pub mod runtime;
 pub mod selftest;
 pub mod stats;
+pub mod timing;
 pub mod units;
 
 /// The commit this binary was built from ("-dirty" when the tree had changes).

@@ -241,13 +241,14 @@ fn host_available_bytes() -> Option<u64> {
 
 /// `async-lab explain ID`: from a recording, or measured now.
 fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize) -> anyhow::Result<Done> {
-    let record = match replay {
+    let (record, fit) = match replay {
         Some(path) => {
             let rec = Recording::load(path)?;
+            let fit = rec.clock_fit();
             let Some(case) = record_for(rec.cases, id) else {
                 bail!("{} has no experiment {id:?} (`async-lab list` shows the ids)", path.display());
             };
-            case
+            (case, fit)
         }
         None => {
             let all: Vec<_> = [Preset::Full, Preset::Seed, Preset::Sweep, Preset::Peer]
@@ -271,13 +272,14 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
                 cudart: g.cudart.clone(),
             };
             let outcome = runner::run_cases(&gpu, std::slice::from_ref(&case), &opts);
+            let fit = outcome.clock_fit();
             let Some(record) = record_for(outcome.records, id) else {
                 bail!("measuring {id} produced no record of it (is the pair of GPUs on this machine?)");
             };
-            record
+            (record, fit)
         }
     };
-    print!("{}", async_lab::explain::long(&record));
+    print!("{}", async_lab::explain::long(&record, fit.as_ref()));
     Ok(Done::Ok)
 }
 

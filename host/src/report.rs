@@ -2,11 +2,13 @@
 //! experiment. Live runs and `--replay` both come through here.
 
 use crate::classify::{classify_rep, majority, Class};
+use crate::clock::ClockFit;
 use crate::driver::HostKind;
 use crate::info::MachineInfo;
-use crate::record::{CaseRecord, CaseSetup, Family, Recording, SCHEMA_VERSION};
+use crate::record::{CaseRecord, CaseSetup, Family, Recording, Rep, SCHEMA_VERSION};
 use crate::rules::{verdict, Expected, Verdict, WaitStyle};
 use crate::stats::Spread;
+use crate::timing::{Reading, RepTimes};
 use crate::units::format_size;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -30,9 +32,13 @@ pub struct CaseResult {
     pub host_call_us: Option<Spread>,
     /// Median CPU time of the calling thread inside the call.
     pub host_cpu_us: Option<f64>,
-    /// Whether the call waited for the blocker (majority of repetitions); `None` without a blocker.
+    /// Whether the call waited for the blocker (majority of the repetitions whose reading decided it); `None`
+    /// without a blocker.
     pub waited_for_prior_work: Option<bool>,
     pub complete_at_return: Option<bool>,
+    /// Why some repetitions' readings decided nothing (each reason once); empty when all were decided.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unresolved: Vec<String>,
     pub data_captured_at_return: Option<bool>,
     /// Median device time of the call's own work (CUDA events).
     pub device_us: Option<f64>,
@@ -75,6 +81,8 @@ pub struct Summary {
     pub matches: usize,
     pub deviates: usize,
     pub undocumented: usize,
+    /// Experiments whose readings decided no class (`indeterminate`).
+    pub inconclusive: usize,
     pub errors: usize,
     /// Experiments this machine could not run (with the reasons, each once).
     pub not_run: usize,
@@ -84,7 +92,8 @@ pub struct Summary {
 }
 
 pub fn build(rec: &Recording) -> Report {
-    let results: Vec<CaseResult> = rec.cases.iter().map(result).collect();
+    let fit = rec.clock_fit();
+    let results: Vec<CaseResult> = rec.cases.iter().map(|c| result(c, fit.as_ref())).collect();
     let mut summary = Summary::default();
     for r in &results {
         if let Some(reason) = &r.not_run {
@@ -99,6 +108,7 @@ pub fn build(rec: &Recording) -> Report {
             (Some(Verdict::Matches), _) => summary.matches += 1,
             (Some(Verdict::Deviates), _) => summary.deviates += 1,
             (Some(Verdict::Undocumented), _) => summary.undocumented += 1,
+            (Some(Verdict::Inconclusive), _) => summary.inconclusive += 1,
             (None, None) => {}
         }
     }
@@ -148,7 +158,8 @@ fn current_rule(setup: &CaseSetup) -> Option<(String, Expected)> {
         .then(|| (now.rule.clone(), now.expected.clone()))
 }
 
-pub fn result(case: &CaseRecord) -> CaseResult {
+/// One experiment's outcome; `fit` (the run's clock fit) places the GPU's times on the host clock.
+pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
     let mut setup = case.setup.clone();
     if let Some((rule, expected)) = current_rule(&setup) {
         setup.rule = rule;
@@ -156,7 +167,31 @@ pub fn result(case: &CaseRecord) -> CaseResult {
     }
     let s = &setup;
     let reps = &case.reps;
-    let classes: Vec<Class> = reps.iter().map(|r| classify_rep(r, s.blocker_ahead)).collect();
+    // A blocker on another GPU keeps another clock: the run's fit (of the call's GPU) does not place it.
+    let fit = fit.filter(|_| s.family != Family::Peer);
+    let times: Vec<RepTimes> = reps.iter().map(|r| RepTimes::of(r, fit)).collect();
+    let classes: Vec<Class> = reps.iter().map(|r| classify_rep(r, s.blocker_ahead, fit)).collect();
+    let readings = |f: fn(&RepTimes, &Rep) -> Option<Reading>| {
+        reps.iter().zip(&times).map(move |(r, t)| f(t, r)).collect::<Vec<_>>()
+    };
+    let (blocker_readings, op_readings) = (readings(RepTimes::blocker), readings(RepTimes::op));
+    let mut unresolved: Vec<String> = blocker_readings
+        .iter()
+        .chain(&op_readings)
+        .filter_map(|r| match r {
+            Some(Reading::Unresolved(u)) => Some(u.as_str().to_string()),
+            _ => None,
+        })
+        .collect();
+    unresolved.sort();
+    unresolved.dedup();
+    let before = |v: &[Option<Reading>]| {
+        majority_bool(v.iter().map(|r| match r {
+            Some(Reading::Before) => Some(true),
+            Some(Reading::After) => Some(false),
+            _ => None,
+        }))
+    };
     let (class, agreement) = match majority(&classes) {
         Some((c, a)) => (Some(c), a),
         None => (None, 0.0),
@@ -188,8 +223,9 @@ pub fn result(case: &CaseRecord) -> CaseResult {
         agreement,
         host_call_us,
         host_cpu_us,
-        waited_for_prior_work: majority_bool(reps.iter().map(|r| r.blocker_done_at_return)),
-        complete_at_return: majority_bool(reps.iter().map(|r| r.op_done_at_return)),
+        waited_for_prior_work: before(&blocker_readings),
+        complete_at_return: before(&op_readings),
+        unresolved,
         data_captured_at_return: majority_bool(reps.iter().map(|r| r.data_captured_at_return)),
         device_us: median_of(reps.iter().filter_map(|r| r.op_device_ns).map(|n| n as f64 / 1e3)),
         blocker_us: median_of(reps.iter().filter_map(|r| r.blocker_device_ns).map(|n| n as f64 / 1e3)),
