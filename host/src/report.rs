@@ -36,6 +36,8 @@ pub struct CaseResult {
     /// without a blocker.
     pub waited_for_prior_work: Option<bool>,
     pub complete_at_return: Option<bool>,
+    /// Whether the call put work on a stream (its stream was queried after the return).
+    pub has_device_work: bool,
     /// Why some repetitions' readings decided nothing (each reason once); empty when all were decided.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unresolved: Vec<String>,
@@ -225,6 +227,7 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
         host_cpu_us,
         waited_for_prior_work: before(&blocker_readings),
         complete_at_return: before(&op_readings),
+        has_device_work: reps.iter().any(|r| r.op_done_at_return.is_some()),
         unresolved,
         data_captured_at_return: majority_bool(reps.iter().map(|r| r.data_captured_at_return)),
         device_us: median_of(reps.iter().filter_map(|r| r.op_device_ns).map(|n| n as f64 / 1e3)),

@@ -56,7 +56,7 @@ pub enum Reading {
 pub enum Unresolved {
     /// The query's answer and the GPU's times disagree by more than the tolerance.
     Contradiction,
-    /// "Done" was answered so long after the return that the end may have come after the return.
+    /// "Done" was asked for so long after the return that the end may have come after the return.
     LateAnswer,
 }
 
@@ -64,7 +64,7 @@ impl Unresolved {
     pub fn as_str(self) -> &'static str {
         match self {
             Unresolved::Contradiction => "the stream query and the GPU's clock disagree",
-            Unresolved::LateAnswer => "the query answered \"done\" too long after the return to date the end",
+            Unresolved::LateAnswer => "the query saying \"done\" was asked too long after the return to date the end",
         }
     }
 }
@@ -81,7 +81,9 @@ pub fn reading(done: Option<bool>, query: [i64; 2], bounds: Interval, ret: i64, 
             } else if bounds.lo > ret {
                 // Done by the query, but it could not have ended before the return: it ended in between.
                 Reading::After
-            } else if bounds.hi.min(q1) <= ret.saturating_add(tol) {
+            } else if bounds.hi <= ret.saturating_add(tol) || q0 <= ret.saturating_add(tol) {
+                // The GPU's times put the end at the return, or the question was asked within the tolerance
+                // of it (the answer is the state at some moment of the query: `q0` is when it was put).
                 Reading::Before
             } else {
                 Reading::Unresolved(Unresolved::LateAnswer)
@@ -184,21 +186,22 @@ mod tests {
     const RET: i64 = 20_000_000;
     const TOL: i64 = 4_000;
 
+    /// A query asked `after_return` ns after the return, answered 3 µs later.
     fn q(after_return: i64) -> [i64; 2] {
-        [RET + after_return - 500, RET + after_return]
+        [RET + after_return, RET + after_return + 3_000]
     }
 
     #[test]
     fn not_done_when_asked_after_the_return_is_after() {
         assert_eq!(reading(Some(false), q(800), Interval::ANY, RET, TOL), Some(Reading::After));
         // Still after if the GPU's clock puts the end anywhere up to the tolerance before the question.
-        let just_inside = Interval::new(i64::MIN, RET + 300 - TOL);
+        let just_inside = Interval::new(i64::MIN, RET + 800 - TOL);
         assert_eq!(reading(Some(false), q(800), just_inside, RET, TOL), Some(Reading::After));
     }
 
     #[test]
     fn not_done_but_ended_well_before_the_question_is_a_contradiction() {
-        let outside = Interval::new(i64::MIN, RET + 300 - TOL - 1);
+        let outside = Interval::new(i64::MIN, RET + 800 - TOL - 1);
         assert_eq!(
             reading(Some(false), q(800), outside, RET, TOL),
             Some(Reading::Unresolved(Unresolved::Contradiction))
@@ -225,7 +228,7 @@ mod tests {
         let started_late = Interval::new(RET + 100, i64::MAX);
         assert_eq!(reading(Some(true), q(800), started_late, RET, TOL), Some(Reading::After));
         // Starting later than the answer by more than the tolerance contradicts the answer.
-        let impossible = Interval::new(RET + 800 + TOL + 1, i64::MAX);
+        let impossible = Interval::new(RET + 3_800 + TOL + 1, i64::MAX);
         assert_eq!(
             reading(Some(true), q(800), impossible, RET, TOL),
             Some(Reading::Unresolved(Unresolved::Contradiction))

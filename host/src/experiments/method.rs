@@ -137,8 +137,8 @@ pub fn run_rep(
     let start_pending =
         if op_stream_clear { !reach_start_event(&op_start, probe.op_stream().is_some())? } else { false };
 
-    let host_call_start_ns = monotonic_ns();
     let watch = Stopwatch::start();
+    let host_call_start_ns = watch.started_at_ns();
     let result = probe.call(gpu);
     let timed = watch.stop();
 
