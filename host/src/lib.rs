@@ -26,6 +26,7 @@ pub mod report;
 pub mod rules;
 pub mod runtime;
 pub mod selftest;
+pub mod stability;
 pub mod stats;
 pub mod timing;
 pub mod units;

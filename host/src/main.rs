@@ -76,6 +76,20 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
             print!("{}", async_lab::compare::api_markdown(&rows));
             Ok(Done::Ok)
         }
+        Some(Command::Stability { runs }) => {
+            let recs = runs.iter().map(|p| Recording::load(p)).collect::<anyhow::Result<Vec<_>>>()?;
+            let names: Vec<String> = async_lab::stability::short_names(
+                &runs
+                    .iter()
+                    .map(|p| {
+                        p.file_stem().map_or_else(|| p.display().to_string(), |s| s.to_string_lossy().into_owned())
+                    })
+                    .collect::<Vec<_>>(),
+            );
+            // A class that changed between runs is a finding about the method, not a failure: exit 0.
+            print!("{}", async_lab::stability::markdown(&async_lab::stability::rows(&recs), &names));
+            Ok(Done::Ok)
+        }
         Some(Command::Report { replay, out }) => {
             async_lab::html::write(&replay, &out)?;
             eprintln!("async-lab: report written to {}", out.display());
