@@ -66,6 +66,7 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         text.push_str(match r.complete_at_return {
             Some(true) => "; its own work was already done.",
             Some(false) => "; its own work had not finished yet.",
+            None if r.has_device_work => "; whether its own work was done at the return, the readings do not decide.",
             None => "; it puts no work on the GPU.",
         });
         match r.data_captured_at_return {
@@ -111,7 +112,19 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         Some(Verdict::Undocumented) => {
             text.push_str(&format!(" No current rule ({}) says what to expect {}.", s.rule, s.expected))
         }
+        Some(Verdict::Inconclusive) => text.push_str(&format!(
+            " Rule {} predicts {}; the measurement decides nothing to hold against it.",
+            s.rule, s.expected
+        )),
         None => {}
+    }
+    if !r.unresolved.is_empty() {
+        let n = r.classes.iter().filter(|&&c| c == crate::classify::Class::Indeterminate).count();
+        text.push_str(&format!(
+            " In {n} of {} repetitions the readings decided nothing: {}.",
+            r.classes.len(),
+            r.unresolved.join("; ")
+        ));
     }
     if r.agreement < 1.0 && !r.classes.is_empty() {
         let n = r.classes.iter().filter(|&&c| c == class).count();
@@ -137,9 +150,10 @@ pub fn source_file(family: Family) -> &'static str {
 }
 
 /// `async-lab explain`: everything about one experiment, for a learner.
-pub fn long(record: &CaseRecord) -> String {
+/// `fit`: the run's clock fit, which places the GPU's times on the host clock.
+pub fn long(record: &CaseRecord, fit: Option<&crate::clock::ClockFit>) -> String {
     let s = &record.setup;
-    let r = crate::report::result(record);
+    let r = crate::report::result(record, fit);
     let mut t = format!("{}\n\n", s.id);
     t.push_str(&format!("What it does: {}.\n", s.what));
     t.push_str(&format!(
@@ -166,14 +180,28 @@ pub fn long(record: &CaseRecord) -> String {
     t.push_str(&format!("Expected: {}.\n\nMeasured ({} repetitions):\n", s.expected, record.reps.len()));
     for (i, (rep, class)) in record.reps.iter().zip(&r.classes).enumerate() {
         let b = |v: Option<bool>| v.map_or("-", |x| if x { "yes" } else { "no" });
+        // When each query was asked, after the return: what dates its answer (see `timing`).
+        let asked = |q: Option<[u64; 2]>| {
+            q.map_or(String::new(), |[q0, _]| {
+                format!(" (asked +{:.1} µs)", (q0 as f64 - rep.host_call_ns as f64) / 1e3)
+            })
+        };
         t.push_str(&format!(
-            "  #{:<2} call {:>10.1} µs, cpu {:>10.1} µs, blocker done at return: {:<3}, own work done: {:<3}, data staged: {:<3} -> {class}\n",
+            "  #{:<2} call {:>10.1} µs, cpu {:>10.1} µs, blocker done at return: {:<3}{}, own work done: {:<3}{}, data staged: {:<3} -> {class}\n",
             i + 1,
             rep.host_call_ns as f64 / 1e3,
             rep.host_cpu_ns as f64 / 1e3,
             b(rep.blocker_done_at_return),
+            asked(rep.blocker_query_ns.filter(|_| rep.blocker_done_at_return.is_some())),
             b(rep.op_done_at_return),
+            asked(rep.op_query_ns.filter(|_| rep.op_done_at_return.is_some())),
             b(rep.data_captured_at_return),
+        ));
+    }
+    if let Some(fit) = fit.filter(|_| record.reps.iter().any(|r| r.op_query_ns.is_some())) {
+        t.push_str(&format!(
+            "  A query asked within {:.1} µs of the return (the clock fit's uncertainty) counts as asked at the return.\n",
+            fit.uncertainty_ns as f64 / 1e3
         ));
     }
     t.push_str(&format!("\nWhy: {}\n", why(s, &r)));

@@ -21,5 +21,7 @@ pub mod record;
 pub mod report;
 pub mod rules;
 pub mod setup;
+pub mod stability;
 pub mod stats;
+pub mod timing;
 pub mod units;

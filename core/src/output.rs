@@ -105,8 +105,9 @@ fn footer(report: &Report) -> String {
     } else {
         String::new()
     };
+    let inconclusive = if s.inconclusive > 0 { format!(", {} inconclusive", s.inconclusive) } else { String::new() };
     let mut t = format!(
-        "{} matches, {} deviates, {} undocumented, {} errors{not_run} ({} repetitions each; call time: median [min–max])\n",
+        "{} matches, {} deviates, {} undocumented{inconclusive}, {} errors{not_run} ({} repetitions each; call time: median [min–max])\n",
         s.matches, s.deviates, s.undocumented, s.errors, report.reps_per_case
     );
     for f in &s.findings {

@@ -48,6 +48,13 @@ pub struct Rep {
     pub op_gpu_ns_from_origin: Option<[i64; 2]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_origin_ns: Option<u64>,
+    /// When the query of the call's stream right after the return began and ended, in ns after the call's
+    /// start (absent in recordings made before the queries were timed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_query_ns: Option<[u64; 2]>,
+    /// The same for the query of the blocker's end event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocker_query_ns: Option<[u64; 2]>,
     /// Extra numbers some experiments measure (e.g. a callback's delay).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metrics: BTreeMap<String, f64>,

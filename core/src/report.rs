@@ -2,11 +2,13 @@
 //! experiment. Live runs and `--replay` both come through here.
 
 use crate::classify::{classify_rep, majority, Class};
+use crate::clock::ClockFit;
 use crate::machine::MachineInfo;
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Recording, SCHEMA_VERSION};
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Recording, Rep, SCHEMA_VERSION};
 use crate::rules::{verdict, Expected, Verdict, WaitStyle};
 use crate::setup::{Direction, HostKind};
 use crate::stats::Spread;
+use crate::timing::{Reading, RepTimes};
 use crate::units::format_size;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -30,9 +32,15 @@ pub struct CaseResult {
     pub host_call_us: Option<Spread>,
     /// Median CPU time of the calling thread inside the call.
     pub host_cpu_us: Option<f64>,
-    /// Whether the call waited for the blocker (majority of repetitions); `None` without a blocker.
+    /// Whether the call waited for the blocker (majority of the repetitions whose reading decided it); `None`
+    /// without a blocker.
     pub waited_for_prior_work: Option<bool>,
     pub complete_at_return: Option<bool>,
+    /// Whether the call put work on a stream (its stream was queried after the return).
+    pub has_device_work: bool,
+    /// Why some repetitions' readings decided nothing (each reason once); empty when all were decided.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unresolved: Vec<String>,
     pub data_captured_at_return: Option<bool>,
     /// Median device time of the call's own work (CUDA events).
     pub device_us: Option<f64>,
@@ -83,6 +91,8 @@ pub struct Summary {
     pub matches: usize,
     pub deviates: usize,
     pub undocumented: usize,
+    /// Experiments whose readings decided no class (`indeterminate`).
+    pub inconclusive: usize,
     pub errors: usize,
     /// Experiments this machine could not run (with the reasons, each once).
     pub not_run: usize,
@@ -92,7 +102,8 @@ pub struct Summary {
 }
 
 pub fn build(rec: &Recording) -> Report {
-    let results: Vec<CaseResult> = rec.cases.iter().map(result).collect();
+    let fit = rec.clock_fit();
+    let results: Vec<CaseResult> = rec.cases.iter().map(|c| result(c, fit.as_ref())).collect();
     let mut summary = Summary::default();
     for r in &results {
         if let Some(reason) = &r.not_run {
@@ -107,6 +118,7 @@ pub fn build(rec: &Recording) -> Report {
             (Some(Verdict::Matches), _) => summary.matches += 1,
             (Some(Verdict::Deviates), _) => summary.deviates += 1,
             (Some(Verdict::Undocumented), _) => summary.undocumented += 1,
+            (Some(Verdict::Inconclusive), _) => summary.inconclusive += 1,
             (None, None) => {}
         }
     }
@@ -138,7 +150,8 @@ fn majority_bool(values: impl Iterator<Item = Option<bool>>) -> Option<bool> {
     Some(yes * 2 >= v.len())
 }
 
-pub fn result(case: &CaseRecord) -> CaseResult {
+/// One experiment's outcome; `fit` (the run's clock fit) places the GPU's times on the host clock.
+pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
     let mut setup = case.setup.clone();
     if let Some((rule, expected)) = crate::expectations::current_rule(&setup) {
         setup.rule = rule;
@@ -146,7 +159,31 @@ pub fn result(case: &CaseRecord) -> CaseResult {
     }
     let s = &setup;
     let reps = &case.reps;
-    let classes: Vec<Class> = reps.iter().map(|r| classify_rep(r, s.blocker_ahead)).collect();
+    // A blocker on another GPU keeps another clock: the run's fit (of the call's GPU) does not place it.
+    let fit = fit.filter(|_| s.family != Family::Peer);
+    let times: Vec<RepTimes> = reps.iter().map(|r| RepTimes::of(r, fit)).collect();
+    let classes: Vec<Class> = reps.iter().map(|r| classify_rep(r, s.blocker_ahead, fit)).collect();
+    let readings = |f: fn(&RepTimes, &Rep) -> Option<Reading>| {
+        reps.iter().zip(&times).map(move |(r, t)| f(t, r)).collect::<Vec<_>>()
+    };
+    let (blocker_readings, op_readings) = (readings(RepTimes::blocker), readings(RepTimes::op));
+    let mut unresolved: Vec<String> = blocker_readings
+        .iter()
+        .chain(&op_readings)
+        .filter_map(|r| match r {
+            Some(Reading::Unresolved(u)) => Some(u.as_str().to_string()),
+            _ => None,
+        })
+        .collect();
+    unresolved.sort();
+    unresolved.dedup();
+    let before = |v: &[Option<Reading>]| {
+        majority_bool(v.iter().map(|r| match r {
+            Some(Reading::Before) => Some(true),
+            Some(Reading::After) => Some(false),
+            _ => None,
+        }))
+    };
     let (class, agreement) = match majority(&classes) {
         Some((c, a)) => (Some(c), a),
         None => (None, 0.0),
@@ -178,8 +215,10 @@ pub fn result(case: &CaseRecord) -> CaseResult {
         agreement,
         host_call_us,
         host_cpu_us,
-        waited_for_prior_work: majority_bool(reps.iter().map(|r| r.blocker_done_at_return)),
-        complete_at_return: majority_bool(reps.iter().map(|r| r.op_done_at_return)),
+        waited_for_prior_work: before(&blocker_readings),
+        complete_at_return: before(&op_readings),
+        has_device_work: reps.iter().any(|r| r.op_done_at_return.is_some()),
+        unresolved,
         data_captured_at_return: majority_bool(reps.iter().map(|r| r.data_captured_at_return)),
         device_us: median_of(reps.iter().filter_map(|r| r.op_device_ns).map(|n| n as f64 / 1e3)),
         blocker_us: median_of(reps.iter().filter_map(|r| r.blocker_device_ns).map(|n| n as f64 / 1e3)),

@@ -79,6 +79,8 @@ pub enum Verdict {
     Matches,
     Deviates,
     Undocumented,
+    /// The class is `indeterminate`: the measurement decides nothing to compare.
+    Inconclusive,
 }
 
 impl fmt::Display for Verdict {
@@ -87,12 +89,16 @@ impl fmt::Display for Verdict {
             Verdict::Matches => "matches",
             Verdict::Deviates => "deviates",
             Verdict::Undocumented => "undocumented",
+            Verdict::Inconclusive => "inconclusive",
         })
     }
 }
 
 /// Compares what was measured with what the rule predicts.
 pub fn verdict(expected: &Expected, class: Class, wait_style: Option<WaitStyle>) -> Verdict {
+    if class == Class::Indeterminate {
+        return Verdict::Inconclusive;
+    }
     let ok = match expected {
         Expected::Classes { classes } => classes.contains(&class),
         Expected::WaitStyle { styles } => wait_style.is_some_and(|s| styles.contains(&s)),

@@ -2,8 +2,6 @@
 //!
 //! Thread CPU time tells a busy wait (CPU time close to wall time) from a sleep (CPU time near zero).
 
-use std::time::Instant;
-
 /// Wall and CPU nanoseconds spent in a measured span.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Timed {
@@ -11,20 +9,27 @@ pub struct Timed {
     pub cpu_ns: u64,
 }
 
-/// Started right before a call, stopped right after it.
+/// Started right before a call, stopped right after it. The wall clock is read innermost (after the CPU
+/// clock at the start, before it at the stop) so that the span is the call's alone, on the monotonic clock
+/// that every other host time of a repetition uses.
 pub struct Stopwatch {
-    wall: Instant,
+    wall_start_ns: u64,
     cpu_ns: u64,
 }
 
 impl Stopwatch {
     pub fn start() -> Stopwatch {
         let cpu_ns = thread_cpu_ns();
-        Stopwatch { wall: Instant::now(), cpu_ns }
+        Stopwatch { wall_start_ns: monotonic_ns(), cpu_ns }
+    }
+
+    /// The monotonic time the span began (comparable with [`monotonic_ns`]).
+    pub fn started_at_ns(&self) -> u64 {
+        self.wall_start_ns
     }
 
     pub fn stop(&self) -> Timed {
-        let wall_ns = self.wall.elapsed().as_nanos() as u64;
+        let wall_ns = monotonic_ns().saturating_sub(self.wall_start_ns);
         Timed { wall_ns, cpu_ns: thread_cpu_ns().saturating_sub(self.cpu_ns) }
     }
 }

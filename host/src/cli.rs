@@ -116,6 +116,12 @@ pub enum Command {
         /// The reference program's JSON output.
         reference: Option<PathBuf>,
     },
+    /// Replay runs of one preset side by side: which experiments changed class between them; no GPU needed.
+    Stability {
+        /// Recordings made with --record (two or more), in the order they were made.
+        #[arg(required = true, num_args = 2..)]
+        runs: Vec<PathBuf>,
+    },
     /// Write one self-contained HTML page (timelines and plots) from recordings; no GPU needed.
     #[command(
         after_help = "A live run first: `async-lab --record run.json`, then `async-lab report --replay run.json`."

@@ -22,7 +22,7 @@ pub mod selftest;
 // keep the paths that the experiments (and code written before the split) use: `crate::record::CaseSetup`,
 // `crate::driver::Gpu`, `crate::drv!(...)` and the like.
 pub use async_lab_core::{
-    api, classify, clock, compare, explain, html, output, record, report, rules, setup, stats, units,
+    api, classify, clock, compare, explain, html, output, record, report, rules, setup, stability, stats, timing, units,
 };
 pub use async_lab_driver as driver;
 pub use async_lab_driver::{drv, measure, ptx, rt, runtime, STUB_DIR};

@@ -77,6 +77,20 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
             print!("{}", compare::api_markdown(&rows));
             Ok(Done::Ok)
         }
+        Some(Command::Stability { runs }) => {
+            let recs = runs.iter().map(|p| Recording::load(p)).collect::<anyhow::Result<Vec<_>>>()?;
+            let names: Vec<String> = async_lab_core::stability::short_names(
+                &runs
+                    .iter()
+                    .map(|p| {
+                        p.file_stem().map_or_else(|| p.display().to_string(), |s| s.to_string_lossy().into_owned())
+                    })
+                    .collect::<Vec<_>>(),
+            );
+            // A class that changed between runs is a finding about the method, not a failure: exit 0.
+            print!("{}", async_lab_core::stability::markdown(&async_lab_core::stability::rows(&recs), &names));
+            Ok(Done::Ok)
+        }
         Some(Command::Report { replay, out }) => {
             html::write(&replay, &out)?;
             eprintln!("async-lab: report written to {}", out.display());
@@ -242,13 +256,14 @@ fn host_available_bytes() -> Option<u64> {
 
 /// `async-lab explain ID`: from a recording, or measured now.
 fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize) -> anyhow::Result<Done> {
-    let record = match replay {
+    let (record, fit) = match replay {
         Some(path) => {
             let rec = Recording::load(path)?;
+            let fit = rec.clock_fit();
             let Some(case) = record_for(rec.cases, id) else {
                 bail!("{} has no experiment {id:?} (`async-lab list` shows the ids)", path.display());
             };
-            case
+            (case, fit)
         }
         None => {
             let all: Vec<_> = [Preset::Full, Preset::Seed, Preset::Sweep, Preset::Peer]
@@ -272,13 +287,14 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
                 cudart: g.cudart.clone(),
             };
             let outcome = runner::run_cases(&gpu, std::slice::from_ref(&case), &opts);
+            let fit = outcome.clock_fit();
             let Some(record) = record_for(outcome.records, id) else {
                 bail!("measuring {id} produced no record of it (is the pair of GPUs on this machine?)");
             };
-            record
+            (record, fit)
         }
     };
-    print!("{}", explain_text::long(&record));
+    print!("{}", explain_text::long(&record, fit.as_ref()));
     Ok(Done::Ok)
 }
 

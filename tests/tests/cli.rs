@@ -213,6 +213,31 @@ fn compare_without_a_reference_needs_both_apis_in_the_recording() {
     assert!(stderr(&o).contains("no case through both APIs") && stderr(&o).contains("--api both"), "{}", stderr(&o));
 }
 
+#[test]
+fn stability_lists_what_changed_class_between_runs_and_needs_two() {
+    let run = |k: u32| {
+        project_root().join(format!("recordings/async-lab-default-h200-driver580.159.04-2026-12-02-run{k}.json"))
+    };
+    let (a, b) = (run(2), run(3));
+    let o = run_with_stub(&["stability", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let first = out.lines().next().unwrap_or_default();
+    assert!(first.contains("experiments classified in two runs or more kept their class across 2 runs"), "{out}");
+    // "N of M kept their class": the table then lists the M - N others, under columns named by what tells the
+    // files apart.
+    let words: Vec<&str> = first.split_whitespace().collect();
+    let (kept, all): (usize, usize) = (words[0].parse().unwrap(), words[2].parse().unwrap());
+    let rows = out.lines().filter(|l| l.starts_with("| `")).count();
+    assert_eq!(rows, all - kept, "{out}");
+    if rows > 0 {
+        assert!(out.contains("| experiment | run2 | run3 | undecided repetitions |"), "{out}");
+    }
+    let o = run_with_stub(&["stability", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "one run is a usage error: {}", stderr(&o));
+}
+
 /// A bundle as `cargo xtask bundle` lays it out (async-lab, its PTX, run.sh, no-driver/libcuda.so.1), made
 /// from the debug build.
 fn bundle() -> std::path::PathBuf {

@@ -27,6 +27,7 @@ pub(super) fn verdict_word(r: &CaseResult) -> (&'static str, String) {
                 Verdict::Matches => "matches",
                 Verdict::Deviates => "deviates",
                 Verdict::Undocumented => "undocumented",
+                Verdict::Inconclusive => "inconclusive",
             },
             v.to_string(),
         ),

@@ -159,6 +159,11 @@ fn recording_section(o: &mut String, ids: &mut Ids, number: usize, source: &Sour
     machine(o, &report, rec);
     let s = &report.summary;
     let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let inconclusive = if s.inconclusive > 0 {
+        format!(" {} no class the readings could decide.", count(s.inconclusive, "has", "have"))
+    } else {
+        String::new()
+    };
     let not_run = if s.not_run > 0 {
         format!(" {} not run on this machine ({}).", count(s.not_run, "was", "were"), s.not_run_reasons.join("; "))
     } else {
@@ -166,12 +171,13 @@ fn recording_section(o: &mut String, ids: &mut Ids, number: usize, source: &Sour
     };
     let _ = writeln!(
         o,
-        "<p class=\"summary\">{}: {} the documented rule, {} from it, {} no rule, {} not measured.{}</p>",
+        "<p class=\"summary\">{}: {} the documented rule, {} from it, {} no rule, {} not measured.{}{}</p>",
         count(report.results.len(), "experiment", "experiments"),
         count(s.matches, "matches", "match"),
         count(s.deviates, "deviates", "deviate"),
         count(s.undocumented, "has", "have"),
         count(s.errors, "was", "were"),
+        escape(&inconclusive),
         escape(&not_run)
     );
     if !s.findings.is_empty() {

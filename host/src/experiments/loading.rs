@@ -25,7 +25,7 @@
 //! loaded before the timed span, and what it used or loaded is unloaded after the device was synchronized,
 //! outside the timed span (`repetition`).
 
-use super::method::{blocker_ns_for, run_rep, Blocker, BlockerPlan, Probe};
+use super::method::{self, blocker_ns_for, run_rep, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::api::Api;
 use crate::classify::Class::*;
@@ -521,19 +521,26 @@ fn copy_rep(gpu: &Gpu, probe: &mut dyn Probe, copies: &Copies, ns: u64) -> anyho
     if let Some(s) = probe.op_stream() {
         op_start.record(s)?;
     }
+    // Nothing is ahead of the call in its stream: let the GPU reach the start event first (see `run_rep`).
+    let start_pending = !method::reach_start_event(&op_start, probe.op_stream().is_some())?;
 
-    let host_call_start_ns = monotonic_ns();
     let watch = Stopwatch::start();
+    let host_call_start_ns = watch.started_at_ns();
     let result = probe.call(gpu);
     let timed = watch.stop();
 
     // Signals first, errors after, as in `run_rep`.
-    let op_done = match (probe.op_stream(), &result) {
-        (Some(s), Ok(())) => Some(s.is_idle()?),
+    let op_query = match (probe.op_stream(), &result) {
+        (Some(s), Ok(())) => Some(method::timed_query(host_call_start_ns, || s.is_idle())?),
         _ => None,
     };
+    let copies_query = if copies_launch.is_some() {
+        Some(method::timed_query(host_call_start_ns, || copies.are_done())?)
+    } else {
+        None
+    };
+    let (op_done, copies_done) = (op_query.map(|q| q.0), copies_query.map(|q| q.0));
     let op_end_recorded = probe.op_stream().map(|s| op_end.record(s));
-    let copies_done = if copies_launch.is_some() { Some(copies.are_done()?) } else { None };
     result?;
     if let Some(r) = op_end_recorded {
         r?;
@@ -553,6 +560,9 @@ fn copy_rep(gpu: &Gpu, probe: &mut dyn Probe, copies: &Copies, ns: u64) -> anyho
     if count > 0 {
         metrics.insert("copies_in_flight".into(), count as f64);
     }
+    if start_pending {
+        metrics.insert("start_event_pending".into(), 1.0);
+    }
     Ok(Rep {
         host_call_ns: timed.wall_ns,
         host_cpu_ns: timed.cpu_ns,
@@ -564,6 +574,8 @@ fn copy_rep(gpu: &Gpu, probe: &mut dyn Probe, copies: &Copies, ns: u64) -> anyho
         host_blocker_launch_ns: copies_launch,
         // Copies leave no `%globaltimer` stamps: timelines cannot place them on the GPU's clock.
         blocker_gpu_ns: None,
+        op_query_ns: op_query.map(|q| q.1),
+        blocker_query_ns: copies_query.map(|q| q.1),
         metrics,
         ..Rep::default()
     })

@@ -6,8 +6,12 @@
 //! 2. Launch the *blocker*: one GPU thread spinning on `%globaltimer` for a known time, on the call's own
 //!    stream (it is then "ahead" of the call) or on another stream. Events bracket it.
 //! 3. Read the host clocks, make THE call, read the clocks again. Nothing else happens in between.
-//! 4. Right after the return, ask: had the blocker finished (did the call wait for it)? Had the call's own
-//!    work finished (a query of its stream, before anything else is enqueued)? For copies out of host memory that had not run yet,
+//!    With nothing ahead of the call in its stream, first wait until the GPU has reached the event recorded
+//!    before the call: otherwise the query after the return may see that event's few µs of submission
+//!    latency instead of the call's own work.
+//! 4. Right after the return, ask: had the call's own work finished (a query of its stream, before anything
+//!    else is enqueued)? Had the blocker finished (did the call wait for it)? Each query's start and end are
+//!    timed, and the GPU's times later bound each answer (`timing`). For copies out of host memory that had not run yet,
 //!    overwrite the start of the source: if the data that arrives is still the original, the driver had
 //!    staged it before returning.
 //! 5. Synchronize, read the device times, and verify what arrived (a wrong result is an error, never a
@@ -129,20 +133,26 @@ pub fn run_rep(
     if let Some(s) = probe.op_stream() {
         op_start.record(s)?;
     }
+    let op_stream_clear = blocker_launch.is_none() || !plan.ahead;
+    let start_pending =
+        if op_stream_clear { !reach_start_event(&op_start, probe.op_stream().is_some())? } else { false };
 
-    let host_call_start_ns = monotonic_ns();
     let watch = Stopwatch::start();
+    let host_call_start_ns = watch.started_at_ns();
     let result = probe.call(gpu);
     let timed = watch.stop();
 
     // Signals first, errors after: reading them is what must happen right at the return. The call's own
-    // state comes from a stream query made before anything else is enqueued (see `StreamHandle::is_idle`).
-    let op_done = match (probe.op_stream(), &result) {
-        (Some(s), Ok(())) => Some(s.is_idle()?),
+    // state comes from a stream query made before anything else is enqueued (see `StreamHandle::is_idle`),
+    // the blocker's right after; each query's start and end are timed (see `timing`).
+    let op_query = match (probe.op_stream(), &result) {
+        (Some(s), Ok(())) => Some(timed_query(host_call_start_ns, || s.is_idle())?),
         _ => None,
     };
+    let blocker_query =
+        if blocker_launch.is_some() { Some(timed_query(host_call_start_ns, || blocker.is_done())?) } else { None };
+    let (op_done, blocker_done) = (op_query.map(|q| q.0), blocker_query.map(|q| q.0));
     let op_end_recorded = probe.op_stream().map(|s| op_end.record(s));
-    let blocker_done = if blocker_launch.is_some() { Some(blocker.is_done()?) } else { None };
     let probed = blocker_done == Some(false) && plan.ahead && op_done == Some(false) && probe.probe_source();
     // The probe proves something only if the copy could not have started during the overwrite: the blocker
     // ahead of it must still have been running when the overwrite was done.
@@ -193,8 +203,39 @@ pub fn run_rep(
         op_gpu_ns_from_blocker,
         op_gpu_ns_from_origin: None,
         gpu_origin_ns: None,
-        metrics: Default::default(),
+        op_query_ns: op_query.map(|q| q.1),
+        blocker_query_ns: blocker_query.map(|q| q.1),
+        metrics: if start_pending { [("start_event_pending".to_string(), 1.0)].into() } else { Default::default() },
     }))
+}
+
+/// A query's answer, with when it began and ended in ns after `call_start_ns`.
+pub fn timed_query(call_start_ns: u64, query: impl FnOnce() -> DriverResult<bool>) -> DriverResult<(bool, [u64; 2])> {
+    let q0 = monotonic_ns();
+    let done = query()?;
+    let q1 = monotonic_ns();
+    Ok((done, [q0.saturating_sub(call_start_ns), q1.saturating_sub(call_start_ns)]))
+}
+
+/// How long to wait for the call's stream to reach the event recorded just before the call.
+const START_EVENT_WAIT: Duration = Duration::from_millis(1);
+
+/// With nothing ahead of the call in its stream, waits until the GPU has reached the event recorded just
+/// before the call (a few µs of submission latency), so that the query after the return sees the call's own
+/// work and not that event. Returns whether it was reached (`true` without a stream); `false` after
+/// `START_EVENT_WAIT`, which the repetition notes (`start_event_pending`).
+pub fn reach_start_event(start: &Event<'_>, has_stream: bool) -> DriverResult<bool> {
+    if !has_stream {
+        return Ok(true);
+    }
+    let t0 = std::time::Instant::now();
+    while !start.is_done()? {
+        if t0.elapsed() > START_EVENT_WAIT {
+            return Ok(false);
+        }
+        std::hint::spin_loop();
+    }
+    Ok(true)
 }
 
 /// Takes repetitions from `next` until `reps` are usable, noting on each how many were discarded before it

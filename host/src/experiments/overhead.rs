@@ -342,7 +342,7 @@ mod tests {
         for (name, v) in [("p10_us", 1.4), ("median_us", 3.0), ("p90_us", 4.6)] {
             reps[0].metrics.insert(name.into(), v);
         }
-        let r = crate::report::result(&case_record(&case, None, Some(BLOCKER_NS), reps));
+        let r = crate::report::result(&case_record(&case, None, Some(BLOCKER_NS), reps), None);
         assert_eq!(r.host_call_us.map(|s| s.median), Some(3.0));
         assert_eq!(r.metrics.get("median_us"), Some(&3.0));
         assert_eq!(r.class, Some(crate::classify::Class::Async));

@@ -164,6 +164,14 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
     RunOutcome { records: out, partial: partial || STOP.load(Ordering::SeqCst), clock_later }
 }
 
+impl RunOutcome {
+    /// The clock fit through the calibrations this run made (between families and at the end).
+    pub fn clock_fit(&self) -> Option<crate::clock::ClockFit> {
+        crate::clock::ClockFit::through(&self.clock_later)
+            .or_else(|| self.clock_later.last().map(crate::clock::ClockFit::constant))
+    }
+}
+
 /// The clock offset now, on the main GPU; `None` if the GPU fails (the experiments report that themselves).
 fn recalibrate(gpu: &Gpu) -> Option<crate::clock::ClockOffset> {
     gpu.bind().ok()?;

@@ -18,7 +18,7 @@ pub(super) fn verdict_color(v: Option<Verdict>) -> RGBColor {
     match v {
         Some(Verdict::Matches) => RGBColor(0x16, 0xa3, 0x4a),
         Some(Verdict::Deviates) => RGBColor(0xdc, 0x26, 0x26),
-        Some(Verdict::Undocumented) | None => GREY,
+        Some(Verdict::Undocumented | Verdict::Inconclusive) | None => GREY,
     }
 }
 

@@ -1,0 +1,284 @@
+//! When things happened in one repetition, on the host's clock, and what those times can and cannot tell.
+//!
+//! A class rests on two questions: had the blocker ended when the call returned, and had the call's own work
+//! ended? Each end is known only as an interval, put together from every reading of the repetition:
+//! - **stream and event queries** made right after the return, at host times `[q0, q1]`: "done" says the end
+//!   came before `q1`, "not done" says it came after `q0` (and `q0` is after the return);
+//! - **GPU times**: the blocker's `%globaltimer` stamps, mapped onto the host clock by the run's clock fit
+//!   (to within its uncertainty `u`), and CUDA events placed relative to the blocker's start event;
+//! - **causality**: an event cannot be reached on the GPU before the host recorded it, so an event `d` ns
+//!   after the blocker's start event is at least `d` ns after the blocker's launch on the host clock.
+//!
+//! [`reading`] turns an interval into `Before` / `After` the return, or `Unresolved` where the readings
+//! contradict each other or where the "done" answer came too long after the return to say anything about it.
+//! The tolerance is the clock fit's uncertainty (about 4 µs on the H200): a query answered within it of the
+//! return counts as "at the return".
+
+use crate::clock::ClockFit;
+use crate::record::Rep;
+use serde::Serialize;
+
+/// The tolerance where a run has no clock measurement: about what a clock fit gives on the H200.
+pub const NO_CLOCK_TOLERANCE_NS: i64 = 4_000;
+
+/// An interval of host time, in ns after the call's start. `i64::MIN` / `i64::MAX` mean unbounded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Interval {
+    pub lo: i64,
+    pub hi: i64,
+}
+
+impl Interval {
+    pub const ANY: Interval = Interval { lo: i64::MIN, hi: i64::MAX };
+
+    pub fn new(lo: i64, hi: i64) -> Interval {
+        Interval { lo, hi }
+    }
+
+    /// Both constraints at once (may come out empty: `lo > hi`, which [`reading`] reports as a contradiction).
+    pub fn and(self, other: Interval) -> Interval {
+        Interval { lo: self.lo.max(other.lo), hi: self.hi.min(other.hi) }
+    }
+}
+
+/// Where an end fell relative to the call's return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Reading {
+    /// Ended before the return (or within the tolerance after it, before the tool could ask).
+    Before,
+    /// Still running at the return.
+    After,
+    /// The readings do not decide it (see the reason).
+    Unresolved(Unresolved),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Unresolved {
+    /// The query's answer and the GPU's times disagree by more than the tolerance.
+    Contradiction,
+    /// "Done" was asked for so long after the return that the end may have come after the return.
+    LateAnswer,
+}
+
+impl Unresolved {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unresolved::Contradiction => "the stream query and the GPU's clock disagree",
+            Unresolved::LateAnswer => "the query saying \"done\" was asked too long after the return to date the end",
+        }
+    }
+}
+
+/// Where an end fell, from a query's answer (`done` at `query = [q0, q1]`, both after the return) and the other
+/// readings' interval `bounds`, with `ret` the return and `tol` the tolerance (all ns after the call's start).
+/// Without a query, the interval alone decides, or nothing does.
+pub fn reading(done: Option<bool>, query: [i64; 2], bounds: Interval, ret: i64, tol: i64) -> Option<Reading> {
+    let [q0, q1] = query;
+    Some(match done {
+        Some(true) => {
+            if bounds.lo > q1.saturating_add(tol) {
+                Reading::Unresolved(Unresolved::Contradiction)
+            } else if bounds.lo > ret {
+                // Done by the query, but it could not have ended before the return: it ended in between.
+                Reading::After
+            } else if bounds.hi <= ret.saturating_add(tol) || q0 <= ret.saturating_add(tol) {
+                // The GPU's times put the end at the return, or the question was asked within the tolerance
+                // of it (the answer is the state at some moment of the query: `q0` is when it was put).
+                Reading::Before
+            } else {
+                Reading::Unresolved(Unresolved::LateAnswer)
+            }
+        }
+        Some(false) => {
+            if bounds.hi < q0.saturating_sub(tol) {
+                Reading::Unresolved(Unresolved::Contradiction)
+            } else {
+                Reading::After
+            }
+        }
+        None if bounds.hi <= ret => Reading::Before,
+        None if bounds.lo > ret => Reading::After,
+        None => return None,
+    })
+}
+
+/// The times of one repetition, on the host clock, in ns after the call's start.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct RepTimes {
+    /// The call's return.
+    pub ret: i64,
+    /// When the blocker's end event was reached on the GPU.
+    pub blocker_end: Interval,
+    /// When the call's stream reached its own work (the event recorded just before the call).
+    pub op_start: Interval,
+    /// An upper bound of the end of the call's own work (its end event, recorded after the return).
+    pub op_end: Interval,
+    /// The queries right after the return: of the call's stream, and of the blocker's end event.
+    pub op_query: [i64; 2],
+    pub blocker_query: [i64; 2],
+    /// The tolerance: the clock fit's uncertainty ([`NO_CLOCK_TOLERANCE_NS`] where the run has none).
+    pub tol: i64,
+}
+
+impl RepTimes {
+    /// Everything `rep` says about when things happened. Recordings made before the queries were timed
+    /// place them at the return.
+    pub fn of(rep: &Rep, fit: Option<&ClockFit>) -> RepTimes {
+        let start = rep.host_call_start_ns as i64;
+        let ret = rep.host_call_ns as i64;
+        let tol = fit.map_or(NO_CLOCK_TOLERANCE_NS, |f| f.uncertainty_ns as i64);
+        let rel = |q: Option<[u64; 2]>| q.map_or([ret, ret], |[a, b]| [a as i64, b as i64]);
+        // The blocker's start event: reached no earlier than its launch on the host, and no later than the
+        // kernel's first clock reading (it precedes the kernel in its stream).
+        let launch = rep.host_blocker_launch_ns.map(|t| t as i64 - start);
+        let stamps = rep
+            .blocker_gpu_ns
+            .zip(fit)
+            .map(|([g0, g1], f)| (f.to_host(g0 as i64) - start, f.to_host(g1 as i64) - start));
+        let start_event =
+            Interval::new(launch.unwrap_or(i64::MIN), stamps.map_or(i64::MAX, |(g0, _)| g0.saturating_add(tol)));
+        let shift = |iv: Interval, d: i64| Interval {
+            lo: if iv.lo == i64::MIN { i64::MIN } else { iv.lo.saturating_add(d) },
+            hi: if iv.hi == i64::MAX { i64::MAX } else { iv.hi.saturating_add(d) },
+        };
+        let mut blocker_end = match rep.blocker_device_ns {
+            Some(d) => shift(start_event, d as i64),
+            None => Interval::ANY,
+        };
+        if let Some((_, g1)) = stamps {
+            // The kernel's last clock reading comes before its end event.
+            blocker_end = blocker_end.and(Interval::new(g1.saturating_sub(tol), i64::MAX));
+        }
+        let (op_start, op_end) = match rep.op_gpu_ns_from_blocker {
+            Some([a, b]) => (shift(start_event, a), shift(start_event, b)),
+            None => (Interval::ANY, Interval::ANY),
+        };
+        RepTimes {
+            ret,
+            blocker_end,
+            op_start,
+            op_end,
+            op_query: rel(rep.op_query_ns),
+            blocker_query: rel(rep.blocker_query_ns),
+            tol,
+        }
+    }
+
+    /// Had the blocker ended at the return? `None` without a blocker.
+    pub fn blocker(&self, rep: &Rep) -> Option<Reading> {
+        rep.blocker_done_at_return?;
+        reading(rep.blocker_done_at_return, self.blocker_query, self.blocker_end, self.ret, self.tol)
+    }
+
+    /// Had the call's own work ended at the return? `None` for calls without device work. Its end lies after
+    /// its stream reached it and no later than its end event.
+    pub fn op(&self, rep: &Rep) -> Option<Reading> {
+        rep.op_done_at_return?;
+        let bounds = Interval::new(self.op_start.lo, self.op_end.hi);
+        reading(rep.op_done_at_return, self.op_query, bounds, self.ret, self.tol)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RET: i64 = 20_000_000;
+    const TOL: i64 = 4_000;
+
+    /// A query asked `after_return` ns after the return, answered 3 µs later.
+    fn q(after_return: i64) -> [i64; 2] {
+        [RET + after_return, RET + after_return + 3_000]
+    }
+
+    #[test]
+    fn not_done_when_asked_after_the_return_is_after() {
+        assert_eq!(reading(Some(false), q(800), Interval::ANY, RET, TOL), Some(Reading::After));
+        // Still after if the GPU's clock puts the end anywhere up to the tolerance before the question.
+        let just_inside = Interval::new(i64::MIN, RET + 800 - TOL);
+        assert_eq!(reading(Some(false), q(800), just_inside, RET, TOL), Some(Reading::After));
+    }
+
+    #[test]
+    fn not_done_but_ended_well_before_the_question_is_a_contradiction() {
+        let outside = Interval::new(i64::MIN, RET + 800 - TOL - 1);
+        assert_eq!(
+            reading(Some(false), q(800), outside, RET, TOL),
+            Some(Reading::Unresolved(Unresolved::Contradiction))
+        );
+    }
+
+    #[test]
+    fn done_when_asked_at_within_and_beyond_the_tolerance() {
+        assert_eq!(reading(Some(true), q(800), Interval::ANY, RET, TOL), Some(Reading::Before));
+        assert_eq!(reading(Some(true), q(TOL), Interval::ANY, RET, TOL), Some(Reading::Before), "at the edge");
+        assert_eq!(
+            reading(Some(true), q(TOL + 1), Interval::ANY, RET, TOL),
+            Some(Reading::Unresolved(Unresolved::LateAnswer)),
+            "just outside: a late answer says nothing about the return"
+        );
+        // A late answer is still decided when the GPU's times place the end before the return.
+        let early_end = Interval::new(i64::MIN, RET - 10_000);
+        assert_eq!(reading(Some(true), q(50_000), early_end, RET, TOL), Some(Reading::Before));
+    }
+
+    #[test]
+    fn done_but_unable_to_end_before_the_return_is_after() {
+        // The work's stream reached it only after the return: done by the question, yet not at the return.
+        let started_late = Interval::new(RET + 100, i64::MAX);
+        assert_eq!(reading(Some(true), q(800), started_late, RET, TOL), Some(Reading::After));
+        // Starting later than the answer by more than the tolerance contradicts the answer.
+        let impossible = Interval::new(RET + 3_800 + TOL + 1, i64::MAX);
+        assert_eq!(
+            reading(Some(true), q(800), impossible, RET, TOL),
+            Some(Reading::Unresolved(Unresolved::Contradiction))
+        );
+    }
+
+    #[test]
+    fn without_a_query_only_the_interval_decides() {
+        assert_eq!(reading(None, q(0), Interval::new(0, RET), RET, TOL), Some(Reading::Before));
+        assert_eq!(reading(None, q(0), Interval::new(RET + 1, RET + 9), RET, TOL), Some(Reading::After));
+        assert_eq!(reading(None, q(0), Interval::new(RET - 1, RET + 1), RET, TOL), None);
+    }
+
+    #[test]
+    fn times_of_a_repetition_use_causality_and_the_clock_fit() {
+        use crate::clock::ClockOffset;
+        let offset = 1_000_000_000i64;
+        let fit = ClockFit::constant(&ClockOffset {
+            gpu_minus_host_ns: offset,
+            uncertainty_ns: TOL as u64,
+            samples: 1,
+            at_host_ns: Some(0),
+        });
+        let start = 5_000_000u64;
+        // Blocker launched 10 µs before the call, its kernel started 8 µs after the launch and ran 20 ms.
+        let g0 = (start as i64 - 10_000 + 8_000 + offset) as u64;
+        let rep = Rep {
+            host_call_ns: 3_000,
+            host_call_start_ns: start,
+            host_blocker_launch_ns: Some(start - 10_000),
+            blocker_gpu_ns: Some([g0, g0 + 20_000_000]),
+            blocker_device_ns: Some(20_001_000),
+            blocker_done_at_return: Some(false),
+            op_done_at_return: Some(false),
+            op_gpu_ns_from_blocker: Some([20_002_000, 20_004_000]),
+            op_query_ns: Some([3_200, 3_700]),
+            blocker_query_ns: Some([3_800, 4_100]),
+            ..Rep::default()
+        };
+        let t = RepTimes::of(&rep, Some(&fit));
+        assert_eq!(t.ret, 3_000);
+        // The start event lies in [launch, g0 + tol] = [-10 µs, -2 µs + 4 µs].
+        assert_eq!(t.op_start, Interval::new(-10_000 + 20_002_000, 2_000 + 20_002_000));
+        assert_eq!(t.blocker_end.lo, (-2_000 + 20_000_000 - TOL).max(-10_000 + 20_001_000));
+        assert_eq!(t.blocker(&rep), Some(Reading::After));
+        assert_eq!(t.op(&rep), Some(Reading::After));
+        // Without a clock fit the bounds are causal only, and an old recording's queries sit at the return.
+        let old = Rep { op_query_ns: None, blocker_query_ns: None, ..rep.clone() };
+        let t = RepTimes::of(&old, None);
+        assert_eq!(t.op_query, [3_000, 3_000]);
+        assert_eq!(t.op_end.hi, i64::MAX);
+    }
+}
