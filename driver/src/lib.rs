@@ -8,6 +8,7 @@
 //! what a measurement means: that is `async-lab-core`, which this crate uses only for the typed setup data
 //! (the API, host memory and stream kinds, what a recording says about the machine). See `docs/crates.md`.
 
+pub mod device;
 pub mod error;
 pub mod gpu;
 pub mod library;

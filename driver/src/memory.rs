@@ -26,6 +26,38 @@ impl<'g> DeviceBuffer<'g> {
         Ok(DeviceBuffer { ptr, len, gpu })
     }
 
+    /// `cuMemcpyHtoD`: the first `src.len()` bytes of the buffer from `src`. Returns once `src` may be reused
+    /// (the driver has copied it, or staged it: rules S1, S2).
+    pub fn copy_from_host(&self, src: &[u8]) -> DriverResult<()> {
+        assert!(src.len() <= self.len, "{} bytes into a buffer of {}", src.len(), self.len);
+        // SAFETY: `src` is live and readable for its length, which fits the buffer (checked); the buffer is
+        // alive for as long as `self` is borrowed.
+        unsafe { check(sys::cuMemcpyHtoD_v2(self.ptr, src.as_ptr().cast(), src.len()), "cuMemcpyHtoD") }
+    }
+
+    /// `cuMemcpyDtoH`: the first `dst.len()` bytes of the buffer into `dst`, after the work ahead of it in the
+    /// legacy stream. Returns once the copy has finished (rule S3).
+    pub fn copy_to_host(&self, dst: &mut [u8]) -> DriverResult<()> {
+        assert!(dst.len() <= self.len, "{} bytes from a buffer of {}", dst.len(), self.len);
+        // SAFETY: `dst` is exclusively borrowed and writable for its length, which fits the buffer (checked);
+        // the synchronous copy has written it when the call returns.
+        unsafe { check(sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), self.ptr, dst.len()), "cuMemcpyDtoH") }
+    }
+
+    /// The first `n` 64-bit words of the buffer (stamps and sums that kernels write), by `copy_to_host`.
+    pub fn read_u64s(&self, n: usize) -> DriverResult<Vec<u64>> {
+        let mut bytes = vec![0u8; n * 8];
+        self.copy_to_host(&mut bytes)?;
+        Ok(bytes.chunks_exact(8).map(|c| u64::from_ne_bytes(c.try_into().expect("8 bytes"))).collect())
+    }
+
+    /// `cuMemsetD8` of the whole buffer, on the legacy stream. It may return before the device has written
+    /// (rule M1), and work on a non-blocking stream is not ordered after it.
+    pub fn set_bytes(&self, value: u8) -> DriverResult<()> {
+        // SAFETY: the range is this live allocation's own `len` bytes.
+        unsafe { check(sys::cuMemsetD8_v2(self.ptr, value, self.len), "cuMemsetD8") }
+    }
+
     /// Gives up ownership without freeing (the allocation experiments free it themselves, timed).
     pub fn into_raw(self) -> CUdeviceptr {
         let ptr = self.ptr;
