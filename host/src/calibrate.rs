@@ -2,7 +2,6 @@
 //! fit of a run's calibrations, are described in `async_lab_core::clock`).
 
 use crate::driver::{DeviceBuffer, Gpu, StreamHandle};
-use crate::drv;
 use crate::measure::monotonic_ns;
 use async_lab_core::clock::ClockOffset;
 
@@ -15,9 +14,7 @@ pub fn calibrate(gpu: &Gpu, samples: usize) -> anyhow::Result<ClockOffset> {
         gpu.launch_write_globaltimer(StreamHandle::LEGACY, out.ptr)?;
         gpu.synchronize()?;
         let after = monotonic_ns();
-        let mut stamp = 0u64;
-        // SAFETY: 8 bytes into a u64; the device is synchronized.
-        unsafe { drv!(cuMemcpyDtoH_v2((&mut stamp as *mut u64).cast(), out.ptr, 8))? };
+        let stamp = out.read_u64s(1)?[0];
         let half = (after - before) / 2;
         let offset = stamp as i64 - (before + half) as i64;
         if best.is_none_or(|(h, _, _)| half < h) {

@@ -1,28 +1,17 @@
 //! What machine a measurement was made on: GPU, driver, PCIe link, host CPU and OS (`async-lab info`, and
 //! the header of every recording).
 
-use crate::driver::{check, sys, Gpu};
+use crate::driver::{device, device_handle, sys, Gpu};
 pub use async_lab_core::machine::MachineInfo;
 
+/// An attribute of the GPU, or -1 where the driver does not report it.
 fn attr(gpu: &Gpu, a: sys::CUdevice_attribute) -> i32 {
-    let mut v = 0;
-    // SAFETY: valid out-pointer; `a` is a valid attribute enum value and the device handle is live.
-    let rc = unsafe { sys::cuDeviceGetAttribute(&mut v, a, gpu.device) };
-    if rc == sys::CUDA_SUCCESS {
-        v
-    } else {
-        -1
-    }
+    device::attribute(gpu.device, a).unwrap_or(-1)
 }
 
 /// The name of GPU `ordinal`.
 fn device_name(ordinal: i32) -> anyhow::Result<String> {
-    let device = crate::driver::device_handle(ordinal)?;
-    let mut name = [0 as std::ffi::c_char; 256];
-    // SAFETY: the buffer holds 256 chars and the driver writes at most `len` including the NUL.
-    unsafe { check(sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, device), "cuDeviceGetName")? };
-    // SAFETY: NUL-terminated by the driver within the buffer (checked call above).
-    Ok(unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned())
+    Ok(device::name(device_handle(ordinal)?)?)
 }
 
 /// Reads the machine. `with_runtime`: also look for the CUDA runtime library and load it (not done for a
@@ -31,12 +20,8 @@ pub fn read(gpu: &Gpu, with_runtime: bool) -> anyhow::Result<MachineInfo> {
     use sys::CUdevice_attribute as A;
     gpu.bind()?;
     let gpu_name = device_name(gpu.ordinal)?;
-    let (mut free, mut total) = (0usize, 0usize);
-    // SAFETY: valid out-pointers; the context is current.
-    unsafe { check(sys::cuMemGetInfo_v2(&mut free, &mut total), "cuMemGetInfo")? };
-    let mut version = 0;
-    // SAFETY: valid out-pointer.
-    unsafe { check(sys::cuDriverGetVersion(&mut version), "cuDriverGetVersion")? };
+    let (free, total) = device::memory_free_and_total()?;
+    let version = device::driver_version()?;
     let (domain, bus, dev) = (
         attr(gpu, A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
         attr(gpu, A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),

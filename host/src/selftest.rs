@@ -2,7 +2,7 @@
 //! as long as asked on every thread, and a copied buffer arrives intact (checked on the GPU and the host).
 
 use crate::driver::{DeviceBuffer, Event, Gpu, HostBuffer, HostKind, Stream, StreamKind};
-use crate::{drv, pattern};
+use crate::pattern;
 use anyhow::{ensure, Context as _};
 
 /// What the self-test measured.
@@ -32,9 +32,7 @@ pub fn run(gpu: &Gpu, cycles: u64) -> anyhow::Result<SelftestReport> {
     stream.synchronize().context("spin_sleep failed on the GPU")?;
     let spin_us = end.ns_since(&start)? as f64 / 1e3;
 
-    let mut waited = vec![0u64; threads];
-    // SAFETY: `waited` has room for `threads` u64s, `out` holds as many, and the stream is synchronized.
-    unsafe { drv!(cuMemcpyDtoH_v2(waited.as_mut_ptr().cast(), out.ptr, threads * 8))? };
+    let waited = out.read_u64s(threads)?;
     let (min_cycles, max_cycles) = (*waited.iter().min().unwrap(), *waited.iter().max().unwrap());
     ensure!(min_cycles >= cycles, "a thread of spin_sleep waited only {min_cycles} cycles of the {cycles} requested");
     let limit = cycles + cycles.div_ceil(100);
@@ -54,27 +52,23 @@ fn check_copies(gpu: &Gpu, stream: &Stream) -> anyhow::Result<usize> {
     let mut host = HostBuffer::new(gpu, HostKind::Pinned, len)?;
     let dev = DeviceBuffer::new(gpu, len)?;
     let sum = DeviceBuffer::new(gpu, 8)?;
-    // SAFETY: nothing is pending on the GPU for `host` yet.
-    pattern::fill(unsafe { host.bytes_mut() }, 0, 7);
-    // SAFETY: both ranges are `len` bytes and live; the copy is synchronous.
-    unsafe { drv!(cuMemcpyHtoD_v2(dev.ptr, host.as_ptr().cast(), len))? };
-    // SAFETY: `sum` holds 8 bytes.
-    unsafe { drv!(cuMemsetD8_v2(sum.ptr, 0, 8))? };
+    // SAFETY: the GPU reaches `host` only through the synchronous copies below, each finished when it returns
+    // (rules S2, S3), so no GPU work uses it while the host reads or writes it.
+    let bytes = unsafe { host.bytes_mut() };
+    pattern::fill(bytes, 0, 7);
+    dev.copy_from_host(bytes)?;
+    sum.set_bytes(0)?;
+    // The memset may still be running (rule M1), and `stream` is not ordered after the legacy stream.
+    gpu.synchronize()?;
     gpu.launch_checksum(stream.handle(), dev.ptr, len as u64, sum.ptr)?;
-    let mut got = 0u64;
     stream.synchronize()?;
-    // SAFETY: 8 bytes into a u64; the stream is synchronized.
-    unsafe { drv!(cuMemcpyDtoH_v2((&mut got as *mut u64).cast(), sum.ptr, 8))? };
-    // SAFETY: the copies that read `host` have finished (synchronous copy, synchronized stream).
-    let want = pattern::checksum(unsafe { host.bytes_mut() });
+    let got = sum.read_u64s(1)?[0];
+    let want = pattern::checksum(bytes);
     ensure!(got == want, "the GPU's checksum of the copied buffer is {got:#x}, the host's {want:#x}");
 
     gpu.launch_fill(stream.handle(), dev.ptr, len as u64, 11)?;
     stream.synchronize()?;
-    // SAFETY: as above; `host` is not in use by the GPU.
-    unsafe { drv!(cuMemcpyDtoH_v2(host.as_ptr().cast(), dev.ptr, len))? };
-    // SAFETY: the synchronous copy has finished.
-    let bytes = unsafe { host.bytes_mut() };
+    dev.copy_to_host(bytes)?;
     if let Some(i) = (0..len).find(|&i| bytes[i] != pattern::pattern_byte(i as u64, 11)) {
         anyhow::bail!(
             "byte {i} of the buffer filled on the GPU arrived as {:#04x}, expected {:#04x}",
