@@ -194,12 +194,9 @@ impl<'g> Checker<'g> {
 pub fn gpu_checksum(gpu: &Gpu, sum: &DeviceBuffer, addr: u64, len: u64) -> anyhow::Result<u64> {
     let legacy = crate::driver::StreamHandle::LEGACY;
     gpu.bind()?;
-    // SAFETY: `sum` holds 8 bytes.
-    unsafe { drv!(cuMemsetD8_v2(sum.ptr, 0, 8))? };
+    // The memset and the kernel are both on the legacy stream: in order.
+    sum.set_bytes(0)?;
     gpu.launch_checksum(legacy, addr, len, sum.ptr)?;
     gpu.synchronize()?;
-    let mut got = 0u64;
-    // SAFETY: 8 bytes into a u64 after synchronization.
-    unsafe { drv!(cuMemcpyDtoH_v2((&mut got as *mut u64).cast(), sum.ptr, 8))? };
-    Ok(got)
+    Ok(sum.read_u64s(1)?[0])
 }
