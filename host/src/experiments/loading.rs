@@ -527,7 +527,7 @@ fn copy_rep(gpu: &Gpu, probe: &mut dyn Probe, copies: &Copies, ns: u64) -> anyho
     let watch = Stopwatch::start();
     let host_call_start_ns = watch.started_at_ns();
     let result = probe.call(gpu);
-    let timed = watch.stop();
+    let wall_end = watch.stop_wall();
 
     // Signals first, errors after, as in `run_rep`.
     let op_query = match (probe.op_stream(), &result) {
@@ -540,6 +540,7 @@ fn copy_rep(gpu: &Gpu, probe: &mut dyn Probe, copies: &Copies, ns: u64) -> anyho
         None
     };
     let (op_done, copies_done) = (op_query.map(|q| q.0), copies_query.map(|q| q.0));
+    let timed = watch.finish(wall_end, monotonic_ns().saturating_sub(wall_end));
     let op_end_recorded = probe.op_stream().map(|s| op_end.record(s));
     result?;
     if let Some(r) = op_end_recorded {

@@ -140,9 +140,10 @@ pub fn run_rep(
     let watch = Stopwatch::start();
     let host_call_start_ns = watch.started_at_ns();
     let result = probe.call(gpu);
-    let timed = watch.stop();
+    let wall_end = watch.stop_wall();
 
-    // Signals first, errors after: reading them is what must happen right at the return. The call's own
+    // Signals first, errors after: reading them is what must happen right at the return (before even the
+    // CPU clock, whose system call can take microseconds). The call's own
     // state comes from a stream query made before anything else is enqueued (see `StreamHandle::is_idle`),
     // the blocker's right after; each query's start and end are timed (see `timing`).
     let op_query = match (probe.op_stream(), &result) {
@@ -152,6 +153,7 @@ pub fn run_rep(
     let blocker_query =
         if blocker_launch.is_some() { Some(timed_query(host_call_start_ns, || blocker.is_done())?) } else { None };
     let (op_done, blocker_done) = (op_query.map(|q| q.0), blocker_query.map(|q| q.0));
+    let timed = watch.finish(wall_end, monotonic_ns().saturating_sub(wall_end));
     let op_end_recorded = probe.op_stream().map(|s| op_end.record(s));
     let probed = blocker_done == Some(false) && plan.ahead && op_done == Some(false) && probe.probe_source();
     // The probe proves something only if the copy could not have started during the overwrite: the blocker
