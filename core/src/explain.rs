@@ -197,6 +197,24 @@ pub fn long(record: &CaseRecord, fit: Option<&crate::clock::ClockFit>) -> String
             asked(rep.op_query_ns.filter(|_| rep.op_done_at_return.is_some())),
             b(rep.data_captured_at_return),
         ));
+        // Where the GPU's times put the ends, relative to the return (only where bounded on both sides).
+        let times = crate::timing::RepTimes::of(rep, fit);
+        let span = |name: &str, iv: crate::timing::Interval| {
+            (iv.lo != i64::MIN && iv.hi != i64::MAX).then(|| {
+                let us = |ns: i64| (ns - times.ret) as f64 / 1e3;
+                format!("{name} {:+.1}…{:+.1} µs", us(iv.lo), us(iv.hi))
+            })
+        };
+        let placed: Vec<String> = [
+            span("blocker ended", times.blocker_end),
+            span("the end event after its work (no earlier than the work ended)", times.op_end),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !placed.is_empty() {
+            t.push_str(&format!("      on the GPU's clock, from the return: {}\n", placed.join(", ")));
+        }
     }
     if let Some(fit) = fit.filter(|_| record.reps.iter().any(|r| r.op_query_ns.is_some())) {
         t.push_str(&format!(
