@@ -6,12 +6,16 @@
 
 pub mod error;
 pub mod gpu;
+pub mod graph;
 pub mod library;
+pub mod limits;
 pub mod memory;
 pub mod peer;
 pub mod probe;
+pub mod resolve;
 pub mod stream;
 pub mod sys;
+pub mod unified;
 
 pub use error::{check, DriverError, DriverResult};
 pub use gpu::{Gpu, Kernels};
