@@ -133,6 +133,9 @@ pub fn source_file(family: Family) -> &'static str {
         Family::Seed => "host/src/experiments/seed.rs",
         Family::Peer => "host/src/experiments/peer.rs",
         Family::Overhead => "host/src/experiments/overhead.rs",
+        Family::Graph => "host/src/experiments/graphs.rs",
+        Family::Unified => "host/src/experiments/unified.rs",
+        Family::Limits => "host/src/experiments/limits.rs",
     }
 }
 

@@ -69,6 +69,12 @@ pub enum Family {
     Peer,
     /// async-lab's own cost of enqueueing the cheapest calls (`experiments/overhead.rs`).
     Overhead,
+    /// CUDA graphs: instantiation, upload, launches (`experiments/graphs.rs`).
+    Graph,
+    /// Unified-memory hints: prefetch and advice (`experiments/unified.rs`).
+    Unified,
+    /// Attributes and limits while work is in flight (`experiments/limits.rs`).
+    Limits,
 }
 
 impl Family {
@@ -85,6 +91,9 @@ impl Family {
             Family::Sweep => "Size sweep",
             Family::Peer => "Peer copies (GPU to GPU)",
             Family::Overhead => "The tool's own overhead",
+            Family::Graph => "CUDA graphs",
+            Family::Unified => "Unified-memory hints (prefetch, advice)",
+            Family::Limits => "Attributes and limits while work is in flight",
         }
     }
 }

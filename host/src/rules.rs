@@ -151,6 +151,15 @@ pub const RULES: &[Rule] = &[
     Rule { id: "W1", case: "context scheduling flags", documented: "SPIN busy-waits; YIELD yields the thread; BLOCKING_SYNC sleeps; AUTO spins with fewer active contexts than CPUs" },
     Rule { id: "W2", case: "cuEventSynchronize", documented: "busy-waits unless the event was created with BLOCKING_SYNC" },
     Rule { id: "O1", case: "the host cost of enqueueing the cheapest calls", documented: "no documented rule" },
+    Rule { id: "UM1", case: "cuMemPrefetchAsync of managed memory (to the GPU or to the host)", documented: "asynchronous with respect to the host and to all work on other devices (API reference, Unified Addressing); the prefetch itself is ordered in its stream" },
+    Rule { id: "UM2", case: "cuMemAdvise on a managed range", documented: "not documented. The API reference describes what each advice changes (read duplication, preferred location, mappings), nothing about work in flight" },
+    Rule { id: "LM1", case: "cuCtxSetLimit(CU_LIMIT_STACK_SIZE)", documented: "takes effect at once; if necessary the device blocks until all work asked for before it is complete (API reference, CUDA 12 on)" },
+    Rule { id: "LM2", case: "cuCtxSetLimit of the printf FIFO", documented: "must be set before any kernel that uses printf() is launched, else CUDA_ERROR_INVALID_VALUE (API reference); whether the host waits: not documented" },
+    Rule { id: "LM3", case: "queries: cuCtxGetLimit, cuMemGetInfo, cuDeviceGetAttribute", documented: "not documented" },
+    Rule { id: "LM4", case: "cuFuncSetAttribute (a kernel's maximum dynamic shared memory)", documented: "not documented" },
+    Rule { id: "GR1", case: "cuGraphInstantiateWithFlags (building an executable graph)", documented: "not documented. The API reference (Graph Management) says what the executable graph holds, nothing about work in flight" },
+    Rule { id: "GR2", case: "cuGraphUpload, and cuGraphInstantiateWithParams with CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD", documented: "not documented for the host. The API reference: the upload goes into the stream without running the graph, ordered behind earlier work in that stream and earlier launches of the graph (device-side ordering)" },
+    Rule { id: "GR3", case: "cuGraphLaunch (first launch, warm launch, a graph with a host node)", documented: "not documented for the host. The API reference: the launch is ordered behind earlier work in the stream and earlier launches of the same graph; a graph not uploaded before is uploaded by its first launch. \"API synchronization behavior\" does not list graph launches" },
 ];
 
 /// The rule with this id.

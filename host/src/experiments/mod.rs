@@ -8,7 +8,9 @@ pub mod alloc;
 pub mod buffers;
 pub mod callbacks;
 pub mod copies;
+pub mod graphs;
 pub mod launches;
+pub mod limits;
 pub mod loading;
 pub mod memset;
 pub mod method;
@@ -17,6 +19,7 @@ pub mod peer;
 pub mod runner;
 pub mod seed;
 pub mod seed_runtime;
+pub mod unified;
 pub mod waiting;
 
 use crate::api::{Api, ApiChoice};
@@ -50,6 +53,12 @@ pub enum Op {
     Peer(peer::PeerOp),
     /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
     Overhead(overhead::OverheadOp, overhead::Timing),
+    /// CUDA graphs: instantiation, upload, launches (`graphs.rs`).
+    Graph(graphs::GraphOp),
+    /// Unified-memory hints: prefetch and advice (`unified.rs`).
+    Unified(unified::HintOp),
+    /// Attributes and limits while work is in flight (`limits.rs`).
+    Limits(limits::LimitOp),
 }
 
 impl Case {
@@ -71,7 +80,8 @@ pub fn case_record(case: &Case, warmup: Option<Rep>, blocker_ns: Option<u64>, re
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Preset {
-    /// Every family, with the copies at the default sizes (under a minute on an H200).
+    /// Every family, with the copies at the default sizes (under a minute on an H200). The newer families
+    /// (graphs, unified-memory hints, attributes and limits) are left out to keep it fast: see `next` and `full`.
     Default,
     /// The whole copy matrix (every stream kind and blocker placement) plus the other families.
     Full,
@@ -87,6 +97,8 @@ pub enum Preset {
     /// The tool's own overhead: 500 enqueues of the cheapest calls behind a 200 ms kernel, to compare with the
     /// C++ reference's `--overhead`.
     Overhead,
+    /// The newer families together: CUDA graphs, unified-memory hints, attributes and limits (also in full).
+    Next,
 }
 
 impl Preset {
@@ -99,6 +111,7 @@ impl Preset {
             Preset::Peer => "peer",
             Preset::Loading => "loading",
             Preset::Overhead => "overhead",
+            Preset::Next => "next",
         }
     }
 }
@@ -238,6 +251,7 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
             let mut v = copies::full_cases(copy_sizes);
             v.extend(others());
             v.extend(peer::cases(copy_sizes, true, true));
+            v.extend(next_cases());
             v
         }
         Preset::Seed => {
@@ -251,7 +265,16 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
         Preset::Loading => loading::cases(),
         // Driver and runtime cases both (`runtime_twin` skips the family).
         Preset::Overhead => overhead::cases(),
+        Preset::Next => next_cases(),
     }
+}
+
+/// The newer families (the `next` preset; also in `full`, not in `default`).
+fn next_cases() -> Vec<Case> {
+    let mut v = graphs::cases();
+    v.extend(unified::cases());
+    v.extend(limits::cases());
+    v
 }
 
 /// The cases whose id matches `pattern`: a glob (`copy/async/*`, `*pinned*`) or, without glob characters, a
@@ -303,6 +326,7 @@ mod tests {
             Preset::Peer,
             Preset::Loading,
             Preset::Overhead,
+            Preset::Next,
         ] {
             let cases = catalogue(preset, None);
             let mut ids: Vec<&str> = cases.iter().map(|c| c.setup.id.as_str()).collect();

@@ -234,6 +234,9 @@ pub fn run_case(
     let recs = match &case.op {
         Op::Copy(op) => vec![super::copies::run(gpu, case, *op, reps)?],
         Op::Memset(op) => vec![super::memset::run(gpu, case, *op, reps)?],
+        Op::Graph(op) => vec![super::graphs::run(gpu, case, *op, reps)?],
+        Op::Unified(op) => vec![super::unified::run(gpu, case, *op, reps)?],
+        Op::Limits(op) => vec![super::limits::run(gpu, case, *op, reps)?],
         Op::Launch(op) => vec![super::launches::run(gpu, case, *op, reps)?],
         Op::Load(op) => vec![super::loading::run(gpu, case, *op, reps)?],
         Op::Alloc(op) => vec![super::alloc::run(gpu, case, *op, reps)?],
