@@ -77,6 +77,17 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
             ),
             None => {}
         }
+        if s.family == Family::StreamMem {
+            match r.metrics.get("returned_after_host_write") {
+                Some(&m) if m >= 0.5 => text.push_str(
+                    " It returned only after the watchdog thread had written the value the waiting stream needed: a program that makes this call before writing that value itself hangs here.",
+                ),
+                Some(_) => text.push_str(
+                    " It returned before the watchdog wrote the value the waiting stream needed: a program can make this call first and write the value afterwards.",
+                ),
+                None => {}
+            }
+        }
         if let Some(p) = &s.peer {
             if p.is_loopback() {
                 text.push_str(" Source and destination were on the same GPU (loopback): a check of the code, not a peer measurement.");
@@ -136,6 +147,7 @@ pub fn source_file(family: Family) -> &'static str {
         Family::Graph => "host/src/experiments/graphs.rs",
         Family::Unified => "host/src/experiments/unified.rs",
         Family::Limits => "host/src/experiments/limits.rs",
+        Family::StreamMem => "host/src/experiments/streammem.rs",
     }
 }
 

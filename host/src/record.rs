@@ -75,6 +75,8 @@ pub enum Family {
     Unified,
     /// Attributes and limits while work is in flight (`experiments/limits.rs`).
     Limits,
+    /// Stream memory operations, and host calls while a stream waits on the host (`experiments/streammem.rs`).
+    StreamMem,
 }
 
 impl Family {
@@ -94,6 +96,7 @@ impl Family {
             Family::Graph => "CUDA graphs",
             Family::Unified => "Unified-memory hints (prefetch, advice)",
             Family::Limits => "Attributes and limits while work is in flight",
+            Family::StreamMem => "Stream memory operations (a stream waits on the host)",
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod peer;
 pub mod probe;
 pub mod resolve;
 pub mod stream;
+pub mod streammem;
 pub mod sys;
 pub mod unified;
 

@@ -19,6 +19,7 @@ pub mod peer;
 pub mod runner;
 pub mod seed;
 pub mod seed_runtime;
+pub mod streammem;
 pub mod unified;
 pub mod waiting;
 
@@ -59,6 +60,8 @@ pub enum Op {
     Unified(unified::HintOp),
     /// Attributes and limits while work is in flight (`limits.rs`).
     Limits(limits::LimitOp),
+    /// Stream memory operations, and host calls while a stream waits on the host (`streammem.rs`).
+    StreamMem(streammem::MemOpOp),
 }
 
 impl Case {
@@ -274,6 +277,7 @@ fn next_cases() -> Vec<Case> {
     let mut v = graphs::cases();
     v.extend(unified::cases());
     v.extend(limits::cases());
+    v.extend(streammem::cases());
     v
 }
 
