@@ -88,6 +88,11 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
                 None => {}
             }
         }
+        if r.metrics.get("returned_while_in_use").is_some_and(|&m| m >= 0.5) {
+            text.push_str(
+                " It returned while a kernel queued before it was still to write into the memory it unmapped: the GPU still used the memory when the call gave it up (async-lab mapped it again at once, so the kernel ran).",
+            );
+        }
         if let Some(p) = &s.peer {
             if p.is_loopback() {
                 text.push_str(" Source and destination were on the same GPU (loopback): a check of the code, not a peer measurement.");
@@ -148,6 +153,7 @@ pub fn source_file(family: Family) -> &'static str {
         Family::Unified => "host/src/experiments/unified.rs",
         Family::Limits => "host/src/experiments/limits.rs",
         Family::StreamMem => "host/src/experiments/streammem.rs",
+        Family::Vmm => "host/src/experiments/vmm.rs",
     }
 }
 

@@ -77,6 +77,8 @@ pub enum Family {
     Limits,
     /// Stream memory operations, and host calls while a stream waits on the host (`experiments/streammem.rs`).
     StreamMem,
+    /// Virtual memory management (`experiments/vmm.rs`).
+    Vmm,
 }
 
 impl Family {
@@ -97,6 +99,7 @@ impl Family {
             Family::Unified => "Unified-memory hints (prefetch, advice)",
             Family::Limits => "Attributes and limits while work is in flight",
             Family::StreamMem => "Stream memory operations (a stream waits on the host)",
+            Family::Vmm => "Virtual memory management",
         }
     }
 }

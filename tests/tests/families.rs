@@ -1,4 +1,5 @@
-//! The newer families (CUDA graphs, unified-memory hints, attributes and limits) without a GPU: where they are
+//! The newer families (CUDA graphs, unified-memory hints, attributes and limits, stream memory operations,
+//! virtual memory management) without a GPU: where they are
 //! listed, how their signals become classes and verdicts, how a case the driver cannot run reads, and how
 //! `explain` and the HTML page show them. The signals are made up on purpose (they test the path, not the GPU).
 
@@ -10,7 +11,7 @@ use async_lab::rules::Verdict;
 use async_lab_tests::bin_path;
 use std::process::{Command, Output};
 
-const NEW: [Family; 3] = [Family::Graph, Family::Unified, Family::Limits];
+const NEW: [Family; 5] = [Family::Graph, Family::Unified, Family::Limits, Family::StreamMem, Family::Vmm];
 
 fn run_with_stub(args: &[&str]) -> Output {
     Command::new(bin_path()).args(args).env("LD_LIBRARY_PATH", async_lab::STUB_DIR).output().expect("start async-lab")
@@ -66,6 +67,10 @@ fn list_shows_the_new_families_with_their_rules() {
         ("unified/advise/read-mostly/legacy/64MiB", "UM2"),
         ("limits/set-limit/stack-size/nonblocking", "LM1"),
         ("limits/func-set-attribute/running-kernel/legacy", "LM4"),
+        ("streammem/held/copy-dtoh-legacy/blocking", "SM2"),
+        ("streammem/write-value/nonblocking/same", "SM1"),
+        ("vmm/unmap-in-use/nonblocking", "VM2"),
+        ("vmm/create/legacy", "VM1"),
     ] {
         assert!(out.lines().any(|l| l.split_whitespace().take(2).eq([id, rule])), "no {id} {rule} in:\n{out}");
     }
@@ -151,4 +156,64 @@ fn a_call_the_driver_lacks_is_not_run_with_its_name_and_explain_and_the_page_sho
     assert!(html.contains("CUDA graphs") && html.contains("graph/launch-first/nonblocking/other"));
     assert!(html.contains("cuGraphInstantiateWithParams"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_flags_of_the_held_and_in_use_cases_reach_explain_and_the_findings() {
+    let flagged = |id: &str, metric: &str, value: f64, reps: Vec<Rep>| {
+        let mut rec = record(id, reps);
+        for r in &mut rec.reps {
+            r.metrics.insert(metric.into(), value);
+        }
+        rec
+    };
+    // cuMemUnmap returned while the writer was still queued (blocker ahead unfinished, stream busy).
+    let unmap = flagged(
+        "vmm/unmap-in-use/nonblocking",
+        "returned_while_in_use",
+        1.0,
+        (0..5).map(|_| rep(50, false, Some(false))).collect(),
+    );
+    // A legacy copy that waited for the host-held stream: it returned after the watchdog's write.
+    let held = flagged(
+        "streammem/held/copy-dtoh-legacy/blocking",
+        "returned_after_host_write",
+        1.0,
+        (0..5).map(|_| rep(120_000, true, Some(true))).collect(),
+    );
+    // A launch on a third stream that did not wait.
+    let free = flagged(
+        "streammem/held/launch-other-stream/nonblocking",
+        "returned_after_host_write",
+        0.0,
+        (0..5).map(|_| rep(4, false, Some(false))).collect(),
+    );
+    let report = async_lab::report::build(&recording(vec![unmap, held, free]));
+    let by_id = |id: &str| report.results.iter().find(|r| r.id == id).unwrap();
+    let r = by_id("vmm/unmap-in-use/nonblocking");
+    assert_eq!(r.class, Some(Class::Async));
+    assert!(r.explanation.contains("still used the memory"), "{}", r.explanation);
+    assert!(
+        report
+            .summary
+            .findings
+            .iter()
+            .any(|f| f.starts_with("vmm/unmap-in-use/nonblocking (cuMemUnmap) returned while")),
+        "{:?}",
+        report.summary.findings
+    );
+    let r = by_id("streammem/held/copy-dtoh-legacy/blocking");
+    assert_eq!(r.class, Some(Class::Blocking));
+    assert!(r.explanation.contains("hangs here"), "{}", r.explanation);
+    let r = by_id("streammem/held/launch-other-stream/nonblocking");
+    assert!(r.explanation.contains("write the value afterwards"), "{}", r.explanation);
+    // Without the flag, no finding.
+    let quiet = flagged(
+        "vmm/unmap-in-use/nonblocking",
+        "returned_while_in_use",
+        0.0,
+        (0..5).map(|_| rep(30_000, true, Some(true))).collect(),
+    );
+    let report = async_lab::report::build(&recording(vec![quiet]));
+    assert!(report.summary.findings.iter().all(|f| !f.contains("vmm/")), "{:?}", report.summary.findings);
 }

@@ -17,6 +17,7 @@ pub mod stream;
 pub mod streammem;
 pub mod sys;
 pub mod unified;
+pub mod vmm;
 
 pub use error::{check, DriverError, DriverResult};
 pub use gpu::{Gpu, Kernels};

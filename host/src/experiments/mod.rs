@@ -21,6 +21,7 @@ pub mod seed;
 pub mod seed_runtime;
 pub mod streammem;
 pub mod unified;
+pub mod vmm;
 pub mod waiting;
 
 use crate::api::{Api, ApiChoice};
@@ -62,6 +63,8 @@ pub enum Op {
     Limits(limits::LimitOp),
     /// Stream memory operations, and host calls while a stream waits on the host (`streammem.rs`).
     StreamMem(streammem::MemOpOp),
+    /// Virtual memory management (`vmm.rs`).
+    Vmm(vmm::VmmOp),
 }
 
 impl Case {
@@ -71,6 +74,7 @@ impl Case {
             Op::Launch(l) => l.child_env(),
             Op::Load(l) => l.child_env(),
             Op::SeedRuntime(s) => s.child_env(),
+            Op::Vmm(v) => v.child_env(),
             _ => None,
         }
     }
@@ -84,7 +88,8 @@ pub fn case_record(case: &Case, warmup: Option<Rep>, blocker_ns: Option<u64>, re
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Preset {
     /// Every family, with the copies at the default sizes (under a minute on an H200). The newer families
-    /// (graphs, unified-memory hints, attributes and limits) are left out to keep it fast: see `next` and `full`.
+    /// (graphs, unified-memory hints, attributes and limits, stream memory operations, virtual memory) are left
+    /// out to keep it fast: see `next` and `full`.
     Default,
     /// The whole copy matrix (every stream kind and blocker placement) plus the other families.
     Full,
@@ -100,7 +105,8 @@ pub enum Preset {
     /// The tool's own overhead: 500 enqueues of the cheapest calls behind a 200 ms kernel, to compare with the
     /// C++ reference's `--overhead`.
     Overhead,
-    /// The newer families together: CUDA graphs, unified-memory hints, attributes and limits (also in full).
+    /// The newer families together: CUDA graphs, unified-memory hints, attributes and limits, stream memory
+    /// operations, virtual memory management (also in full).
     Next,
 }
 
@@ -278,6 +284,7 @@ fn next_cases() -> Vec<Case> {
     v.extend(unified::cases());
     v.extend(limits::cases());
     v.extend(streammem::cases());
+    v.extend(vmm::cases());
     v
 }
 
