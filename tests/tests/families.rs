@@ -45,6 +45,9 @@ fn the_next_preset_holds_the_new_families_full_too_default_none() {
         assert!(next.iter().filter(|c| c.setup.family == family).count() >= 10, "{family:?}");
     }
     assert!(next.iter().all(|c| NEW.contains(&c.setup.family)));
+    // Driver calls only: no probe of these families has a runtime path, so no runtime twin may be made for them
+    // (cuMemFree and friends are in the runtime table, but a twin would run the driver's call under its name).
+    assert!(next.iter().all(|c| c.setup.api == async_lab::api::Api::Driver), "a runtime twin crept in");
     let full: Vec<String> = catalogue(Preset::Full, None).into_iter().map(|c| c.setup.id).collect();
     assert!(next.iter().all(|c| full.contains(&c.setup.id)));
     assert!(catalogue(Preset::Default, None).iter().all(|c| !NEW.contains(&c.setup.family)));
