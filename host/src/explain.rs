@@ -154,6 +154,7 @@ pub fn source_file(family: Family) -> &'static str {
         Family::Limits => "host/src/experiments/limits.rs",
         Family::StreamMem => "host/src/experiments/streammem.rs",
         Family::Vmm => "host/src/experiments/vmm.rs",
+        Family::Batch => "host/src/experiments/batched.rs",
     }
 }
 

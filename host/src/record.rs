@@ -79,6 +79,8 @@ pub enum Family {
     StreamMem,
     /// Virtual memory management (`experiments/vmm.rs`).
     Vmm,
+    /// Batched copies (`experiments/batched.rs`).
+    Batch,
 }
 
 impl Family {
@@ -100,6 +102,7 @@ impl Family {
             Family::Limits => "Attributes and limits while work is in flight",
             Family::StreamMem => "Stream memory operations (a stream waits on the host)",
             Family::Vmm => "Virtual memory management",
+            Family::Batch => "Batched copies",
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The newer families (CUDA graphs, unified-memory hints, attributes and limits, stream memory operations,
-//! virtual memory management) without a GPU: where they are
+//! virtual memory management, batched copies) without a GPU: where they are
 //! listed, how their signals become classes and verdicts, how a case the driver cannot run reads, and how
 //! `explain` and the HTML page show them. The signals are made up on purpose (they test the path, not the GPU).
 
@@ -11,7 +11,8 @@ use async_lab::rules::Verdict;
 use async_lab_tests::bin_path;
 use std::process::{Command, Output};
 
-const NEW: [Family; 5] = [Family::Graph, Family::Unified, Family::Limits, Family::StreamMem, Family::Vmm];
+const NEW: [Family; 6] =
+    [Family::Graph, Family::Unified, Family::Limits, Family::StreamMem, Family::Vmm, Family::Batch];
 
 fn run_with_stub(args: &[&str]) -> Output {
     Command::new(bin_path()).args(args).env("LD_LIBRARY_PATH", async_lab::STUB_DIR).output().expect("start async-lab")
@@ -74,6 +75,8 @@ fn list_shows_the_new_families_with_their_rules() {
         ("streammem/write-value/nonblocking/same", "SM1"),
         ("vmm/unmap-in-use/nonblocking", "VM2"),
         ("vmm/create/legacy", "VM1"),
+        ("batch/htod/pageable/during-call/nonblocking/same/4MiB", "BC2"),
+        ("batch/dtoh/pinned/any/nonblocking/same/4MiB", "BC1"),
     ] {
         assert!(out.lines().any(|l| l.split_whitespace().take(2).eq([id, rule])), "no {id} {rule} in:\n{out}");
     }

@@ -4,6 +4,7 @@
 //! `cust` provides the context and the module loading; everything the experiments time goes through `sys`
 //! directly, so that exactly one driver call happens between the two clock readings.
 
+pub mod batch;
 pub mod error;
 pub mod gpu;
 pub mod graph;

@@ -5,6 +5,7 @@
 //! Start reading at `method.rs` (the protocol every "did it wait?" experiment follows), then `copies.rs`.
 
 pub mod alloc;
+pub mod batched;
 pub mod buffers;
 pub mod callbacks;
 pub mod copies;
@@ -65,6 +66,8 @@ pub enum Op {
     StreamMem(streammem::MemOpOp),
     /// Virtual memory management (`vmm.rs`).
     Vmm(vmm::VmmOp),
+    /// Batched copies (`batched.rs`).
+    Batch(batched::BatchOp),
 }
 
 impl Case {
@@ -88,8 +91,8 @@ pub fn case_record(case: &Case, warmup: Option<Rep>, blocker_ns: Option<u64>, re
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Preset {
     /// Every family, with the copies at the default sizes (under a minute on an H200). The newer families
-    /// (graphs, unified-memory hints, attributes and limits, stream memory operations, virtual memory) are left
-    /// out to keep it fast: see `next` and `full`.
+    /// (graphs, unified-memory hints, attributes and limits, stream memory operations, virtual memory, batched
+    /// copies) are left out to keep it fast: see `next` and `full`.
     Default,
     /// The whole copy matrix (every stream kind and blocker placement) plus the other families.
     Full,
@@ -106,7 +109,7 @@ pub enum Preset {
     /// C++ reference's `--overhead`.
     Overhead,
     /// The newer families together: CUDA graphs, unified-memory hints, attributes and limits, stream memory
-    /// operations, virtual memory management (also in full).
+    /// operations, virtual memory management, batched copies (also in full).
     Next,
 }
 
@@ -289,6 +292,7 @@ fn next_cases() -> Vec<Case> {
     v.extend(limits::cases());
     v.extend(streammem::cases());
     v.extend(vmm::cases());
+    v.extend(batched::cases());
     v
 }
 

@@ -239,6 +239,7 @@ pub fn run_case(
         Op::Limits(op) => vec![super::limits::run(gpu, case, *op, reps)?],
         Op::StreamMem(op) => vec![super::streammem::run(gpu, case, *op, reps)?],
         Op::Vmm(op) => vec![super::vmm::run(gpu, case, *op, reps)?],
+        Op::Batch(op) => vec![super::batched::run(gpu, case, *op, reps)?],
         Op::Launch(op) => vec![super::launches::run(gpu, case, *op, reps)?],
         Op::Load(op) => vec![super::loading::run(gpu, case, *op, reps)?],
         Op::Alloc(op) => vec![super::alloc::run(gpu, case, *op, reps)?],
