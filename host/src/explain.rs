@@ -88,6 +88,23 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
                 None => {}
             }
         }
+        if s.family == Family::Threads {
+            let m = |k: &str| r.metrics.get(k).copied();
+            match (m("overlapped"), m("waited_for_other_thread")) {
+                (Some(o), _) if o < 0.5 => text.push_str(
+                    " The other thread's slow call did not overlap it in most repetitions: this measured nothing about threads.",
+                ),
+                (_, Some(w)) if w >= 0.5 => text.push_str(&format!(
+                    " Another thread was inside a slow driver call ({:.1} ms) when it started, and it returned only after that call had ended: it waited for the other thread.",
+                    m("other_call_us").unwrap_or(f64::NAN) / 1e3
+                )),
+                (_, Some(_)) => text.push_str(&format!(
+                    " Another thread was inside a slow driver call ({:.1} ms) when it started, and it returned before that call ended: it did not wait for the other thread.",
+                    m("other_call_us").unwrap_or(f64::NAN) / 1e3
+                )),
+                _ => {}
+            }
+        }
         if r.metrics.get("returned_while_in_use").is_some_and(|&m| m >= 0.5) {
             text.push_str(
                 " It returned while a kernel queued before it was still to write into the memory it unmapped: the GPU still used the memory when the call gave it up (async-lab mapped it again at once, so the kernel ran).",
@@ -155,6 +172,7 @@ pub fn source_file(family: Family) -> &'static str {
         Family::StreamMem => "host/src/experiments/streammem.rs",
         Family::Vmm => "host/src/experiments/vmm.rs",
         Family::Batch => "host/src/experiments/batched.rs",
+        Family::Threads => "host/src/experiments/threads.rs",
     }
 }
 

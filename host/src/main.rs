@@ -55,7 +55,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
                 // On stderr: the listing itself stays one experiment per line.
                 eprintln!(
                     "async-lab: the default preset stays fast; the newer families (graphs, unified-memory hints, \
-                     attributes and limits, stream memory operations, virtual memory, batched copies) are in `--preset next` and `--preset full`"
+                     attributes and limits, stream memory operations, virtual memory, batched copies, threads) are in `--preset next` and `--preset full`"
                 );
             }
             for c in experiments::select_api(experiments::catalogue(preset, None), api) {

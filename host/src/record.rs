@@ -81,6 +81,8 @@ pub enum Family {
     Vmm,
     /// Batched copies (`experiments/batched.rs`).
     Batch,
+    /// One thread's quick call while another is inside a slow one (`experiments/threads.rs`).
+    Threads,
 }
 
 impl Family {
@@ -103,6 +105,7 @@ impl Family {
             Family::StreamMem => "Stream memory operations (a stream waits on the host)",
             Family::Vmm => "Virtual memory management",
             Family::Batch => "Batched copies",
+            Family::Threads => "Two threads: a quick call beside a slow one",
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod runner;
 pub mod seed;
 pub mod seed_runtime;
 pub mod streammem;
+pub mod threads;
 pub mod unified;
 pub mod vmm;
 pub mod waiting;
@@ -68,6 +69,8 @@ pub enum Op {
     Vmm(vmm::VmmOp),
     /// Batched copies (`batched.rs`).
     Batch(batched::BatchOp),
+    /// One thread's quick call while another is inside a slow one (`threads.rs`).
+    Threads(threads::ThreadOp),
 }
 
 impl Case {
@@ -92,7 +95,7 @@ pub fn case_record(case: &Case, warmup: Option<Rep>, blocker_ns: Option<u64>, re
 pub enum Preset {
     /// Every family, with the copies at the default sizes (under a minute on an H200). The newer families
     /// (graphs, unified-memory hints, attributes and limits, stream memory operations, virtual memory, batched
-    /// copies) are left out to keep it fast: see `next` and `full`.
+    /// copies, threads) are left out to keep it fast: see `next` and `full`.
     Default,
     /// The whole copy matrix (every stream kind and blocker placement) plus the other families.
     Full,
@@ -109,7 +112,7 @@ pub enum Preset {
     /// C++ reference's `--overhead`.
     Overhead,
     /// The newer families together: CUDA graphs, unified-memory hints, attributes and limits, stream memory
-    /// operations, virtual memory management, batched copies (also in full).
+    /// operations, virtual memory management, batched copies, threads (also in full).
     Next,
 }
 
@@ -176,10 +179,16 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
 /// `seed_runtime.rs`; the peer copies wait for a machine with two GPUs).
 pub fn runtime_twin(case: &Case) -> Option<Case> {
     // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`). The
-    // stream-memory family's calls go through the driver only: its probe has no runtime path (yet).
+    // stream-memory and thread families' calls go through the driver only: their probes have no runtime path.
     let no_twin = matches!(
         case.op,
-        Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..) | Op::StreamMem(_)
+        Op::Seed(_)
+            | Op::SeedRuntime(_)
+            | Op::Peer(_)
+            | Op::Load(_)
+            | Op::Overhead(..)
+            | Op::StreamMem(_)
+            | Op::Threads(_)
     );
     if case.setup.api != Api::Driver || no_twin {
         return None;
@@ -293,6 +302,7 @@ fn next_cases() -> Vec<Case> {
     v.extend(streammem::cases());
     v.extend(vmm::cases());
     v.extend(batched::cases());
+    v.extend(threads::cases());
     v
 }
 
@@ -368,7 +378,8 @@ mod tests {
                 // Made by `runtime_twin`: exactly the calls the runtime table names.
                 assert_eq!(
                     ids.contains(twin.as_str()),
-                    runtime_call(&c.setup.call).is_some() && !matches!(c.op, Op::Peer(_) | Op::StreamMem(_)),
+                    runtime_call(&c.setup.call).is_some()
+                        && !matches!(c.op, Op::Peer(_) | Op::StreamMem(_) | Op::Threads(_)),
                     "{}",
                     c.setup.id
                 );

@@ -240,6 +240,7 @@ pub fn run_case(
         Op::StreamMem(op) => vec![super::streammem::run(gpu, case, *op, reps)?],
         Op::Vmm(op) => vec![super::vmm::run(gpu, case, *op, reps)?],
         Op::Batch(op) => vec![super::batched::run(gpu, case, *op, reps)?],
+        Op::Threads(op) => vec![super::threads::run(gpu, case, *op, reps)?],
         Op::Launch(op) => vec![super::launches::run(gpu, case, *op, reps)?],
         Op::Load(op) => vec![super::loading::run(gpu, case, *op, reps)?],
         Op::Alloc(op) => vec![super::alloc::run(gpu, case, *op, reps)?],
