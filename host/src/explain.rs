@@ -91,6 +91,12 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         if s.family == Family::Threads {
             let m = |k: &str| r.metrics.get(k).copied();
             match (m("overlapped"), m("waited_for_other_thread")) {
+                (Some(o), _) if o < 0.5 && m("launch_waited_for_other_thread").is_some_and(|l| l >= 0.5) => {
+                    text.push_str(&format!(
+                        " The other thread's slow call ({:.1} ms) had ended before this call started: the calls this thread made while it ran (the blocker's event records and launch, on its own stream) finished only after it ended. This thread's driver calls waited for the other thread.",
+                        m("other_call_us").unwrap_or(f64::NAN) / 1e3
+                    ))
+                }
                 (Some(o), _) if o < 0.5 => text.push_str(
                     " The other thread's slow call did not overlap it in most repetitions: this measured nothing about threads.",
                 ),

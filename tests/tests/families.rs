@@ -214,6 +214,29 @@ fn the_flags_of_the_held_and_in_use_cases_reach_explain_and_the_findings() {
     assert!(r.explanation.contains("hangs here"), "{}", r.explanation);
     let r = by_id("streammem/held/launch-other-stream/nonblocking");
     assert!(r.explanation.contains("write the value afterwards"), "{}", r.explanation);
+    // Two threads, as on the H200: the quick call came only after the other thread's call, and the blocker's
+    // launch, made while that call ran, had waited for it.
+    let threads = {
+        let mut rec =
+            record("threads/alloc-host/launch/nonblocking/same", (0..5).map(|_| rep(4, false, Some(false))).collect());
+        for r in &mut rec.reps {
+            for (k, v) in [
+                ("overlapped", 0.0),
+                ("waited_for_other_thread", 0.0),
+                ("launch_waited_for_other_thread", 1.0),
+                ("other_call_us", 62_000.0),
+            ] {
+                r.metrics.insert(k.into(), v);
+            }
+        }
+        rec
+    };
+    let r = result(&threads);
+    assert!(
+        r.explanation.contains("waited for the other thread") && r.explanation.contains("62.0 ms"),
+        "{}",
+        r.explanation
+    );
     // Without the flag, no finding.
     let quiet = flagged(
         "vmm/unmap-in-use/nonblocking",

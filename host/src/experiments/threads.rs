@@ -5,8 +5,11 @@
 //! From the second repetition on, `prepare` starts the other thread, lets it into its slow call and then lets
 //! the protocol time the quick call (behind a blocker in its own stream, as usual). Both threads' host times are
 //! kept: `waited_for_other_thread` is 1 when the quick call returned only after the slow call had ended, having
-//! started while it ran; `overlapped` says whether the two calls overlapped at all (a repetition where they did
-//! not tests nothing, and says so). The other thread's span is kept as `other_start_ns`/`other_end_ns` (host
+//! started while it ran; `overlapped` says whether the two calls overlapped at all. The protocol launches the
+//! blocker (event records, a kernel launch) from the measuring thread between `prepare` and the call: when those
+//! calls begin inside the other thread's call and the quick call can start only after it ended,
+//! `launch_waited_for_other_thread` is 1: the measuring thread's driver calls waited for the other thread (seen
+//! on the H200 for every slow call that lasts longer than a millisecond). The other thread's span is kept as `other_start_ns`/`other_end_ns` (host
 //! monotonic clock, like the repetition's own start) for timelines.
 
 use super::method::{measure, BlockerPlan, Probe};
@@ -306,16 +309,26 @@ pub fn run(gpu: &Gpu, case: &Case, op: ThreadOp, reps: usize) -> anyhow::Result<
     let (warmup, blocker_ns, mut reps) = measure(gpu, &mut probe, plan, reps)?;
     ensure!(probe.spans.len() == reps.len(), "a repetition's other thread was not accounted for");
     for (r, &(t0, t1)) in reps.iter_mut().zip(&probe.spans) {
-        let (start, end) = (r.host_call_start_ns, r.host_call_start_ns + r.host_call_ns);
-        let overlapped = start < t1 && t0 < end;
-        r.metrics.insert("overlapped".into(), f64::from(u8::from(overlapped)));
-        r.metrics.insert("waited_for_other_thread".into(), f64::from(u8::from(start < t1 && end >= t1)));
-        r.metrics.insert("other_start_ns".into(), t0 as f64);
-        r.metrics.insert("other_end_ns".into(), t1 as f64);
-        r.metrics.insert("other_call_us".into(), (t1.saturating_sub(t0)) as f64 / 1e3);
+        note_other_span(r, t0, t1);
     }
     drop(probe);
     Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
+}
+
+/// Puts the other thread's call (`t0..t1`, host clock) beside the repetition's own calls, as metrics.
+fn note_other_span(r: &mut crate::record::Rep, t0: u64, t1: u64) {
+    let (start, end) = (r.host_call_start_ns, r.host_call_start_ns + r.host_call_ns);
+    let overlapped = start < t1 && t0 < end;
+    r.metrics.insert("overlapped".into(), f64::from(u8::from(overlapped)));
+    r.metrics.insert("waited_for_other_thread".into(), f64::from(u8::from(start < t1 && end >= t1)));
+    // The protocol's own calls before THE call (the blocker's event records and launch) are made by the
+    // measuring thread too: when they began inside the other call and THE call could start only after it
+    // ended, those calls waited for the other thread.
+    let launched = r.host_blocker_launch_ns.is_some_and(|b| t0 <= b && b < t1);
+    r.metrics.insert("launch_waited_for_other_thread".into(), f64::from(u8::from(launched && start >= t1)));
+    r.metrics.insert("other_start_ns".into(), t0 as f64);
+    r.metrics.insert("other_end_ns".into(), t1 as f64);
+    r.metrics.insert("other_call_us".into(), (t1.saturating_sub(t0)) as f64 / 1e3);
 }
 
 #[cfg(test)]
@@ -330,5 +343,31 @@ mod tests {
         ids.dedup();
         assert_eq!(ids.len(), 8);
         assert!(cases.iter().all(|c| c.setup.blocker_ahead && c.setup.rule == "TH1"));
+    }
+
+    #[test]
+    fn spans_give_the_flags() {
+        let rep = |launch: u64, start: u64, took: u64| crate::record::Rep {
+            host_blocker_launch_ns: Some(launch),
+            host_call_start_ns: start,
+            host_call_ns: took,
+            ..Default::default()
+        };
+        let flags = |r: &crate::record::Rep| {
+            ["overlapped", "waited_for_other_thread", "launch_waited_for_other_thread"].map(|k| r.metrics[k])
+        };
+        // As on the H200: the blocker's launch began 1 ms into a 20 ms call; THE call came after it ended.
+        let mut r = rep(1_000_000, 20_200_000, 3_000);
+        note_other_span(&mut r, 0, 20_000_000);
+        assert_eq!(flags(&r), [0.0, 0.0, 1.0]);
+        // THE call itself inside the other call, returning after it: it waited.
+        let mut r = rep(500_000, 1_000_000, 19_500_000);
+        note_other_span(&mut r, 0, 20_000_000);
+        assert_eq!(flags(&r), [1.0, 1.0, 0.0]);
+        // Inside it and back before it ended: overlapped, did not wait.
+        let mut r = rep(500_000, 1_000_000, 3_000);
+        note_other_span(&mut r, 0, 20_000_000);
+        assert_eq!(flags(&r), [1.0, 0.0, 0.0]);
+        assert_eq!(r.metrics["other_call_us"], 20_000.0);
     }
 }
