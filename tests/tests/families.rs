@@ -69,6 +69,7 @@ fn list_shows_the_new_families_with_their_rules() {
         ("graph/instantiate-upload/nonblocking/other", "GR2"),
         ("unified/prefetch/to-host/nonblocking/same/64MiB", "UM1"),
         ("unified/advise/read-mostly/legacy/64MiB", "UM2"),
+        ("unified/prefetch/pageable-to-device/nonblocking/other/64MiB", "UM1"),
         ("limits/set-limit/stack-size/nonblocking", "LM1"),
         ("limits/func-set-attribute/running-kernel/legacy", "LM4"),
         ("streammem/held/copy-dtoh-legacy/blocking", "SM2"),

@@ -1,5 +1,6 @@
 //! Unified-memory hints (rules UM1, UM2): prefetching managed memory to the GPU and back
-//! (`cuMemPrefetchAsync`) next to a blocker in the call's stream or on another stream, and advice on a managed
+//! (`cuMemPrefetchAsync`) next to a blocker in the call's stream or on another stream (and pageable memory to
+//! the GPU, where the GPU can access pageable memory; elsewhere that case is not run), and advice on a managed
 //! range (`cuMemAdvise`: read-mostly, preferred location, accessed-by) while a blocker runs, on the legacy stream
 //! or on a non-blocking one.
 //!
@@ -27,6 +28,9 @@ pub enum HintCall {
     PrefetchToDevice,
     /// Pages written by a kernel, prefetched to the host.
     PrefetchToHost,
+    /// Ordinary (pageable, system-allocated) memory the host wrote, prefetched to the GPU: only where the GPU can
+    /// access pageable memory (`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`).
+    PrefetchPageableToDevice,
     /// `CU_MEM_ADVISE_SET_READ_MOSTLY`.
     ReadMostly,
     /// `CU_MEM_ADVISE_SET_PREFERRED_LOCATION` to the GPU.
@@ -40,6 +44,7 @@ impl HintCall {
         match self {
             HintCall::PrefetchToDevice => "prefetch/to-device",
             HintCall::PrefetchToHost => "prefetch/to-host",
+            HintCall::PrefetchPageableToDevice => "prefetch/pageable-to-device",
             HintCall::ReadMostly => "advise/read-mostly",
             HintCall::PreferredLocation => "advise/preferred-location",
             HintCall::AccessedBy => "advise/accessed-by",
@@ -47,7 +52,7 @@ impl HintCall {
     }
 
     fn is_prefetch(self) -> bool {
-        matches!(self, HintCall::PrefetchToDevice | HintCall::PrefetchToHost)
+        matches!(self, HintCall::PrefetchToDevice | HintCall::PrefetchToHost | HintCall::PrefetchPageableToDevice)
     }
 
     /// The advice to set (and, in `prepare`, the one that unsets it).
@@ -66,6 +71,7 @@ impl HintCall {
         match self {
             HintCall::PrefetchToDevice => "prefetching managed memory the host wrote last to the GPU",
             HintCall::PrefetchToHost => "prefetching managed memory a kernel wrote last to the host",
+            HintCall::PrefetchPageableToDevice => "prefetching ordinary pageable memory the host wrote to the GPU",
             HintCall::ReadMostly => "advising a managed range, resident on the GPU, as read-mostly",
             HintCall::PreferredLocation => "advising the GPU as the preferred location of a managed range on the GPU",
             HintCall::AccessedBy => "advising that the GPU accesses a managed range resident on the GPU",
@@ -125,7 +131,11 @@ impl HintOp {
                 blocker: self.blocker,
                 blocker_stream: Some(self.blocker_stream),
                 blocker_ahead: ahead,
-                host_memory: Some(HostKind::Managed),
+                host_memory: Some(if c == HintCall::PrefetchPageableToDevice {
+                    HostKind::Pageable
+                } else {
+                    HostKind::Managed
+                }),
                 bytes: self.bytes,
                 what: format!("{} ({call}, {}), with a blocker {where_}", c.words(), format_size(self.bytes)),
                 api: crate::api::Api::Driver,
@@ -138,7 +148,7 @@ impl HintOp {
 
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
-    for call in [HintCall::PrefetchToDevice, HintCall::PrefetchToHost] {
+    for call in [HintCall::PrefetchToDevice, HintCall::PrefetchToHost, HintCall::PrefetchPageableToDevice] {
         for blocker in [BlockerPlacement::Same, BlockerPlacement::Other] {
             v.push(HintOp { call, blocker, blocker_stream: StreamKind::NonBlocking, bytes: BYTES }.case());
         }
@@ -169,7 +179,9 @@ impl Probe for HintProbe<'_, '_> {
         }
         match self.op.call {
             // The host writes every page: they sit in host memory.
-            HintCall::PrefetchToDevice => self.checker.fill(gpu, &mut self.side)?,
+            HintCall::PrefetchToDevice | HintCall::PrefetchPageableToDevice => {
+                self.checker.fill(gpu, &mut self.side)?
+            }
             // A kernel writes every page: they sit on the GPU.
             _ => self.checker.fill_on_gpu(gpu, &self.side)?,
         }
@@ -182,7 +194,9 @@ impl Probe for HintProbe<'_, '_> {
         // synchronizes before `verify`, and the buffer is dropped after the probe).
         unsafe {
             match self.op.call {
-                HintCall::PrefetchToDevice => self.hints.prefetch(ptr, n, self.gpu_place, self.stream.handle()),
+                HintCall::PrefetchToDevice | HintCall::PrefetchPageableToDevice => {
+                    self.hints.prefetch(ptr, n, self.gpu_place, self.stream.handle())
+                }
                 HintCall::PrefetchToHost => self.hints.prefetch(ptr, n, Place::Host, self.stream.handle()),
                 _ => {
                     let (set, _) = self.op.call.advice().expect("an advice case");
@@ -203,19 +217,25 @@ impl Probe for HintProbe<'_, '_> {
     }
 }
 
-/// Whether the GPU can take part in prefetching (concurrent managed access); the reason it cannot.
-fn prefetch_support(gpu: &Gpu) -> anyhow::Result<Option<&'static str>> {
-    let mut v = 0;
-    // SAFETY: valid out-pointer; the device handle is live.
-    unsafe {
-        crate::drv!(cuDeviceGetAttribute(
-            &mut v,
-            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
-            gpu.device
-        ))?
+/// Whether the GPU can take part in `call` (concurrent managed access; for pageable memory, access to it); the
+/// reason it cannot.
+fn support(gpu: &Gpu, call: HintCall) -> anyhow::Result<Option<&'static str>> {
+    let attribute = |a| -> anyhow::Result<i32> {
+        let mut v = 0;
+        // SAFETY: valid out-pointer; the device handle is live.
+        unsafe { crate::drv!(cuDeviceGetAttribute(&mut v, a, gpu.device))? };
+        Ok(v)
     };
-    Ok((v == 0)
-        .then_some("the GPU has no concurrent managed access (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0)"))
+    use sys::CUdevice_attribute as A;
+    if attribute(A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? == 0 {
+        return Ok(Some(
+            "the GPU has no concurrent managed access (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0)",
+        ));
+    }
+    if call == HintCall::PrefetchPageableToDevice && attribute(A::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS)? == 0 {
+        return Ok(Some("the GPU cannot access pageable memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS is 0)"));
+    }
+    Ok(None)
 }
 
 pub fn run(gpu: &Gpu, case: &Case, op: HintOp, reps: usize) -> anyhow::Result<CaseRecord> {
@@ -223,12 +243,13 @@ pub fn run(gpu: &Gpu, case: &Case, op: HintOp, reps: usize) -> anyhow::Result<Ca
         Ok(h) => h,
         Err(why) => return Ok(super::runner::not_run(case, why)),
     };
-    if let Some(why) = prefetch_support(gpu)? {
+    if let Some(why) = support(gpu, op.call)? {
         return Ok(super::runner::not_run(case, why));
     }
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let other = Stream::new(gpu, op.blocker_stream)?;
-    let side = Side::Host(HostBuffer::new(gpu, HostKind::Managed, op.bytes as usize)?);
+    let kind = if op.call == HintCall::PrefetchPageableToDevice { HostKind::Pageable } else { HostKind::Managed };
+    let side = Side::Host(HostBuffer::new(gpu, kind, op.bytes as usize)?);
     let checker = Checker::new(gpu, op.bytes)?;
     let plan = BlockerPlan {
         stream: if op.call.is_prefetch() && op.blocker == BlockerPlacement::Same {
@@ -263,12 +284,15 @@ mod tests {
     fn prefetches_have_a_stream_and_both_placements_advice_has_none() {
         let cases = cases();
         let prefetch: Vec<&Case> = cases.iter().filter(|c| c.setup.call == "cuMemPrefetchAsync").collect();
-        assert_eq!(prefetch.len(), 4);
+        assert_eq!(prefetch.len(), 6);
         assert!(prefetch.iter().all(|c| c.setup.stream.is_some() && c.setup.rule == "UM1"));
-        assert_eq!(prefetch.iter().filter(|c| c.setup.blocker_ahead).count(), 2);
+        assert_eq!(prefetch.iter().filter(|c| c.setup.blocker_ahead).count(), 3);
         let advise: Vec<&Case> = cases.iter().filter(|c| c.setup.call == "cuMemAdvise").collect();
         assert_eq!(advise.len(), 6);
         assert!(advise.iter().all(|c| c.setup.stream.is_none() && !c.setup.blocker_ahead && c.setup.rule == "UM2"));
-        assert!(cases.iter().all(|c| c.setup.host_memory == Some(HostKind::Managed) && c.setup.bytes == BYTES));
+        let pageable = |c: &&&Case| c.setup.host_memory == Some(HostKind::Pageable);
+        assert_eq!(prefetch.iter().filter(pageable).count(), 2);
+        assert!(cases.iter().all(|c| c.setup.bytes == BYTES));
+        assert!(advise.iter().all(|c| c.setup.host_memory == Some(HostKind::Managed)));
     }
 }
