@@ -78,6 +78,45 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
             ),
             None => {}
         }
+        if s.family == Family::StreamMem {
+            match r.metrics.get("returned_after_host_write") {
+                Some(&m) if m >= 0.5 => text.push_str(
+                    " It returned only after the watchdog thread had written the value the waiting stream needed: a program that makes this call before writing that value itself hangs here.",
+                ),
+                Some(_) => text.push_str(
+                    " It returned before the watchdog wrote the value the waiting stream needed: a program can make this call first and write the value afterwards.",
+                ),
+                None => {}
+            }
+        }
+        if s.family == Family::Threads {
+            let m = |k: &str| r.metrics.get(k).copied();
+            match (m("overlapped"), m("waited_for_other_thread")) {
+                (Some(o), _) if o < 0.5 && m("launch_waited_for_other_thread").is_some_and(|l| l >= 0.5) => {
+                    text.push_str(&format!(
+                        " The other thread's slow call ({:.1} ms) had ended before this call started: the calls this thread made while it ran (the blocker's event records and launch, on its own stream) finished only after it ended. This thread's driver calls waited for the other thread.",
+                        m("other_call_us").unwrap_or(f64::NAN) / 1e3
+                    ))
+                }
+                (Some(o), _) if o < 0.5 => text.push_str(
+                    " The other thread's slow call did not overlap it in most repetitions: this measured nothing about threads.",
+                ),
+                (_, Some(w)) if w >= 0.5 => text.push_str(&format!(
+                    " Another thread was inside a slow driver call ({:.1} ms) when it started, and it returned only after that call had ended: it waited for the other thread.",
+                    m("other_call_us").unwrap_or(f64::NAN) / 1e3
+                )),
+                (_, Some(_)) => text.push_str(&format!(
+                    " Another thread was inside a slow driver call ({:.1} ms) when it started, and it returned before that call ended: it did not wait for the other thread.",
+                    m("other_call_us").unwrap_or(f64::NAN) / 1e3
+                )),
+                _ => {}
+            }
+        }
+        if r.metrics.get("returned_while_in_use").is_some_and(|&m| m >= 0.5) {
+            text.push_str(
+                " It returned while a kernel queued before it was still to write into the memory it unmapped: the GPU still used the memory when the call gave it up (async-lab mapped it again at once, so the kernel ran).",
+            );
+        }
         if let Some(p) = &s.peer {
             if p.is_loopback() {
                 text.push_str(" Source and destination were on the same GPU (loopback): a check of the code, not a peer measurement.");
@@ -146,6 +185,13 @@ pub fn source_file(family: Family) -> &'static str {
         Family::Seed => "host/src/experiments/seed.rs",
         Family::Peer => "host/src/experiments/peer.rs",
         Family::Overhead => "host/src/experiments/overhead.rs",
+        Family::Graph => "host/src/experiments/graphs.rs",
+        Family::Unified => "host/src/experiments/unified.rs",
+        Family::Limits => "host/src/experiments/limits.rs",
+        Family::StreamMem => "host/src/experiments/streammem.rs",
+        Family::Vmm => "host/src/experiments/vmm.rs",
+        Family::Batch => "host/src/experiments/batched.rs",
+        Family::Threads => "host/src/experiments/threads.rs",
     }
 }
 

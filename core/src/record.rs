@@ -76,6 +76,20 @@ pub enum Family {
     Peer,
     /// async-lab's own cost of enqueueing the cheapest calls (`experiments/overhead.rs`).
     Overhead,
+    /// CUDA graphs: instantiation, upload, launches (`experiments/graphs.rs`).
+    Graph,
+    /// Unified-memory hints: prefetch and advice (`experiments/unified.rs`).
+    Unified,
+    /// Attributes and limits while work is in flight (`experiments/limits.rs`).
+    Limits,
+    /// Stream memory operations, and host calls while a stream waits on the host (`experiments/streammem.rs`).
+    StreamMem,
+    /// Virtual memory management (`experiments/vmm.rs`).
+    Vmm,
+    /// Batched copies (`experiments/batched.rs`).
+    Batch,
+    /// One thread's quick call while another is inside a slow one (`experiments/threads.rs`).
+    Threads,
 }
 
 impl Family {
@@ -92,6 +106,13 @@ impl Family {
             Family::Sweep => "Size sweep",
             Family::Peer => "Peer copies (GPU to GPU)",
             Family::Overhead => "The tool's own overhead",
+            Family::Graph => "CUDA graphs",
+            Family::Unified => "Unified-memory hints (prefetch, advice)",
+            Family::Limits => "Attributes and limits while work is in flight",
+            Family::StreamMem => "Stream memory operations (a stream waits on the host)",
+            Family::Vmm => "Virtual memory management",
+            Family::Batch => "Batched copies",
+            Family::Threads => "Two threads: a quick call beside a slow one",
         }
     }
 }

@@ -283,6 +283,14 @@ fn findings(results: &[CaseResult]) -> Vec<String> {
         ));
     }
     out.extend(peer_findings(results));
+    // A call that gave memory up while the GPU still had to use it (the virtual memory family).
+    for r in results.iter().filter(|r| r.metrics.get("returned_while_in_use").is_some_and(|&m| m >= 0.5)) {
+        out.push(format!(
+            "{} ({}) returned while queued GPU work still had to use the memory it unmapped: the call does not wait \
+             for that work",
+            r.id, r.call
+        ));
+    }
     out
 }
 

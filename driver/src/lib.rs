@@ -8,18 +8,25 @@
 //! what a measurement means: that is `async-lab-core`, which this crate uses only for the typed setup data
 //! (the API, host memory and stream kinds, what a recording says about the machine). See `docs/crates.md`.
 
+pub mod batch;
 pub mod device;
 pub mod error;
 pub mod gpu;
+pub mod graph;
 pub mod library;
+pub mod limits;
 pub mod measure;
 pub mod memory;
 pub mod peer;
 pub mod probe;
 pub mod ptx;
+pub mod resolve;
 pub mod runtime;
 pub mod stream;
+pub mod streammem;
 pub mod sys;
+pub mod unified;
+pub mod vmm;
 
 /// The folder holding the link-time `libcuda.so` stub (used by the no-driver tests).
 pub const STUB_DIR: &str = env!("ASYNC_LAB_STUB_DIR");

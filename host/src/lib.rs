@@ -25,7 +25,7 @@ pub use async_lab_core::{
     api, classify, clock, compare, explain, html, output, record, report, rules, setup, stability, stats, timing, units,
 };
 pub use async_lab_driver as driver;
-pub use async_lab_driver::{drv, measure, ptx, rt, runtime, STUB_DIR};
+pub use async_lab_driver::{drv, measure, ptx, resolve, rt, runtime, STUB_DIR};
 
 /// The commit this binary was built from ("-dirty" when the tree had changes).
 pub const GIT_COMMIT: &str = env!("ASYNC_LAB_GIT_COMMIT");

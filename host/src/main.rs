@@ -52,6 +52,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
         }
         Some(Command::Selftest { cycles }) => selftest(&cli.gpu, cycles),
         Some(Command::List { preset, api }) => {
+            if preset == Preset::Default {
+                // On stderr: the listing itself stays one experiment per line.
+                eprintln!(
+                    "async-lab: the default preset stays fast; the newer families (graphs, unified-memory hints, \
+                     attributes and limits, stream memory operations, virtual memory, batched copies, threads) are in `--preset next` and `--preset full`"
+                );
+            }
             for c in experiments::select_api(experiments::catalogue(preset, None), api) {
                 let rule = rules::rule(&c.setup.rule).map_or("", |r| r.case);
                 println!("{:<58} {:<4} {}", c.setup.id, c.setup.rule, rule);

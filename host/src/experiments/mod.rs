@@ -5,10 +5,13 @@
 //! Start reading at `method.rs` (the protocol every "did it wait?" experiment follows), then `copies.rs`.
 
 pub mod alloc;
+pub mod batched;
 pub mod buffers;
 pub mod callbacks;
 pub mod copies;
+pub mod graphs;
 pub mod launches;
+pub mod limits;
 pub mod loading;
 pub mod memset;
 pub mod method;
@@ -17,6 +20,10 @@ pub mod peer;
 pub mod runner;
 pub mod seed;
 pub mod seed_runtime;
+pub mod streammem;
+pub mod threads;
+pub mod unified;
+pub mod vmm;
 pub mod waiting;
 
 use crate::api::Api;
@@ -51,6 +58,20 @@ pub enum Op {
     Peer(peer::PeerOp),
     /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
     Overhead(overhead::OverheadOp, overhead::Timing),
+    /// CUDA graphs: instantiation, upload, launches (`graphs.rs`).
+    Graph(graphs::GraphOp),
+    /// Unified-memory hints: prefetch and advice (`unified.rs`).
+    Unified(unified::HintOp),
+    /// Attributes and limits while work is in flight (`limits.rs`).
+    Limits(limits::LimitOp),
+    /// Stream memory operations, and host calls while a stream waits on the host (`streammem.rs`).
+    StreamMem(streammem::MemOpOp),
+    /// Virtual memory management (`vmm.rs`).
+    Vmm(vmm::VmmOp),
+    /// Batched copies (`batched.rs`).
+    Batch(batched::BatchOp),
+    /// One thread's quick call while another is inside a slow one (`threads.rs`).
+    Threads(threads::ThreadOp),
 }
 
 impl Case {
@@ -60,6 +81,7 @@ impl Case {
             Op::Launch(l) => l.child_env(),
             Op::Load(l) => l.child_env(),
             Op::SeedRuntime(s) => s.child_env(),
+            Op::Vmm(v) => v.child_env(),
             _ => None,
         }
     }
@@ -72,7 +94,9 @@ pub fn case_record(case: &Case, warmup: Option<Rep>, blocker_ns: Option<u64>, re
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Preset {
-    /// Every family, with the copies at the default sizes (under a minute on an H200).
+    /// Every family, with the copies at the default sizes (under a minute on an H200). The newer families
+    /// (graphs, unified-memory hints, attributes and limits, stream memory operations, virtual memory, batched
+    /// copies, threads) are left out to keep it fast: see `next` and `full`.
     Default,
     /// The whole copy matrix (every stream kind and blocker placement) plus the other families.
     Full,
@@ -88,6 +112,9 @@ pub enum Preset {
     /// The tool's own overhead: 500 enqueues of the cheapest calls behind a 200 ms kernel, to compare with the
     /// C++ reference's `--overhead`.
     Overhead,
+    /// The newer families together: CUDA graphs, unified-memory hints, attributes and limits, stream memory
+    /// operations, virtual memory management, batched copies, threads (also in full).
+    Next,
 }
 
 impl Preset {
@@ -100,6 +127,7 @@ impl Preset {
             Preset::Peer => "peer",
             Preset::Loading => "loading",
             Preset::Overhead => "overhead",
+            Preset::Next => "next",
         }
     }
 }
@@ -151,8 +179,18 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
 /// the id. `None` for families without a runtime twin here (the seed has its own runtime programs, in
 /// `seed_runtime.rs`; the peer copies wait for a machine with two GPUs).
 pub fn runtime_twin(case: &Case) -> Option<Case> {
-    // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`).
-    let no_twin = matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..));
+    // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`). The
+    // stream-memory and thread families' calls go through the driver only: their probes have no runtime path.
+    let no_twin = matches!(
+        case.op,
+        Op::Seed(_)
+            | Op::SeedRuntime(_)
+            | Op::Peer(_)
+            | Op::Load(_)
+            | Op::Overhead(..)
+            | Op::StreamMem(_)
+            | Op::Threads(_)
+    );
     if case.setup.api != Api::Driver || no_twin {
         return None;
     }
@@ -239,6 +277,7 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
             let mut v = copies::full_cases(copy_sizes);
             v.extend(others());
             v.extend(peer::cases(copy_sizes, true, true));
+            v.extend(next_cases());
             v
         }
         Preset::Seed => {
@@ -252,7 +291,20 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
         Preset::Loading => loading::cases(),
         // Driver and runtime cases both (`runtime_twin` skips the family).
         Preset::Overhead => overhead::cases(),
+        Preset::Next => next_cases(),
     }
+}
+
+/// The newer families (the `next` preset; also in `full`, not in `default`).
+fn next_cases() -> Vec<Case> {
+    let mut v = graphs::cases();
+    v.extend(unified::cases());
+    v.extend(limits::cases());
+    v.extend(streammem::cases());
+    v.extend(vmm::cases());
+    v.extend(batched::cases());
+    v.extend(threads::cases());
+    v
 }
 
 /// The cases whose id matches `pattern`: a glob (`copy/async/*`, `*pinned*`) or, without glob characters, a
@@ -304,6 +356,7 @@ mod tests {
             Preset::Peer,
             Preset::Loading,
             Preset::Overhead,
+            Preset::Next,
         ] {
             let cases = catalogue(preset, None);
             let mut ids: Vec<&str> = cases.iter().map(|c| c.setup.id.as_str()).collect();
@@ -326,7 +379,8 @@ mod tests {
                 // Made by `runtime_twin`: exactly the calls the runtime table names.
                 assert_eq!(
                     ids.contains(twin.as_str()),
-                    runtime_call(&c.setup.call).is_some() && !matches!(c.op, Op::Peer(_)),
+                    runtime_call(&c.setup.call).is_some()
+                        && !matches!(c.op, Op::Peer(_) | Op::StreamMem(_) | Op::Threads(_)),
                     "{}",
                     c.setup.id
                 );

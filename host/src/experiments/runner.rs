@@ -242,6 +242,13 @@ pub fn run_case(
     let recs = match &case.op {
         Op::Copy(op) => vec![super::copies::run(gpu, case, *op, reps)?],
         Op::Memset(op) => vec![super::memset::run(gpu, case, *op, reps)?],
+        Op::Graph(op) => vec![super::graphs::run(gpu, case, *op, reps)?],
+        Op::Unified(op) => vec![super::unified::run(gpu, case, *op, reps)?],
+        Op::Limits(op) => vec![super::limits::run(gpu, case, *op, reps)?],
+        Op::StreamMem(op) => vec![super::streammem::run(gpu, case, *op, reps)?],
+        Op::Vmm(op) => vec![super::vmm::run(gpu, case, *op, reps)?],
+        Op::Batch(op) => vec![super::batched::run(gpu, case, *op, reps)?],
+        Op::Threads(op) => vec![super::threads::run(gpu, case, *op, reps)?],
         Op::Launch(op) => vec![super::launches::run(gpu, case, *op, reps)?],
         Op::Load(op) => vec![super::loading::run(gpu, case, *op, reps)?],
         Op::Alloc(op) => vec![super::alloc::run(gpu, case, *op, reps)?],

@@ -1,0 +1,308 @@
+//! CUDA graphs (rules GR1–GR3): instantiating a graph (plain, and with the upload flag), uploading it, and
+//! launching it the first time and once it is warm, next to a blocker in the call's stream or on another
+//! stream; and a graph whose one node is a host function. Each graph has one node, so that what is timed is
+//! the graph machinery, not the work in it.
+//!
+//! The kernel node writes the GPU's timer to a buffer that `prepare` zeroes: a launch that did not run its node
+//! is an error, not a class. The host node bumps a counter that `verify` checks the same way.
+
+use super::method::{measure, BlockerPlan, Probe};
+use super::{case_record, Case, Op};
+use crate::driver::graph::{Graph, GraphExec, InstantiateWithParams, Node};
+use crate::driver::{DeviceBuffer, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
+use crate::drv;
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use crate::rules::Expected;
+use anyhow::ensure;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphCall {
+    /// `cuGraphInstantiateWithFlags(.., 0)`: no stream.
+    Instantiate,
+    /// `cuGraphInstantiateWithParams` with `CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`: uploads into the call's stream.
+    InstantiateUpload,
+    /// `cuGraphUpload` of a graph instantiated (not uploaded, never launched) just before.
+    Upload,
+    /// `cuGraphLaunch` of a graph instantiated just before and never uploaded: the upload happens in the launch.
+    LaunchFirst,
+    /// `cuGraphLaunch` of a graph launched before (uploaded, warm).
+    LaunchSteady,
+    /// `cuGraphLaunch` of a warm graph whose one node is a host function.
+    LaunchHostNode,
+}
+
+impl GraphCall {
+    fn slug(self) -> &'static str {
+        match self {
+            GraphCall::Instantiate => "instantiate",
+            GraphCall::InstantiateUpload => "instantiate-upload",
+            GraphCall::Upload => "upload",
+            GraphCall::LaunchFirst => "launch-first",
+            GraphCall::LaunchSteady => "launch-steady",
+            GraphCall::LaunchHostNode => "launch-host-node",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            GraphCall::Instantiate => "cuGraphInstantiateWithFlags",
+            GraphCall::InstantiateUpload => "cuGraphInstantiateWithParams",
+            GraphCall::Upload => "cuGraphUpload",
+            GraphCall::LaunchFirst | GraphCall::LaunchSteady | GraphCall::LaunchHostNode => "cuGraphLaunch",
+        }
+    }
+
+    /// Whether the call takes a stream (everything but the plain instantiation).
+    fn has_stream(self) -> bool {
+        self != GraphCall::Instantiate
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            GraphCall::Instantiate => "instantiating a one-kernel graph (flags 0)",
+            GraphCall::InstantiateUpload => {
+                "instantiating a one-kernel graph with the upload flag, uploading into the stream"
+            }
+            GraphCall::Upload => "uploading a one-kernel graph instantiated just before",
+            GraphCall::LaunchFirst => "the first launch of a one-kernel graph instantiated just before, never uploaded",
+            GraphCall::LaunchSteady => "launching a one-kernel graph that was launched before",
+            GraphCall::LaunchHostNode => "launching a graph whose one node is a host function, launched before",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct GraphOp {
+    pub call: GraphCall,
+    /// For calls with a stream: the blocker in the call's stream (ahead) or on another one. Without a stream
+    /// the blocker is on `blocker_stream`, never ahead.
+    pub blocker: BlockerPlacement,
+    pub blocker_stream: StreamKind,
+}
+
+impl GraphOp {
+    fn case(self) -> Case {
+        let c = self.call;
+        // NVIDIA documents no host behaviour for any graph call (see rules GR1–GR3): every case is
+        // `undocumented`. What a reader might assume (a launch behaves like a kernel launch) is for the docs page.
+        let rule = match c {
+            GraphCall::Instantiate => "GR1",
+            GraphCall::InstantiateUpload | GraphCall::Upload => "GR2",
+            GraphCall::LaunchFirst | GraphCall::LaunchSteady | GraphCall::LaunchHostNode => "GR3",
+        };
+        let expected = Expected::undocumented();
+        let same = self.blocker == BlockerPlacement::Same;
+        let (id, stream, ahead, where_) = if c.has_stream() {
+            (
+                format!("graph/{}/nonblocking/{}", c.slug(), if same { "same" } else { "other" }),
+                Some(StreamKind::NonBlocking),
+                same,
+                if same { "ahead of it in the same stream" } else { "on another, non-blocking stream" }.to_owned(),
+            )
+        } else {
+            (
+                format!("graph/{}/{}", c.slug(), self.blocker_stream.slug()),
+                None,
+                false,
+                format!("on the {} stream", self.blocker_stream.slug()),
+            )
+        };
+        Case {
+            setup: CaseSetup {
+                id,
+                family: Family::Graph,
+                call: c.name().into(),
+                rule: rule.into(),
+                expected,
+                stream,
+                blocker: self.blocker,
+                blocker_stream: Some(self.blocker_stream),
+                blocker_ahead: ahead,
+                host_memory: None,
+                direction: None,
+                bytes: 0,
+                what: format!("{} ({}), with a blocker {where_}", c.words(), c.name()),
+                api: crate::api::Api::Driver,
+                peer: None,
+            },
+            op: Op::Graph(self),
+        }
+    }
+}
+
+pub fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for blocker_stream in [StreamKind::Legacy, StreamKind::NonBlocking] {
+        v.push(GraphOp { call: GraphCall::Instantiate, blocker: BlockerPlacement::Other, blocker_stream }.case());
+    }
+    for call in [
+        GraphCall::InstantiateUpload,
+        GraphCall::Upload,
+        GraphCall::LaunchFirst,
+        GraphCall::LaunchSteady,
+        GraphCall::LaunchHostNode,
+    ] {
+        for blocker in [BlockerPlacement::Same, BlockerPlacement::Other] {
+            v.push(GraphOp { call, blocker, blocker_stream: StreamKind::NonBlocking }.case());
+        }
+    }
+    v
+}
+
+/// The host node's function: counts its runs.
+///
+/// # Safety
+/// `user` points to an `AtomicU64` that outlives every launch of the graph.
+unsafe extern "C" fn count_run(user: *mut c_void) {
+    // SAFETY: the caller's promise above; an atomic may be bumped from the driver's callback thread.
+    unsafe { (*user.cast::<AtomicU64>()).fetch_add(1, Ordering::SeqCst) };
+}
+
+struct GraphProbe<'a, 'g> {
+    op: GraphOp,
+    stream: &'a Stream<'g>,
+    graph: Graph<'g>,
+    exec: Option<GraphExec<'g>>,
+    /// Where the kernel node writes the GPU's timer (zeroed by `prepare`).
+    out: &'a DeviceBuffer<'g>,
+    /// The host node's run count, and its value before the call.
+    runs: &'a AtomicU64,
+    runs_before: u64,
+    with_params: Option<InstantiateWithParams>,
+}
+
+impl GraphProbe<'_, '_> {
+    fn launches(&self) -> bool {
+        matches!(self.op.call, GraphCall::LaunchFirst | GraphCall::LaunchSteady | GraphCall::LaunchHostNode)
+    }
+}
+
+impl Probe for GraphProbe<'_, '_> {
+    fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
+        match self.op.call {
+            // The call makes the executable graph; the last one goes (its drop waits for the device).
+            GraphCall::Instantiate | GraphCall::InstantiateUpload => self.exec = None,
+            // A fresh executable graph, never uploaded nor launched.
+            GraphCall::Upload | GraphCall::LaunchFirst => {
+                self.exec = None;
+                self.exec = Some(self.graph.instantiate()?);
+            }
+            // A warm graph: instantiated once, launched here before every repetition.
+            GraphCall::LaunchSteady | GraphCall::LaunchHostNode => {
+                if self.exec.is_none() {
+                    self.exec = Some(self.graph.instantiate()?);
+                }
+                self.exec.as_ref().expect("just made").launch(self.stream.handle())?;
+                self.stream.synchronize()?;
+            }
+        }
+        gpu.bind()?;
+        // SAFETY: `out` holds 8 device bytes; nothing on the GPU uses it between repetitions.
+        unsafe { drv!(cuMemsetD8_v2(self.out.ptr, 0, 8))? };
+        self.runs_before = self.runs.load(Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+        let s = self.stream.handle();
+        match self.op.call {
+            GraphCall::Instantiate => self.exec = Some(self.graph.instantiate()?),
+            GraphCall::InstantiateUpload => {
+                let f = self.with_params.expect("checked in run");
+                self.exec = Some(self.graph.instantiate_uploading(f, s)?);
+            }
+            GraphCall::Upload => self.exec.as_ref().expect("made in prepare").upload(s)?,
+            GraphCall::LaunchFirst | GraphCall::LaunchSteady | GraphCall::LaunchHostNode => {
+                self.exec.as_ref().expect("made in prepare").launch(s)?
+            }
+        }
+        Ok(())
+    }
+
+    fn op_stream(&self) -> Option<StreamHandle<'_>> {
+        self.op.call.has_stream().then(|| self.stream.handle())
+    }
+
+    fn verify(&mut self, gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+        ensure!(self.exec.is_some(), "{} left no executable graph", self.op.call.name());
+        let runs = self.runs.load(Ordering::SeqCst) - self.runs_before;
+        let mut stamp = 0u64;
+        gpu.bind()?;
+        // SAFETY: 8 bytes into a u64; the device is synchronized before `verify`.
+        unsafe { drv!(cuMemcpyDtoH_v2((&mut stamp as *mut u64).cast(), self.out.ptr, 8))? };
+        let ran = match self.op.call {
+            GraphCall::LaunchHostNode => runs,
+            _ => u64::from(stamp != 0),
+        };
+        let want = u64::from(self.launches());
+        ensure!(
+            ran == want,
+            "{}: the graph's node ran {ran} time(s) where {want} run(s) were expected",
+            self.op.call.name()
+        );
+        Ok(None)
+    }
+}
+
+pub fn run(gpu: &Gpu, case: &Case, op: GraphOp, reps: usize) -> anyhow::Result<CaseRecord> {
+    let with_params = crate::resolve!(cuGraphInstantiateWithParams: InstantiateWithParams);
+    if op.call == GraphCall::InstantiateUpload {
+        if let Err(why) = with_params {
+            return Ok(super::runner::not_run(case, why));
+        }
+    }
+    let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
+    let other = Stream::new(gpu, op.blocker_stream)?;
+    let out = DeviceBuffer::new(gpu, 8)?;
+    // Boxed: the host node keeps its address for the graph's whole life.
+    let runs = Box::new(AtomicU64::new(0));
+    let node = match op.call {
+        // SAFETY of the node's contract: `count_run` calls no CUDA; `runs` outlives the graph (declared before
+        // the probe, dropped after it, and every launch is waited for in `prepare` or by the protocol's settle).
+        GraphCall::LaunchHostNode => Node::Host(count_run, (&*runs as *const AtomicU64).cast_mut().cast()),
+        _ => Node::WriteTimer(out.ptr),
+    };
+    let graph = Graph::one_node(gpu, node)?;
+    let plan = BlockerPlan {
+        stream: if op.call.has_stream() && op.blocker == BlockerPlacement::Same {
+            stream.handle()
+        } else {
+            other.handle()
+        },
+        ahead: case.setup.blocker_ahead,
+    };
+    let mut probe = GraphProbe {
+        op,
+        stream: &stream,
+        graph,
+        exec: None,
+        out: &out,
+        runs: &runs,
+        runs_before: 0,
+        with_params: with_params.ok(),
+    };
+    let (warmup, blocker_ns, reps) = measure(gpu, &mut probe, plan, reps)?;
+    drop(probe);
+    Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_call_is_measured_and_stream_calls_both_ways() {
+        let cases = cases();
+        for call in [GraphCall::InstantiateUpload, GraphCall::Upload, GraphCall::LaunchFirst, GraphCall::LaunchSteady] {
+            let of: Vec<&Case> = cases.iter().filter(|c| matches!(c.op, Op::Graph(o) if o.call == call)).collect();
+            assert_eq!(of.len(), 2, "{call:?}");
+            assert!(of.iter().any(|c| c.setup.blocker_ahead) && of.iter().any(|c| !c.setup.blocker_ahead));
+        }
+        let plain: Vec<&Case> = cases.iter().filter(|c| c.setup.call == "cuGraphInstantiateWithFlags").collect();
+        assert_eq!(plain.len(), 2);
+        assert!(plain.iter().all(|c| c.setup.stream.is_none() && !c.setup.blocker_ahead));
+        assert!(cases.iter().all(|c| c.setup.family == Family::Graph && c.setup.id.starts_with("graph/")));
+    }
+}

@@ -1,0 +1,290 @@
+//! Attributes and limits while work is in flight (rules LM1–LM4): changing the per-thread stack size and the
+//! printf FIFO (`cuCtxSetLimit`), a kernel's maximum dynamic shared memory (`cuFuncSetAttribute`, on an idle
+//! kernel and on the kernel running right now), and the queries programs make all the time (`cuCtxGetLimit`,
+//! `cuMemGetInfo`, `cuDeviceGetAttribute`). None takes a stream: each is timed next to a blocker on the legacy
+//! stream and on a non-blocking stream, and waiting for it means the call drained the device.
+//!
+//! Every setter's value is restored in `prepare`, so that each repetition really changes it, and read back in
+//! `verify`: a setting that did not take is an error.
+
+use super::method::{measure, BlockerPlan, Probe};
+use super::{case_record, Case, Op};
+use crate::classify::Class::*;
+use crate::driver::limits::{self as lim, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYN_SHARED};
+use crate::driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use crate::rules::Expected;
+use anyhow::ensure;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitCall {
+    /// `cuCtxSetLimit(CU_LIMIT_STACK_SIZE)` from 1 KiB to 8 KiB per thread.
+    SetStackSize,
+    /// `cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE)` from 1 MiB to 2 MiB.
+    SetPrintfFifo,
+    /// `cuCtxGetLimit(CU_LIMIT_STACK_SIZE)`.
+    GetStackSize,
+    /// `cuMemGetInfo`.
+    MemGetInfo,
+    /// `cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)`.
+    DeviceGetAttribute,
+    /// `cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)` of a kernel that is not running (`checksum`).
+    FuncSetAttributeIdle,
+    /// The same on the blocker's own kernel, which is running during the call.
+    FuncSetAttributeRunning,
+}
+
+/// Stack size per GPU thread: restored to `STACK_FROM`, set to `STACK_TO`.
+const STACK_FROM: usize = 1024;
+const STACK_TO: usize = 8 * 1024;
+const FIFO_FROM: usize = 1 << 20;
+const FIFO_TO: usize = 2 << 20;
+/// Dynamic shared memory: restored to 0, set to 64 KiB (above the 48 KiB a kernel gets without asking).
+const SHARED_TO: i32 = 64 * 1024;
+
+impl LimitCall {
+    fn slug(self) -> &'static str {
+        match self {
+            LimitCall::SetStackSize => "set-limit/stack-size",
+            LimitCall::SetPrintfFifo => "set-limit/printf-fifo",
+            LimitCall::GetStackSize => "get-limit/stack-size",
+            LimitCall::MemGetInfo => "mem-get-info",
+            LimitCall::DeviceGetAttribute => "device-get-attribute/sm-count",
+            LimitCall::FuncSetAttributeIdle => "func-set-attribute/idle-kernel",
+            LimitCall::FuncSetAttributeRunning => "func-set-attribute/running-kernel",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            LimitCall::SetStackSize | LimitCall::SetPrintfFifo => "cuCtxSetLimit",
+            LimitCall::GetStackSize => "cuCtxGetLimit",
+            LimitCall::MemGetInfo => "cuMemGetInfo",
+            LimitCall::DeviceGetAttribute => "cuDeviceGetAttribute",
+            LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => "cuFuncSetAttribute",
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            LimitCall::SetStackSize => "raising the per-thread stack size from 1 KiB to 8 KiB",
+            LimitCall::SetPrintfFifo => "raising the printf FIFO from 1 MiB to 2 MiB (no kernel here uses printf)",
+            LimitCall::GetStackSize => "reading the per-thread stack size",
+            LimitCall::MemGetInfo => "reading the free and total device memory",
+            LimitCall::DeviceGetAttribute => "reading the number of multiprocessors",
+            LimitCall::FuncSetAttributeIdle => {
+                "raising a kernel's maximum dynamic shared memory to 64 KiB; the kernel is not running"
+            }
+            LimitCall::FuncSetAttributeRunning => {
+                "raising the maximum dynamic shared memory of the blocker's kernel to 64 KiB while it runs"
+            }
+        }
+    }
+
+    fn rule(self) -> (&'static str, Expected) {
+        match self {
+            // "If necessary, the device will block until all preceding requested tasks are complete": it may
+            // drain the device, or not need to.
+            LimitCall::SetStackSize => ("LM1", Expected::classes(&[Async, DeviceSync])),
+            LimitCall::SetPrintfFifo => ("LM2", Expected::undocumented()),
+            LimitCall::GetStackSize | LimitCall::MemGetInfo | LimitCall::DeviceGetAttribute => {
+                ("LM3", Expected::undocumented())
+            }
+            LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => ("LM4", Expected::undocumented()),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct LimitOp {
+    pub call: LimitCall,
+    /// The stream the blocker runs on (the calls take none).
+    pub blocker_stream: StreamKind,
+}
+
+impl LimitOp {
+    fn case(self) -> Case {
+        let c = self.call;
+        let (rule, expected) = c.rule();
+        Case {
+            setup: CaseSetup {
+                id: format!("limits/{}/{}", c.slug(), self.blocker_stream.slug()),
+                family: Family::Limits,
+                call: c.name().into(),
+                rule: rule.into(),
+                expected,
+                stream: None,
+                blocker: BlockerPlacement::Other,
+                blocker_stream: Some(self.blocker_stream),
+                blocker_ahead: false,
+                host_memory: None,
+                direction: None,
+                bytes: 0,
+                what: format!(
+                    "{} ({}), while a blocker runs on the {} stream",
+                    c.words(),
+                    c.name(),
+                    self.blocker_stream.slug()
+                ),
+                api: crate::api::Api::Driver,
+                peer: None,
+            },
+            op: Op::Limits(self),
+        }
+    }
+}
+
+pub fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for call in [
+        LimitCall::SetStackSize,
+        LimitCall::SetPrintfFifo,
+        LimitCall::GetStackSize,
+        LimitCall::MemGetInfo,
+        LimitCall::DeviceGetAttribute,
+        LimitCall::FuncSetAttributeIdle,
+        LimitCall::FuncSetAttributeRunning,
+    ] {
+        for blocker_stream in [StreamKind::Legacy, StreamKind::NonBlocking] {
+            v.push(LimitOp { call, blocker_stream }.case());
+        }
+    }
+    v
+}
+
+struct LimitProbe {
+    op: LimitOp,
+    /// What the queries read, kept so that the call's result is used.
+    read: u64,
+}
+
+impl LimitProbe {
+    fn function(&self, gpu: &Gpu) -> sys::CUfunction {
+        match self.op.call {
+            LimitCall::FuncSetAttributeRunning => gpu.kernels.spin_wait_ns,
+            _ => gpu.kernels.checksum,
+        }
+    }
+}
+
+impl Probe for LimitProbe {
+    fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
+        self.reset(gpu)?;
+        self.read = 0;
+        Ok(())
+    }
+
+    fn call(&mut self, gpu: &Gpu) -> DriverResult<()> {
+        match self.op.call {
+            LimitCall::SetStackSize => lim::set_limit(lim::CU_LIMIT_STACK_SIZE, STACK_TO),
+            LimitCall::SetPrintfFifo => lim::set_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE, FIFO_TO),
+            LimitCall::GetStackSize => lim::get_limit(lim::CU_LIMIT_STACK_SIZE).map(|v| self.read = v as u64),
+            LimitCall::MemGetInfo => {
+                let (mut free, mut total) = (0usize, 0usize);
+                // SAFETY: valid out-pointers; the GPU's context is current (the protocol binds before the call).
+                unsafe { crate::drv!(cuMemGetInfo_v2(&mut free, &mut total)) }.map(|()| self.read = total as u64)
+            }
+            LimitCall::DeviceGetAttribute => {
+                let mut v = 0;
+                // SAFETY: valid out-pointer; the device handle is live.
+                unsafe {
+                    crate::drv!(cuDeviceGetAttribute(
+                        &mut v,
+                        sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                        gpu.device
+                    ))
+                }
+                .map(|()| self.read = v as u64)
+            }
+            LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => {
+                // SAFETY: as in `reset`.
+                unsafe { lim::set_function_attribute(self.function(gpu), MAX_DYN_SHARED, SHARED_TO) }
+            }
+        }
+    }
+
+    fn op_stream(&self) -> Option<StreamHandle<'_>> {
+        None
+    }
+
+    fn verify(&mut self, gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+        gpu.bind()?;
+        let name = self.op.call.name();
+        match self.op.call {
+            LimitCall::SetStackSize => {
+                let v = lim::get_limit(lim::CU_LIMIT_STACK_SIZE)?;
+                ensure!(v >= STACK_TO, "{name}: the stack size reads {v} bytes after setting {STACK_TO}");
+            }
+            LimitCall::SetPrintfFifo => {
+                let v = lim::get_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE)?;
+                ensure!(v >= FIFO_TO, "{name}: the printf FIFO reads {v} bytes after setting {FIFO_TO}");
+            }
+            LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => {
+                // SAFETY: as in `reset`.
+                let v = unsafe { lim::function_attribute(self.function(gpu), MAX_DYN_SHARED)? };
+                ensure!(
+                    v == SHARED_TO,
+                    "{name}: the kernel's maximum dynamic shared memory reads {v} after setting {SHARED_TO}"
+                );
+            }
+            _ => ensure!(self.read > 0, "{name} read 0"),
+        }
+        Ok(None)
+    }
+}
+
+impl LimitProbe {
+    /// Puts the setting back where each repetition starts (1 KiB of stack, a 1 MiB FIFO, attribute 0).
+    fn reset(&self, gpu: &Gpu) -> anyhow::Result<()> {
+        gpu.bind()?;
+        match self.op.call {
+            LimitCall::SetStackSize => lim::set_limit(lim::CU_LIMIT_STACK_SIZE, STACK_FROM)?,
+            LimitCall::SetPrintfFifo => lim::set_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE, FIFO_FROM)?,
+            LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => {
+                // SAFETY: one of the `Gpu`'s kernels, whose module stays loaded while the `Gpu` lives.
+                unsafe { lim::set_function_attribute(self.function(gpu), MAX_DYN_SHARED, 0)? }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+pub fn run(gpu: &Gpu, case: &Case, op: LimitOp, reps: usize) -> anyhow::Result<CaseRecord> {
+    let blocker_stream = Stream::new(gpu, op.blocker_stream)?;
+    let plan = BlockerPlan { stream: blocker_stream.handle(), ahead: false };
+    let mut probe = LimitProbe { op, read: 0 };
+    // What the limit was before, so the run leaves the context as it found it.
+    gpu.bind()?;
+    let before = match op.call {
+        LimitCall::SetStackSize => Some((lim::CU_LIMIT_STACK_SIZE, lim::get_limit(lim::CU_LIMIT_STACK_SIZE)?)),
+        LimitCall::SetPrintfFifo => {
+            Some((lim::CU_LIMIT_PRINTF_FIFO_SIZE, lim::get_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE)?))
+        }
+        _ => None,
+    };
+    let measured = measure(gpu, &mut probe, plan, reps);
+    gpu.synchronize()?;
+    probe.reset(gpu)?;
+    if let Some((limit, value)) = before {
+        lim::set_limit(limit, value)?;
+    }
+    let (warmup, blocker_ns, reps) = measured?;
+    Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_call_next_to_both_blockers_and_only_the_stack_size_has_a_rule_to_match() {
+        let cases = cases();
+        assert_eq!(cases.len(), 14);
+        assert!(cases.iter().all(|c| c.setup.stream.is_none() && !c.setup.blocker_ahead));
+        for c in &cases {
+            let documented = matches!(c.setup.expected, Expected::Classes { .. });
+            assert_eq!(documented, c.setup.rule == "LM1", "{}", c.setup.id);
+        }
+    }
+}

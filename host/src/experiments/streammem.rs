@@ -1,0 +1,496 @@
+//! Stream memory operations (rules SM1, SM2). Two questions:
+//!
+//! 1. Do `cuStreamWaitValue32` and `cuStreamWriteValue32` themselves return at once? They are enqueued behind a
+//!    blocker in their own stream or next to one on another stream, like any stream-ordered call.
+//! 2. Which host calls wait while a stream waits on a value that only the host will write? A program that
+//!    makes such a call before writing the value never gets to write it: it hangs. Here stream W waits on a word
+//!    of pinned host memory, the blocker is queued behind that wait in W, and a *watchdog* thread writes the
+//!    value 100 ms later, so nothing hangs. A call that returns only after the watchdog's write would have hung
+//!    (the `returned_after_host_write` metric says so per repetition); one that returns at once did not wait.
+//!    Should the GPU not see the host's write within 2 s, the watchdog has another stream write the value
+//!    (`cuStreamWriteValue32`), so the run still ends; that repetition says so (`gpu_release`).
+//!
+//! The warm-up repetition (the first `prepare`) measures the call alone: it arms no wait.
+
+use super::method::{measure, BlockerPlan, Probe};
+use super::{case_record, Case, Op};
+use crate::classify::Class::*;
+use crate::driver::library::Module;
+use crate::driver::streammem::StreamMemOps;
+use crate::driver::{
+    sys, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind,
+};
+use crate::drv;
+use crate::measure::monotonic_ns;
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use crate::rules::Expected;
+use anyhow::ensure;
+use std::cell::Cell;
+use std::ffi::CString;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long after arming the wait the watchdog writes the value.
+pub const WATCHDOG: Duration = Duration::from_millis(100);
+/// How long the watchdog gives the GPU to see the host's write before it has a stream write the value.
+const GPU_GRACE: Duration = Duration::from_secs(2);
+/// The bytes the copies and allocations of the held cases move or take.
+const BYTES: usize = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemOpCall {
+    /// Enqueueing `cuStreamWaitValue32` on a value already there.
+    EnqueueWait,
+    /// Enqueueing `cuStreamWriteValue32` to pinned host memory.
+    EnqueueWrite,
+    /// `cuCtxSynchronize` (the control: it must wait for the whole device).
+    CtxSynchronize,
+    /// `cuMemFree` of a 4 KiB device buffer.
+    MemFree,
+    /// `cuMemAlloc` of 4 KiB.
+    MemAlloc,
+    /// `cuModuleLoadData` of the kernels' PTX.
+    ModuleLoad,
+    /// `cuMemcpyDtoH` of 4 KiB on the legacy stream.
+    LegacyCopyDtoH,
+    /// `cuMemsetD8` of 4 KiB of device memory on the legacy stream.
+    LegacyMemset,
+    /// An empty kernel's launch on a third, non-blocking stream.
+    LaunchOther,
+}
+
+impl MemOpCall {
+    fn slug(self) -> &'static str {
+        match self {
+            MemOpCall::EnqueueWait => "wait-value",
+            MemOpCall::EnqueueWrite => "write-value",
+            MemOpCall::CtxSynchronize => "held/ctx-synchronize",
+            MemOpCall::MemFree => "held/mem-free",
+            MemOpCall::MemAlloc => "held/mem-alloc",
+            MemOpCall::ModuleLoad => "held/module-load",
+            MemOpCall::LegacyCopyDtoH => "held/copy-dtoh-legacy",
+            MemOpCall::LegacyMemset => "held/memset-legacy",
+            MemOpCall::LaunchOther => "held/launch-other-stream",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            MemOpCall::EnqueueWait => "cuStreamWaitValue32",
+            MemOpCall::EnqueueWrite => "cuStreamWriteValue32",
+            MemOpCall::CtxSynchronize => "cuCtxSynchronize",
+            MemOpCall::MemFree => "cuMemFree",
+            MemOpCall::MemAlloc => "cuMemAlloc",
+            MemOpCall::ModuleLoad => "cuModuleLoadData",
+            MemOpCall::LegacyCopyDtoH => "cuMemcpyDtoH",
+            MemOpCall::LegacyMemset => "cuMemsetD8",
+            MemOpCall::LaunchOther => "cuLaunchKernel",
+        }
+    }
+
+    /// Whether the call is made while a stream waits on the host (question 2).
+    fn held(self) -> bool {
+        !matches!(self, MemOpCall::EnqueueWait | MemOpCall::EnqueueWrite)
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            MemOpCall::EnqueueWait => "enqueueing a wait on a word of pinned memory that already holds the value",
+            MemOpCall::EnqueueWrite => "enqueueing a write of a word of pinned memory",
+            MemOpCall::CtxSynchronize => "synchronizing the context",
+            MemOpCall::MemFree => "freeing 4 KiB of device memory",
+            MemOpCall::MemAlloc => "allocating 4 KiB of device memory",
+            MemOpCall::ModuleLoad => "loading the kernels' PTX as a module",
+            MemOpCall::LegacyCopyDtoH => "copying 4 KiB device → pageable host on the legacy stream",
+            MemOpCall::LegacyMemset => "a memset of 4 KiB of device memory on the legacy stream",
+            MemOpCall::LaunchOther => "launching an empty kernel on a third, non-blocking stream",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct MemOpOp {
+    pub call: MemOpCall,
+    /// Question 1: the blocker in the call's stream or on another.
+    pub blocker: BlockerPlacement,
+    /// Question 2: the kind of the stream that waits on the host (blocking streams are ordered with the legacy
+    /// stream, non-blocking ones are not).
+    pub waiting: StreamKind,
+}
+
+impl MemOpOp {
+    /// The stream the call puts work on, where it does.
+    fn call_stream(self) -> Option<StreamKind> {
+        match self.call {
+            MemOpCall::EnqueueWait | MemOpCall::EnqueueWrite | MemOpCall::LaunchOther => Some(StreamKind::NonBlocking),
+            MemOpCall::LegacyCopyDtoH | MemOpCall::LegacyMemset => Some(StreamKind::Legacy),
+            _ => None,
+        }
+    }
+
+    fn case(self) -> Case {
+        let c = self.call;
+        let (id, ahead, rule, expected, where_) = if c.held() {
+            // The legacy stream's work is ordered after a blocking stream's: there the held wait is ahead of it.
+            let ahead = self.call_stream() == Some(StreamKind::Legacy) && self.waiting == StreamKind::Blocking;
+            let expected = match c {
+                // "Blocks until the device has completed all preceding requested tasks" (API reference).
+                MemOpCall::CtxSynchronize => Expected::classes(&[DeviceSync]),
+                _ => Expected::undocumented(),
+            };
+            (
+                format!("streammem/{}/{}", c.slug(), self.waiting.slug()),
+                ahead,
+                "SM2",
+                expected,
+                format!(
+                    "while a {} stream waits on a value only the host writes (a watchdog thread writes it after {} ms), with the blocker queued behind that wait",
+                    self.waiting.slug(),
+                    WATCHDOG.as_millis()
+                ),
+            )
+        } else {
+            let same = self.blocker == BlockerPlacement::Same;
+            (
+                format!("streammem/{}/nonblocking/{}", c.slug(), if same { "same" } else { "other" }),
+                same,
+                "SM1",
+                Expected::undocumented(),
+                format!(
+                    "with a blocker {}",
+                    if same { "ahead of it in the same stream" } else { "on another, non-blocking stream" }
+                ),
+            )
+        };
+        Case {
+            setup: CaseSetup {
+                id,
+                family: Family::StreamMem,
+                call: c.name().into(),
+                rule: rule.into(),
+                expected,
+                stream: self.call_stream(),
+                // The held calls' blocker is in the waiting stream, which the call does not use.
+                blocker: if c.held() { BlockerPlacement::Other } else { self.blocker },
+                blocker_stream: Some(if c.held() { self.waiting } else { StreamKind::NonBlocking }),
+                blocker_ahead: ahead,
+                host_memory: matches!(c, MemOpCall::EnqueueWait | MemOpCall::EnqueueWrite | MemOpCall::LegacyCopyDtoH)
+                    .then_some(if c == MemOpCall::LegacyCopyDtoH { HostKind::Pageable } else { HostKind::Pinned }),
+                bytes: if c.held() { BYTES as u64 } else { 4 },
+                what: format!("{} ({}), {where_}", c.words(), c.name()),
+                direction: None,
+                api: crate::api::Api::Driver,
+                peer: None,
+            },
+            op: Op::StreamMem(self),
+        }
+    }
+}
+
+pub fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for call in [MemOpCall::EnqueueWait, MemOpCall::EnqueueWrite] {
+        for blocker in [BlockerPlacement::Same, BlockerPlacement::Other] {
+            v.push(MemOpOp { call, blocker, waiting: StreamKind::NonBlocking }.case());
+        }
+    }
+    for call in [
+        MemOpCall::CtxSynchronize,
+        MemOpCall::MemFree,
+        MemOpCall::MemAlloc,
+        MemOpCall::ModuleLoad,
+        MemOpCall::LaunchOther,
+    ] {
+        v.push(MemOpOp { call, blocker: BlockerPlacement::Other, waiting: StreamKind::NonBlocking }.case());
+    }
+    for call in [MemOpCall::LegacyCopyDtoH, MemOpCall::LegacyMemset] {
+        for waiting in [StreamKind::NonBlocking, StreamKind::Blocking] {
+            v.push(MemOpOp { call, blocker: BlockerPlacement::Other, waiting }.case());
+        }
+    }
+    v
+}
+
+/// What the watchdog thread needs: raw handles, which the thread uses only while the probe (their owner) waits
+/// for it to end.
+struct Release {
+    context: usize,
+    /// The stream that writes the value should the GPU not see the host's write.
+    fallback: usize,
+    /// An event recorded right after the wait in the waiting stream: done once the wait is satisfied.
+    passed: usize,
+    flag: usize,
+    value: u32,
+    ops: StreamMemOps,
+}
+
+// SAFETY: the handles are plain driver handles (usable from any thread once the context is current there) and
+// the address of an `AtomicU32` in pinned memory; the probe that owns all of them joins the thread before it
+// drops any (in `verify`, or in its `Drop`).
+unsafe impl Send for Release {}
+
+/// The watchdog: waits `WATCHDOG`, writes the value from the host, and makes sure the GPU saw it. Returns the host
+/// time of the write and whether the fallback write by a stream was needed.
+fn watchdog(r: Release) -> (u64, bool) {
+    std::thread::sleep(WATCHDOG);
+    let t = monotonic_ns();
+    // SAFETY: `flag` is the address of a live, aligned `AtomicU32` in pinned memory (see `Release`).
+    unsafe { (*(r.flag as *const AtomicU32)).store(r.value, Ordering::SeqCst) };
+    // SAFETY: a live context (see `Release`); making it current on this thread affects only this thread.
+    if unsafe { sys::cuCtxSetCurrent(r.context as sys::CUcontext) } != sys::CUDA_SUCCESS {
+        return (t, false);
+    }
+    let start = Instant::now();
+    loop {
+        // SAFETY: a live event of the current context (see `Release`).
+        match unsafe { sys::cuEventQuery(r.passed as sys::CUevent) } {
+            sys::CUDA_ERROR_NOT_READY if start.elapsed() < GPU_GRACE => std::thread::sleep(Duration::from_millis(1)),
+            sys::CUDA_ERROR_NOT_READY => break,
+            _ => return (t, false),
+        }
+    }
+    // SAFETY: a live stream of the current context; the word stays allocated until the probe has joined us and
+    // synchronized the device.
+    let _ = unsafe { r.ops.write_raw(r.fallback as sys::CUstream, r.flag as u64, r.value) };
+    (t, true)
+}
+
+struct MemOpProbe<'a, 'g> {
+    /// The GPU the buffers and the module of a repetition are made on (they borrow it).
+    gpu: &'g Gpu,
+    op: MemOpOp,
+    ops: StreamMemOps,
+    /// The call's stream (question 1 and the launch), the stream that waits on the host, the fallback's.
+    stream: &'a Stream<'g>,
+    waiting: &'a Stream<'g>,
+    fallback: &'a Stream<'g>,
+    passed: Event<'g>,
+    flag: HostBuffer<'g>,
+    value: u32,
+    prepared: usize,
+    skip_next_settle: Cell<bool>,
+    watchdog: Option<JoinHandle<(u64, bool)>>,
+    /// Per armed repetition: when the host wrote the value, and whether a stream had to write it.
+    releases: Vec<(u64, bool)>,
+    device: Option<DeviceBuffer<'g>>,
+    allocated: sys::CUdeviceptr,
+    module: Option<Module<'g>>,
+    ptx: &'a CString,
+    host: Vec<u8>,
+}
+
+impl MemOpProbe<'_, '_> {
+    fn flag_addr(&self) -> u64 {
+        self.flag.addr()
+    }
+
+    fn flag_value(&self) -> u32 {
+        // SAFETY: the flag is a live, aligned word of pinned memory; reading it atomically is always allowed.
+        unsafe { (*(self.flag.as_ptr() as *const AtomicU32)).load(Ordering::SeqCst) }
+    }
+
+    fn join_watchdog(&mut self) -> anyhow::Result<()> {
+        if let Some(w) = self.watchdog.take() {
+            let r = w.join().map_err(|_| anyhow::anyhow!("the watchdog thread panicked"))?;
+            self.releases.push(r);
+        }
+        Ok(())
+    }
+}
+
+impl Probe for MemOpProbe<'_, '_> {
+    fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
+        self.prepared += 1;
+        gpu.bind()?;
+        match self.op.call {
+            MemOpCall::MemFree => self.device = Some(DeviceBuffer::new(self.gpu, BYTES)?),
+            MemOpCall::LegacyCopyDtoH | MemOpCall::LegacyMemset if self.device.is_none() => {
+                self.device = Some(DeviceBuffer::new(self.gpu, BYTES)?)
+            }
+            _ => {}
+        }
+        if self.op.call == MemOpCall::LegacyCopyDtoH {
+            let d = self.device.as_ref().expect("made above");
+            // SAFETY: `d` holds BYTES bytes; the device is idle between repetitions.
+            unsafe { drv!(cuMemsetD8_v2(d.ptr, 0x3C, BYTES))? };
+            self.host.fill(0);
+        }
+        gpu.synchronize()?;
+        if self.op.call == MemOpCall::EnqueueWrite {
+            // The write must change the word: clear it, and write a new value each repetition.
+            self.value = self.prepared as u32;
+            // SAFETY: the flag is a live word of pinned memory that nothing on the GPU uses now (synchronized).
+            unsafe { (*(self.flag.as_ptr() as *const AtomicU32)).store(0, Ordering::SeqCst) };
+        }
+        // Question 1 (the wait is on a value already there), or the warm-up: nothing to arm.
+        if !self.op.call.held() || self.prepared == 1 {
+            return Ok(());
+        }
+        // Question 2, a measured repetition: the waiting stream waits for the next value, which only the
+        // watchdog writes.
+        self.value = self.value.wrapping_add(1);
+        // SAFETY: the flag is a live word of pinned memory, device-accessible at its host address (unified
+        // addressing); the watchdog writes the value, and the probe joins it and synchronizes before freeing.
+        unsafe { self.ops.wait_geq(self.waiting.handle(), self.flag_addr(), self.value)? };
+        self.passed.record(self.waiting.handle())?;
+        let release = Release {
+            context: gpu.context() as usize,
+            fallback: self.fallback.raw() as usize,
+            passed: self.passed.raw() as usize,
+            flag: self.flag.as_ptr() as usize,
+            value: self.value,
+            ops: self.ops,
+        };
+        self.watchdog = Some(std::thread::spawn(move || watchdog(release)));
+        // The protocol synchronizes right after `prepare`: this time that would wait for the watchdog.
+        self.skip_next_settle.set(true);
+        Ok(())
+    }
+
+    fn settle(&self, gpu: &Gpu) -> DriverResult<()> {
+        if self.skip_next_settle.replace(false) {
+            return Ok(());
+        }
+        gpu.synchronize()
+    }
+
+    fn call(&mut self, gpu: &Gpu) -> DriverResult<()> {
+        let s = self.stream.handle();
+        // SAFETY: in all arms, every pointer is a live buffer of this probe or a valid out-pointer; the flag as in
+        // `prepare`; the module image is NUL-terminated PTX.
+        unsafe {
+            match self.op.call {
+                MemOpCall::EnqueueWait => self.ops.wait_geq(s, self.flag_addr(), self.value),
+                MemOpCall::EnqueueWrite => self.ops.write(s, self.flag_addr(), self.value),
+                MemOpCall::CtxSynchronize => drv!(cuCtxSynchronize()),
+                MemOpCall::MemFree => drv!(cuMemFree_v2(self.device.take().expect("made in prepare").into_raw())),
+                MemOpCall::MemAlloc => drv!(cuMemAlloc_v2(&mut self.allocated, BYTES)),
+                MemOpCall::ModuleLoad => Module::load(self.gpu, self.ptx).map(|m| self.module = Some(m)),
+                MemOpCall::LegacyCopyDtoH => {
+                    let d = self.device.as_ref().expect("made in prepare").ptr;
+                    drv!(cuMemcpyDtoH_v2(self.host.as_mut_ptr().cast(), d, BYTES))
+                }
+                MemOpCall::LegacyMemset => {
+                    drv!(cuMemsetD8_v2(self.device.as_ref().expect("made in prepare").ptr, 0x3C, BYTES))
+                }
+                MemOpCall::LaunchOther => gpu.launch_empty(s),
+            }
+        }
+    }
+
+    fn op_stream(&self) -> Option<StreamHandle<'_>> {
+        match self.op.call_stream() {
+            Some(StreamKind::Legacy) => Some(StreamHandle::LEGACY),
+            Some(_) => Some(self.stream.handle()),
+            None => None,
+        }
+    }
+
+    fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+        self.join_watchdog()?;
+        match self.op.call {
+            MemOpCall::EnqueueWait | MemOpCall::EnqueueWrite => {
+                ensure!(
+                    self.flag_value() == self.value,
+                    "the flag reads {} where {} was written",
+                    self.flag_value(),
+                    self.value
+                )
+            }
+            MemOpCall::MemAlloc => {
+                ensure!(self.allocated != 0, "cuMemAlloc returned no address");
+                // SAFETY: allocated by the call, freed once, here; the device is idle.
+                unsafe { drv!(cuMemFree_v2(self.allocated))? };
+                self.allocated = 0;
+            }
+            MemOpCall::ModuleLoad => ensure!(self.module.take().is_some(), "the module load left no module"),
+            MemOpCall::LegacyCopyDtoH => {
+                ensure!(self.host.iter().all(|&b| b == 0x3C), "the copy delivered wrong bytes")
+            }
+            _ => {}
+        }
+        Ok(None)
+    }
+}
+
+impl Drop for MemOpProbe<'_, '_> {
+    fn drop(&mut self) {
+        // An error may have left a watchdog running: it releases the waiting stream within WATCHDOG (+ GPU_GRACE).
+        let _ = self.join_watchdog();
+        if self.allocated != 0 {
+            // SAFETY: allocated by a call that succeeded and was not freed in `verify` (an error came first).
+            unsafe { sys::cuMemFree_v2(self.allocated) };
+        }
+    }
+}
+
+pub fn run(gpu: &Gpu, case: &Case, op: MemOpOp, reps: usize) -> anyhow::Result<CaseRecord> {
+    let ops = match StreamMemOps::resolve() {
+        Ok(o) => o,
+        Err(why) => return Ok(super::runner::not_run(case, why)),
+    };
+    let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
+    let waiting = Stream::new(gpu, op.waiting)?;
+    let fallback = Stream::new(gpu, StreamKind::NonBlocking)?;
+    let ptx = CString::new(gpu.ptx.text()).map_err(|_| anyhow::anyhow!("the PTX holds a NUL byte"))?;
+    let plan = if op.call.held() {
+        BlockerPlan { stream: waiting.handle(), ahead: case.setup.blocker_ahead }
+    } else {
+        BlockerPlan {
+            stream: if op.blocker == BlockerPlacement::Same { stream.handle() } else { fallback.handle() },
+            ahead: op.blocker == BlockerPlacement::Same,
+        }
+    };
+    let mut probe = MemOpProbe {
+        gpu,
+        op,
+        ops,
+        stream: &stream,
+        waiting: &waiting,
+        fallback: &fallback,
+        passed: Event::new(gpu)?,
+        flag: HostBuffer::new(gpu, HostKind::Pinned, 4096)?,
+        value: 0,
+        prepared: 0,
+        skip_next_settle: Cell::new(false),
+        watchdog: None,
+        releases: Vec::new(),
+        device: None,
+        allocated: 0,
+        module: None,
+        ptx: &ptx,
+        host: vec![0; BYTES],
+    };
+    // SAFETY: the flag is this probe's pinned buffer, idle.
+    unsafe { probe.flag.bytes_mut()[..4].fill(0) };
+    let (warmup, blocker_ns, mut reps) = measure(gpu, &mut probe, plan, reps)?;
+    if op.call.held() {
+        ensure!(probe.releases.len() == reps.len(), "a repetition's watchdog was not accounted for");
+        for (r, (written, by_gpu)) in reps.iter_mut().zip(&probe.releases) {
+            let returned = r.host_call_start_ns + r.host_call_ns;
+            r.metrics.insert("returned_after_host_write".into(), f64::from(u8::from(returned >= *written)));
+            r.metrics.insert("gpu_release".into(), f64::from(u8::from(*by_gpu)));
+        }
+    }
+    drop(probe);
+    Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_calls_on_the_legacy_stream_count_a_blocking_waiting_stream_as_ahead() {
+        let cases = cases();
+        let find = |id: &str| cases.iter().find(|c| c.setup.id == id).unwrap_or_else(|| panic!("no {id}"));
+        assert!(find("streammem/held/copy-dtoh-legacy/blocking").setup.blocker_ahead);
+        assert!(!find("streammem/held/copy-dtoh-legacy/nonblocking").setup.blocker_ahead);
+        assert!(!find("streammem/held/mem-free/nonblocking").setup.blocker_ahead);
+        assert!(find("streammem/wait-value/nonblocking/same").setup.blocker_ahead);
+        let control = find("streammem/held/ctx-synchronize/nonblocking");
+        assert_eq!(control.setup.expected, Expected::classes(&[DeviceSync]));
+        assert!(cases.iter().all(|c| c.setup.family == Family::StreamMem));
+    }
+}

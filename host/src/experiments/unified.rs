@@ -1,0 +1,299 @@
+//! Unified-memory hints (rules UM1, UM2): prefetching managed memory to the GPU and back
+//! (`cuMemPrefetchAsync`) next to a blocker in the call's stream or on another stream (and pageable memory to
+//! the GPU, where the GPU can access pageable memory; elsewhere that case is not run), and advice on a managed
+//! range (`cuMemAdvise`: read-mostly, preferred location, accessed-by) while a blocker runs, on the legacy stream
+//! or on a non-blocking one.
+//!
+//! Before a prefetch to the GPU the pages are written by the host (so they sit in host memory), before a
+//! prefetch to the host by a kernel (so they sit on the GPU); the data is checked on the GPU afterwards, so a
+//! prefetch that lost or changed bytes is an error, not a class.
+
+use super::buffers::{Checker, Side};
+use super::method::{measure, BlockerPlan, Probe};
+use super::{case_record, Case, Op};
+use crate::classify::Class::*;
+use crate::driver::unified::{self as um, Hints, Place};
+use crate::driver::{sys, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use crate::rules::Expected;
+use crate::units::format_size;
+use anyhow::ensure;
+
+/// The managed range every case works on.
+pub const BYTES: u64 = 64 << 20;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HintCall {
+    /// Pages written by the host, prefetched to the GPU.
+    PrefetchToDevice,
+    /// Pages written by a kernel, prefetched to the host.
+    PrefetchToHost,
+    /// Ordinary (pageable, system-allocated) memory the host wrote, prefetched to the GPU: only where the GPU can
+    /// access pageable memory (`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`).
+    PrefetchPageableToDevice,
+    /// `CU_MEM_ADVISE_SET_READ_MOSTLY`.
+    ReadMostly,
+    /// `CU_MEM_ADVISE_SET_PREFERRED_LOCATION` to the GPU.
+    PreferredLocation,
+    /// `CU_MEM_ADVISE_SET_ACCESSED_BY` the GPU.
+    AccessedBy,
+}
+
+impl HintCall {
+    fn slug(self) -> &'static str {
+        match self {
+            HintCall::PrefetchToDevice => "prefetch/to-device",
+            HintCall::PrefetchToHost => "prefetch/to-host",
+            HintCall::PrefetchPageableToDevice => "prefetch/pageable-to-device",
+            HintCall::ReadMostly => "advise/read-mostly",
+            HintCall::PreferredLocation => "advise/preferred-location",
+            HintCall::AccessedBy => "advise/accessed-by",
+        }
+    }
+
+    fn is_prefetch(self) -> bool {
+        matches!(self, HintCall::PrefetchToDevice | HintCall::PrefetchToHost | HintCall::PrefetchPageableToDevice)
+    }
+
+    /// The advice to set (and, in `prepare`, the one that unsets it).
+    fn advice(self) -> Option<(i32, i32)> {
+        match self {
+            HintCall::ReadMostly => Some((um::CU_MEM_ADVISE_SET_READ_MOSTLY, um::CU_MEM_ADVISE_UNSET_READ_MOSTLY)),
+            HintCall::PreferredLocation => {
+                Some((um::CU_MEM_ADVISE_SET_PREFERRED_LOCATION, um::CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION))
+            }
+            HintCall::AccessedBy => Some((um::CU_MEM_ADVISE_SET_ACCESSED_BY, um::CU_MEM_ADVISE_UNSET_ACCESSED_BY)),
+            _ => None,
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            HintCall::PrefetchToDevice => "prefetching managed memory the host wrote last to the GPU",
+            HintCall::PrefetchToHost => "prefetching managed memory a kernel wrote last to the host",
+            HintCall::PrefetchPageableToDevice => "prefetching ordinary pageable memory the host wrote to the GPU",
+            HintCall::ReadMostly => "advising a managed range, resident on the GPU, as read-mostly",
+            HintCall::PreferredLocation => "advising the GPU as the preferred location of a managed range on the GPU",
+            HintCall::AccessedBy => "advising that the GPU accesses a managed range resident on the GPU",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct HintOp {
+    pub call: HintCall,
+    /// Prefetches: the blocker in the call's stream (ahead) or on another. Advice has no stream: the blocker
+    /// is on `blocker_stream`, never ahead.
+    pub blocker: BlockerPlacement,
+    pub blocker_stream: StreamKind,
+    pub bytes: u64,
+}
+
+impl HintOp {
+    fn case(self) -> Case {
+        let c = self.call;
+        let same = self.blocker == BlockerPlacement::Same;
+        let (call, rule, expected) = if c.is_prefetch() {
+            // "Asynchronous with respect to the host and all work on other devices": returning at once is the
+            // rule, whether or not the prefetch itself had run by then cannot be known at the return.
+            ("cuMemPrefetchAsync", "UM1", Expected::classes(&[Async]))
+        } else {
+            ("cuMemAdvise", "UM2", Expected::undocumented())
+        };
+        let (id, stream, ahead, where_) = if c.is_prefetch() {
+            (
+                format!(
+                    "unified/{}/nonblocking/{}/{}",
+                    c.slug(),
+                    if same { "same" } else { "other" },
+                    format_size(self.bytes)
+                ),
+                Some(StreamKind::NonBlocking),
+                same,
+                if same { "ahead of it in the same stream" } else { "on another, non-blocking stream" }.to_owned(),
+            )
+        } else {
+            (
+                format!("unified/{}/{}/{}", c.slug(), self.blocker_stream.slug(), format_size(self.bytes)),
+                None,
+                false,
+                format!("on the {} stream", self.blocker_stream.slug()),
+            )
+        };
+        Case {
+            setup: CaseSetup {
+                id,
+                family: Family::Unified,
+                call: call.into(),
+                rule: rule.into(),
+                expected,
+                stream,
+                blocker: self.blocker,
+                blocker_stream: Some(self.blocker_stream),
+                blocker_ahead: ahead,
+                host_memory: Some(if c == HintCall::PrefetchPageableToDevice {
+                    HostKind::Pageable
+                } else {
+                    HostKind::Managed
+                }),
+                bytes: self.bytes,
+                what: format!("{} ({call}, {}), with a blocker {where_}", c.words(), format_size(self.bytes)),
+                direction: None,
+                api: crate::api::Api::Driver,
+                peer: None,
+            },
+            op: Op::Unified(self),
+        }
+    }
+}
+
+pub fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for call in [HintCall::PrefetchToDevice, HintCall::PrefetchToHost, HintCall::PrefetchPageableToDevice] {
+        for blocker in [BlockerPlacement::Same, BlockerPlacement::Other] {
+            v.push(HintOp { call, blocker, blocker_stream: StreamKind::NonBlocking, bytes: BYTES }.case());
+        }
+    }
+    for call in [HintCall::ReadMostly, HintCall::PreferredLocation, HintCall::AccessedBy] {
+        for blocker_stream in [StreamKind::Legacy, StreamKind::NonBlocking] {
+            v.push(HintOp { call, blocker: BlockerPlacement::Other, blocker_stream, bytes: BYTES }.case());
+        }
+    }
+    v
+}
+
+struct HintProbe<'a, 'g> {
+    op: HintOp,
+    hints: Hints,
+    stream: &'a Stream<'g>,
+    side: Side<'g>,
+    checker: Checker<'g>,
+    gpu_place: Place,
+}
+
+impl Probe for HintProbe<'_, '_> {
+    fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
+        let (ptr, n) = (self.side.addr(), self.op.bytes as usize);
+        if let Some((_, unset)) = self.op.call.advice() {
+            // SAFETY: `ptr..ptr+n` is the managed buffer this probe owns.
+            unsafe { self.hints.advise(ptr, n, unset, self.gpu_place)? };
+        }
+        match self.op.call {
+            // The host writes every page: they sit in host memory.
+            HintCall::PrefetchToDevice | HintCall::PrefetchPageableToDevice => {
+                self.checker.fill(gpu, &mut self.side)?
+            }
+            // A kernel writes every page: they sit on the GPU.
+            _ => self.checker.fill_on_gpu(gpu, &self.side)?,
+        }
+        Ok(())
+    }
+
+    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+        let (ptr, n) = (self.side.addr(), self.op.bytes as usize);
+        // SAFETY: `ptr..ptr+n` is the managed buffer this probe owns; it outlives the stream's work (the protocol
+        // synchronizes before `verify`, and the buffer is dropped after the probe).
+        unsafe {
+            match self.op.call {
+                HintCall::PrefetchToDevice | HintCall::PrefetchPageableToDevice => {
+                    self.hints.prefetch(ptr, n, self.gpu_place, self.stream.handle())
+                }
+                HintCall::PrefetchToHost => self.hints.prefetch(ptr, n, Place::Host, self.stream.handle()),
+                _ => {
+                    let (set, _) = self.op.call.advice().expect("an advice case");
+                    self.hints.advise(ptr, n, set, self.gpu_place)
+                }
+            }
+        }
+    }
+
+    fn op_stream(&self) -> Option<StreamHandle<'_>> {
+        self.op.call.is_prefetch().then(|| self.stream.handle())
+    }
+
+    fn verify(&mut self, gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+        let intact = self.checker.verify(gpu, &mut self.side, false)?;
+        ensure!(intact, "the managed range no longer holds what was written before the call");
+        Ok(None)
+    }
+}
+
+/// Whether the GPU can take part in `call` (concurrent managed access; for pageable memory, access to it); the
+/// reason it cannot.
+fn support(gpu: &Gpu, call: HintCall) -> anyhow::Result<Option<&'static str>> {
+    let attribute = |a| -> anyhow::Result<i32> {
+        let mut v = 0;
+        // SAFETY: valid out-pointer; the device handle is live.
+        unsafe { crate::drv!(cuDeviceGetAttribute(&mut v, a, gpu.device))? };
+        Ok(v)
+    };
+    use sys::CUdevice_attribute as A;
+    if attribute(A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? == 0 {
+        return Ok(Some(
+            "the GPU has no concurrent managed access (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0)",
+        ));
+    }
+    if call == HintCall::PrefetchPageableToDevice && attribute(A::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS)? == 0 {
+        return Ok(Some("the GPU cannot access pageable memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS is 0)"));
+    }
+    Ok(None)
+}
+
+pub fn run(gpu: &Gpu, case: &Case, op: HintOp, reps: usize) -> anyhow::Result<CaseRecord> {
+    let hints = match Hints::resolve() {
+        Ok(h) => h,
+        Err(why) => return Ok(super::runner::not_run(case, why)),
+    };
+    if let Some(why) = support(gpu, op.call)? {
+        return Ok(super::runner::not_run(case, why));
+    }
+    let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
+    let other = Stream::new(gpu, op.blocker_stream)?;
+    let kind = if op.call == HintCall::PrefetchPageableToDevice { HostKind::Pageable } else { HostKind::Managed };
+    let side = Side::Host(HostBuffer::new(gpu, kind, op.bytes as usize)?);
+    let checker = Checker::new(gpu, op.bytes)?;
+    let plan = BlockerPlan {
+        stream: if op.call.is_prefetch() && op.blocker == BlockerPlacement::Same {
+            stream.handle()
+        } else {
+            other.handle()
+        },
+        ahead: case.setup.blocker_ahead,
+    };
+    let mut probe = HintProbe { op, hints, stream: &stream, side, checker, gpu_place: Place::Device(gpu.device) };
+    let (warmup, blocker_ns, mut reps) = measure(gpu, &mut probe, plan, reps)?;
+    // Which exported form of the call ran (the `_v2` one takes a `CUmemLocation`).
+    let v2 =
+        if op.call.is_prefetch() { hints.prefetch_name.ends_with("_v2") } else { hints.advise_name.ends_with("_v2") };
+    for r in &mut reps {
+        r.metrics.insert("location_form".into(), f64::from(u8::from(v2)));
+    }
+    if let Some((_, unset)) = op.call.advice() {
+        // Leave the range as it was found (it is freed next, but a failed unset would say something is wrong).
+        // SAFETY: the managed buffer is still owned by the probe.
+        unsafe { hints.advise(probe.side.addr(), op.bytes as usize, unset, probe.gpu_place)? };
+    }
+    drop(probe);
+    Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefetches_have_a_stream_and_both_placements_advice_has_none() {
+        let cases = cases();
+        let prefetch: Vec<&Case> = cases.iter().filter(|c| c.setup.call == "cuMemPrefetchAsync").collect();
+        assert_eq!(prefetch.len(), 6);
+        assert!(prefetch.iter().all(|c| c.setup.stream.is_some() && c.setup.rule == "UM1"));
+        assert_eq!(prefetch.iter().filter(|c| c.setup.blocker_ahead).count(), 3);
+        let advise: Vec<&Case> = cases.iter().filter(|c| c.setup.call == "cuMemAdvise").collect();
+        assert_eq!(advise.len(), 6);
+        assert!(advise.iter().all(|c| c.setup.stream.is_none() && !c.setup.blocker_ahead && c.setup.rule == "UM2"));
+        let pageable = |c: &&&Case| c.setup.host_memory == Some(HostKind::Pageable);
+        assert_eq!(prefetch.iter().filter(pageable).count(), 2);
+        assert!(cases.iter().all(|c| c.setup.bytes == BYTES));
+        assert!(advise.iter().all(|c| c.setup.host_memory == Some(HostKind::Managed)));
+    }
+}

@@ -1,0 +1,254 @@
+//! The newer families (CUDA graphs, unified-memory hints, attributes and limits, stream memory operations,
+//! virtual memory management, batched copies, threads) without a GPU: where they are
+//! listed, how their signals become classes and verdicts, how a case the driver cannot run reads, and how
+//! `explain` and the HTML page show them. The signals are made up on purpose (they test the path, not the GPU).
+
+use async_lab::classify::Class;
+use async_lab::experiments::{catalogue, Preset};
+use async_lab::record::{CaseRecord, Family, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
+use async_lab::report::result;
+use async_lab::rules::Verdict;
+use async_lab_tests::bin_path;
+use std::process::{Command, Output};
+
+const NEW: [Family; 7] =
+    [Family::Graph, Family::Unified, Family::Limits, Family::StreamMem, Family::Vmm, Family::Batch, Family::Threads];
+
+fn run_with_stub(args: &[&str]) -> Output {
+    Command::new(bin_path()).args(args).env("LD_LIBRARY_PATH", async_lab::STUB_DIR).output().expect("start async-lab")
+}
+
+fn rep(call_us: u64, blocker_done: bool, op_done: Option<bool>) -> Rep {
+    Rep {
+        host_call_ns: call_us * 1000,
+        host_cpu_ns: call_us * 900,
+        blocker_done_at_return: Some(blocker_done),
+        op_done_at_return: op_done,
+        blocker_device_ns: Some(20_000_000),
+        op_device_ns: op_done.map(|_| 10_000),
+        ..Rep::default()
+    }
+}
+
+fn record(id: &str, reps: Vec<Rep>) -> CaseRecord {
+    let setup = catalogue(Preset::Next, None)
+        .into_iter()
+        .find(|c| c.setup.id == id)
+        .unwrap_or_else(|| panic!("no case {id} in the next preset"))
+        .setup;
+    CaseRecord { setup, blocker_ns: Some(20_000_000), warmup: None, reps, series: None, error: None, skipped: None }
+}
+
+#[test]
+fn the_next_preset_holds_the_new_families_full_too_default_none() {
+    let next = catalogue(Preset::Next, None);
+    for family in NEW {
+        assert!(next.iter().filter(|c| c.setup.family == family).count() >= 8, "{family:?}");
+    }
+    assert!(next.iter().all(|c| NEW.contains(&c.setup.family)));
+    // Driver calls only: no probe of these families has a runtime path, so no runtime twin may be made for them
+    // (cuMemFree and friends are in the runtime table, but a twin would run the driver's call under its name).
+    assert!(next.iter().all(|c| c.setup.api == async_lab::api::Api::Driver), "a runtime twin crept in");
+    let full: Vec<String> = catalogue(Preset::Full, None).into_iter().map(|c| c.setup.id).collect();
+    assert!(next.iter().all(|c| full.contains(&c.setup.id)));
+    assert!(catalogue(Preset::Default, None).iter().all(|c| !NEW.contains(&c.setup.family)));
+    // Each rule id the new cases name is known, with a source-backed text.
+    for c in &next {
+        let rule = async_lab::rules::rule(&c.setup.rule).expect("known rule");
+        assert!(!rule.documented.is_empty());
+    }
+}
+
+#[test]
+fn list_shows_the_new_families_with_their_rules() {
+    let o = run_with_stub(&["list", "--preset", "next"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for (id, rule) in [
+        ("graph/launch-first/nonblocking/same", "GR3"),
+        ("graph/instantiate-upload/nonblocking/other", "GR2"),
+        ("unified/prefetch/to-host/nonblocking/same/64MiB", "UM1"),
+        ("unified/advise/read-mostly/legacy/64MiB", "UM2"),
+        ("unified/prefetch/pageable-to-device/nonblocking/other/64MiB", "UM1"),
+        ("limits/set-limit/stack-size/nonblocking", "LM1"),
+        ("limits/func-set-attribute/running-kernel/legacy", "LM4"),
+        ("streammem/held/copy-dtoh-legacy/blocking", "SM2"),
+        ("streammem/write-value/nonblocking/same", "SM1"),
+        ("vmm/unmap-in-use/nonblocking", "VM2"),
+        ("vmm/create/legacy", "VM1"),
+        ("batch/htod/pageable/during-call/nonblocking/same/4MiB", "BC2"),
+        ("batch/dtoh/pinned/any/nonblocking/same/4MiB", "BC1"),
+        ("threads/module-load/launch/nonblocking/same", "TH1"),
+    ] {
+        assert!(out.lines().any(|l| l.split_whitespace().take(2).eq([id, rule])), "no {id} {rule} in:\n{out}");
+    }
+    // The default preset's listing says where the newer families went.
+    let o = run_with_stub(&["list"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--preset next"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn signals_become_classes_and_verdicts() {
+    // A warm graph launch that returned while the blocker ahead ran: async, and no rule to match.
+    let r = result(
+        &record("graph/launch-steady/nonblocking/same", (0..5).map(|_| rep(3, false, Some(false))).collect()),
+        None,
+    );
+    assert_eq!((r.class, r.verdict), (Some(Class::Async), Some(Verdict::Undocumented)));
+    assert!(r.explanation.contains("GR3"), "{}", r.explanation);
+    // A stack-size change that waited for a blocker on another stream: the device drained, which LM1 allows.
+    let r = result(
+        &record("limits/set-limit/stack-size/nonblocking", (0..5).map(|_| rep(20_000, true, None)).collect()),
+        None,
+    );
+    assert_eq!((r.class, r.verdict), (Some(Class::DeviceSync), Some(Verdict::Matches)));
+    // A prefetch that returned at once matches UM1; one that waited for the blocker ahead deviates.
+    let id = "unified/prefetch/to-device/nonblocking/same/64MiB";
+    let r = result(&record(id, (0..5).map(|_| rep(40, false, Some(false))).collect()), None);
+    assert_eq!((r.class, r.verdict), (Some(Class::Async), Some(Verdict::Matches)));
+    let r = result(&record(id, (0..5).map(|_| rep(21_000, true, Some(true))).collect()), None);
+    assert_eq!((r.class, r.verdict), (Some(Class::Blocking), Some(Verdict::Deviates)));
+}
+
+fn recording(cases: Vec<CaseRecord>) -> Recording {
+    let machine = serde_json::from_value(serde_json::json!({
+        "gpu_name": "Synthetic GPU", "gpu_ordinal": 0, "compute_capability": "9.0", "sm_count": 132,
+        "memory_total_bytes": 1u64 << 37, "memory_free_bytes": 1u64 << 37, "cuda_driver_api": "11.8",
+        "driver_release": null, "pci_bus_id": "0000:00:00.0", "pcie_link": null, "pcie_max_link": null,
+        "sm_clock_max_mhz": 1980, "memory_clock_max_mhz": 3201, "async_engine_count": 3,
+        "concurrent_managed_access": true, "pageable_memory_access": false, "host_cpu": "synthetic",
+        "host_cpus": 16, "os": "synthetic", "tool_version": "0", "git_commit": "synthetic"
+    }))
+    .unwrap();
+    Recording {
+        kind: RECORDING_KIND.into(),
+        schema_version: SCHEMA_VERSION,
+        created: "2026-12-03T00:00:00Z".into(),
+        preset: "next".into(),
+        args: vec![],
+        reps_per_case: 5,
+        partial: false,
+        machine,
+        clock: None,
+        clock_later: vec![],
+        cases,
+    }
+}
+
+#[test]
+fn a_call_the_driver_lacks_is_not_run_with_its_name_and_explain_and_the_page_show_it() {
+    let mut missing = record("graph/instantiate-upload/nonblocking/same", vec![]);
+    missing.skipped = Some("the driver has no cuGraphInstantiateWithParams".into());
+    let launch = record("graph/launch-first/nonblocking/other", (0..5).map(|_| rep(30, false, Some(true))).collect());
+    let rec = recording(vec![missing.clone(), launch]);
+    let r = result(&missing, None);
+    assert_eq!(r.class, None);
+    assert!(r.explanation.starts_with("Not run: the driver has no cuGraphInstantiateWithParams"), "{}", r.explanation);
+
+    let dir = std::env::temp_dir().join(format!("async-lab-families-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("next.json");
+    rec.save(&file).unwrap();
+    let path = file.to_str().unwrap();
+
+    let o = run_with_stub(&["explain", "graph/instantiate-upload/nonblocking/same", "--replay", path]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("Rule GR2") && out.contains("Not run on this machine: the driver has no"), "{out}");
+    assert!(out.contains("host/src/experiments/graphs.rs"), "{out}");
+
+    let o = run_with_stub(&["explain", "graph/launch-first/nonblocking/other", "--replay", path]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("Class: blocking") && out.contains("Rule GR3"), "{out}");
+
+    let page = dir.join("report.html");
+    let o = run_with_stub(&["report", "--replay", path, "--out", page.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("CUDA graphs") && html.contains("graph/launch-first/nonblocking/other"));
+    assert!(html.contains("cuGraphInstantiateWithParams"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_flags_of_the_held_and_in_use_cases_reach_explain_and_the_findings() {
+    let flagged = |id: &str, metric: &str, value: f64, reps: Vec<Rep>| {
+        let mut rec = record(id, reps);
+        for r in &mut rec.reps {
+            r.metrics.insert(metric.into(), value);
+        }
+        rec
+    };
+    // cuMemUnmap returned while the writer was still queued (blocker ahead unfinished, stream busy).
+    let unmap = flagged(
+        "vmm/unmap-in-use/nonblocking",
+        "returned_while_in_use",
+        1.0,
+        (0..5).map(|_| rep(50, false, Some(false))).collect(),
+    );
+    // A legacy copy that waited for the host-held stream: it returned after the watchdog's write.
+    let held = flagged(
+        "streammem/held/copy-dtoh-legacy/blocking",
+        "returned_after_host_write",
+        1.0,
+        (0..5).map(|_| rep(120_000, true, Some(true))).collect(),
+    );
+    // A launch on a third stream that did not wait.
+    let free = flagged(
+        "streammem/held/launch-other-stream/nonblocking",
+        "returned_after_host_write",
+        0.0,
+        (0..5).map(|_| rep(4, false, Some(false))).collect(),
+    );
+    let report = async_lab::report::build(&recording(vec![unmap, held, free]));
+    let by_id = |id: &str| report.results.iter().find(|r| r.id == id).unwrap();
+    let r = by_id("vmm/unmap-in-use/nonblocking");
+    assert_eq!(r.class, Some(Class::Async));
+    assert!(r.explanation.contains("still used the memory"), "{}", r.explanation);
+    assert!(
+        report
+            .summary
+            .findings
+            .iter()
+            .any(|f| f.starts_with("vmm/unmap-in-use/nonblocking (cuMemUnmap) returned while")),
+        "{:?}",
+        report.summary.findings
+    );
+    let r = by_id("streammem/held/copy-dtoh-legacy/blocking");
+    assert_eq!(r.class, Some(Class::Blocking));
+    assert!(r.explanation.contains("hangs here"), "{}", r.explanation);
+    let r = by_id("streammem/held/launch-other-stream/nonblocking");
+    assert!(r.explanation.contains("write the value afterwards"), "{}", r.explanation);
+    // Two threads, as on the H200: the quick call came only after the other thread's call, and the blocker's
+    // launch, made while that call ran, had waited for it.
+    let threads = {
+        let mut rec =
+            record("threads/alloc-host/launch/nonblocking/same", (0..5).map(|_| rep(4, false, Some(false))).collect());
+        for r in &mut rec.reps {
+            for (k, v) in [
+                ("overlapped", 0.0),
+                ("waited_for_other_thread", 0.0),
+                ("launch_waited_for_other_thread", 1.0),
+                ("other_call_us", 62_000.0),
+            ] {
+                r.metrics.insert(k.into(), v);
+            }
+        }
+        rec
+    };
+    let r = result(&threads, None);
+    assert!(
+        r.explanation.contains("waited for the other thread") && r.explanation.contains("62.0 ms"),
+        "{}",
+        r.explanation
+    );
+    // Without the flag, no finding.
+    let quiet = flagged(
+        "vmm/unmap-in-use/nonblocking",
+        "returned_while_in_use",
+        0.0,
+        (0..5).map(|_| rep(30_000, true, Some(true))).collect(),
+    );
+    let report = async_lab::report::build(&recording(vec![quiet]));
+    assert!(report.summary.findings.iter().all(|f| !f.contains("vmm/")), "{:?}", report.summary.findings);
+}
