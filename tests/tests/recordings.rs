@@ -110,6 +110,14 @@ fn recordings_say_where_they_were_made() {
                     c.setup.id,
                     m.gpu_count
                 ),
+                // Prefetching pageable memory needs a GPU that can access it: the machine's attribute must say no.
+                Some(reason) if reason.contains("cannot access pageable memory") => assert!(
+                    !m.pageable_memory_access,
+                    "{}: {} says {reason:?} but the machine records pageable access {}",
+                    path.display(),
+                    c.setup.id,
+                    m.pageable_memory_access
+                ),
                 // A pair whose GPUs cannot reach each other directly: the machine's link table must say so.
                 Some(reason) if reason.contains("cannot access") => {
                     let p = c.setup.peer.expect("a peer experiment");
