@@ -158,7 +158,7 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         None => {}
     }
     if !r.unresolved.is_empty() {
-        let n = r.classes.iter().filter(|&&c| c == crate::classify::Class::Indeterminate).count();
+        let n = r.classes.iter().filter(|&&c| c == crate::class::Class::Indeterminate).count();
         text.push_str(&format!(
             " In {n} of {} repetitions the readings decided nothing: {}.",
             r.classes.len(),

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod api;
+pub mod class;
 pub mod classify;
 pub mod clock;
 pub mod compare;
