@@ -20,6 +20,7 @@ pub mod machine;
 pub mod output;
 pub mod record;
 pub mod report;
+pub mod result;
 pub mod rules;
 pub mod setup;
 pub mod stability;
