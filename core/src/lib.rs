@@ -5,6 +5,9 @@
 //! of a whole recording, and `output`, `html`, `explain` and `compare` show them. Replaying a recording
 //! needs nothing else: the `async-lab` binary's replay, report, compare and explain commands run on this
 //! crate alone, on any machine. Measuring is the `async-lab` crate's job (`host/`); see `docs/crates.md`.
+//!
+//! The modules are layers (`docs/crates.md`, "The core's layers"): `class`, `rules`, `record`, `classify`,
+//! `result`, `explain`, `report`, then the views; none imports one above it (`cargo xtask test` checks).
 
 #![forbid(unsafe_code)]
 
