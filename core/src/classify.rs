@@ -1,70 +1,15 @@
 //! From measured signals to one word: the class of a call, decided per repetition and then by majority.
 //!
-//! The vocabulary (used in every output):
-//! - `async`: returned while the work ahead of it was still running, without waiting for it, and before its
-//!   own work ran.
-//! - `staged`: like `async`, but the call had already copied its data away: changing the source buffer after
-//!   the call returned did not change what arrived (the driver staged it).
-//! - `waited-then-staged`: waited for the work ahead of it in its stream, then returned before its own work
-//!   finished.
-//! - `blocking`: returned only after its own work had finished.
-//! - `device-sync`: waited for work it does not depend on (a blocker on another stream): the device drained.
-//! - `indeterminate`: the readings do not decide it: the stream query and the GPU's clock disagree, or the
-//!   "done" answer came too long after the return (see `timing`). Said rather than guessed.
+//! The classes and what each means are `class::Class` (re-exported here as `classify::Class`).
 //!
 //! Each signal is a [`Reading`] of when an end fell relative to the return, put together from the queries
 //! right after it, the GPU's own times and causality (`timing::RepTimes`). Only the signals decide; the
 //! documented expectation plays no part here (see `rules` and `verdict`).
 
+pub use crate::class::Class;
 use crate::clock::ClockFit;
 use crate::record::Rep;
 use crate::timing::{Reading, RepTimes};
-use serde::{Deserialize, Serialize};
-use std::fmt;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Class {
-    Async,
-    Staged,
-    WaitedThenStaged,
-    Blocking,
-    DeviceSync,
-    Indeterminate,
-}
-
-impl Class {
-    pub const ALL: [Class; 6] = [
-        Class::Async,
-        Class::Staged,
-        Class::WaitedThenStaged,
-        Class::Blocking,
-        Class::DeviceSync,
-        Class::Indeterminate,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Class::Async => "async",
-            Class::Staged => "staged",
-            Class::WaitedThenStaged => "waited-then-staged",
-            Class::Blocking => "blocking",
-            Class::DeviceSync => "device-sync",
-            Class::Indeterminate => "indeterminate",
-        }
-    }
-
-    /// Whether the host thread got control back before the call's own work was done.
-    pub fn returns_early(self) -> bool {
-        matches!(self, Class::Async | Class::Staged | Class::WaitedThenStaged)
-    }
-}
-
-impl fmt::Display for Class {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// The class of one repetition. `blocker_ahead` says whether the blocker was ordered before the call (same
 /// stream, or the legacy stream's implicit ordering): waiting for a blocker that was *not* ahead means the

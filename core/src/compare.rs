@@ -8,6 +8,7 @@
 
 use crate::record::Recording;
 use crate::report;
+pub use crate::result::{between_apis_results, ApiRow};
 use anyhow::Context as _;
 use serde::Deserialize;
 use std::fmt::Write as _;
@@ -136,54 +137,9 @@ pub fn markdown(rows: &[Row]) -> String {
     out
 }
 
-/// One case measured through both APIs in the same recording.
-pub struct ApiRow {
-    /// The driver case's id (the runtime's is `runtime/` + this).
-    pub id: String,
-    pub driver_call: String,
-    pub runtime_call: String,
-    pub driver: String,
-    pub runtime: String,
-    pub driver_us: Option<f64>,
-    pub runtime_us: Option<f64>,
-    /// Both have a class (neither failed nor was not run).
-    pub both_classified: bool,
-}
-
-impl ApiRow {
-    pub fn same_class(&self) -> bool {
-        self.driver == self.runtime
-    }
-}
-
 /// The driver and runtime classes of every case a recording measured through both APIs.
 pub fn between_apis(rec: &Recording) -> Vec<ApiRow> {
     between_apis_results(&report::build(rec).results)
-}
-
-/// `between_apis` over results already classified.
-pub fn between_apis_results(results: &[report::CaseResult]) -> Vec<ApiRow> {
-    let class = |r: &report::CaseResult| match (&r.class, &r.not_run, &r.error) {
-        (Some(c), _, _) => c.to_string(),
-        (None, Some(why), _) => format!("not run: {why}"),
-        (None, None, e) => format!("error: {}", e.clone().unwrap_or_default()),
-    };
-    let mut rows = Vec::new();
-    for d in results.iter().filter(|r| r.api == crate::api::Api::Driver) {
-        let runtime_id = format!("{}{}", crate::api::Api::Runtime.id_prefix(), d.id);
-        let Some(r) = results.iter().find(|r| r.id == runtime_id) else { continue };
-        rows.push(ApiRow {
-            id: d.id.clone(),
-            driver_call: d.call.clone(),
-            runtime_call: r.call.clone(),
-            driver: class(d),
-            runtime: class(r),
-            driver_us: d.host_call_us.map(|s| s.median),
-            runtime_us: r.host_call_us.map(|s| s.median),
-            both_classified: d.class.is_some() && r.class.is_some(),
-        });
-    }
-    rows
 }
 
 /// A Markdown table of `between_apis`, differences marked, with a count at the end.

@@ -1,7 +1,10 @@
 //! Plain-words explanations: why the measured signals give the class they give.
+//!
+//! Explain reads a case's setup and its result (`result::CaseResult`) and never calls the report: the report
+//! calls `why` for each result it fills, and `long`'s caller passes in the result it got from the report.
 
 use crate::record::{CaseRecord, CaseSetup, Family};
-use crate::report::CaseResult;
+use crate::result::CaseResult;
 use crate::rules::Verdict;
 
 fn ms(us: f64) -> String {
@@ -126,7 +129,7 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
                 text.push_str(" Peer access was off: by the Programming Guide, the data then goes through host memory (GPU → host → GPU).");
             }
             if on_dst_gpu {
-                match crate::report::ordered_after_blocker(r) {
+                match crate::result::ordered_after_blocker(r) {
                     Some(true) => text.push_str(
                         " On the GPU the copy ran only after the destination GPU's blocker had ended (its own GPU time spans the blocker): the device ordered it after that work.",
                     ),
@@ -158,7 +161,7 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         None => {}
     }
     if !r.unresolved.is_empty() {
-        let n = r.classes.iter().filter(|&&c| c == crate::classify::Class::Indeterminate).count();
+        let n = r.classes.iter().filter(|&&c| c == crate::class::Class::Indeterminate).count();
         text.push_str(&format!(
             " In {n} of {} repetitions the readings decided nothing: {}.",
             r.classes.len(),
@@ -195,11 +198,11 @@ pub fn source_file(family: Family) -> &'static str {
     }
 }
 
-/// `async-lab explain`: everything about one experiment, for a learner.
-/// `fit`: the run's clock fit, which places the GPU's times on the host clock.
-pub fn long(record: &CaseRecord, fit: Option<&crate::clock::ClockFit>) -> String {
+/// `async-lab explain`: everything about one experiment, for a learner. `r`: the experiment's result
+/// (`report::result` of the same record and fit); `fit`: the run's clock fit, which places the GPU's times on
+/// the host clock.
+pub fn long(record: &CaseRecord, r: &CaseResult, fit: Option<&crate::clock::ClockFit>) -> String {
     let s = &record.setup;
-    let r = crate::report::result(record, fit);
     let mut t = format!("{}\n\n", s.id);
     t.push_str(&format!("What it does: {}.\n", s.what));
     t.push_str(&format!(
@@ -268,7 +271,7 @@ pub fn long(record: &CaseRecord, fit: Option<&crate::clock::ClockFit>) -> String
             fit.uncertainty_ns as f64 / 1e3
         ));
     }
-    t.push_str(&format!("\nWhy: {}\n", why(s, &r)));
+    t.push_str(&format!("\nWhy: {}\n", why(s, r)));
     t.push_str(&format!(
         "\nThe code: {} (the call), host/src/experiments/method.rs (the protocol), core/src/classify.rs (the class).\n",
         source_file(s.family)

@@ -5,10 +5,14 @@
 //! of a whole recording, and `output`, `html`, `explain` and `compare` show them. Replaying a recording
 //! needs nothing else: the `async-lab` binary's replay, report, compare and explain commands run on this
 //! crate alone, on any machine. Measuring is the `async-lab` crate's job (`host/`); see `docs/crates.md`.
+//!
+//! The modules are layers (`docs/crates.md`, "The core's layers"): `class`, `rules`, `record`, `classify`,
+//! `result`, `explain`, `report`, then the views; none imports one above it (`cargo xtask test` checks).
 
 #![forbid(unsafe_code)]
 
 pub mod api;
+pub mod class;
 pub mod classify;
 pub mod clock;
 pub mod compare;
@@ -19,6 +23,7 @@ pub mod machine;
 pub mod output;
 pub mod record;
 pub mod report;
+pub mod result;
 pub mod rules;
 pub mod setup;
 pub mod stability;

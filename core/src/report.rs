@@ -1,76 +1,22 @@
 //! From a recording to results: the class, verdict, statistics and a plain-words explanation of each
 //! experiment. Live runs and `--replay` both come through here.
+//!
+//! The layering (`docs/crates.md`): a result is plain data (`result::CaseResult`, re-exported here); the
+//! report fills it and asks `explain` for its words. `explain` reads results and never calls the report.
 
 use crate::classify::{classify_rep, majority, Class};
 use crate::clock::ClockFit;
 use crate::machine::MachineInfo;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Recording, Rep, SCHEMA_VERSION};
-use crate::rules::{verdict, Expected, Verdict, WaitStyle};
+use crate::rules::{verdict, Verdict, WaitStyle};
 use crate::setup::{Direction, HostKind};
 use crate::stats::Spread;
 use crate::timing::{Reading, RepTimes};
 use crate::units::format_size;
+
+pub use crate::result::{ordered_after_blocker, CaseResult};
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// One experiment's outcome.
-#[derive(Clone, Debug, Serialize)]
-pub struct CaseResult {
-    pub id: String,
-    pub family: Family,
-    /// The API the call went through.
-    pub api: crate::api::Api,
-    pub call: String,
-    pub rule: String,
-    pub class: Option<Class>,
-    pub expected: Expected,
-    pub verdict: Option<Verdict>,
-    /// Each repetition's class, in order.
-    pub classes: Vec<Class>,
-    /// Fraction of repetitions that agree with `class`.
-    pub agreement: f64,
-    pub host_call_us: Option<Spread>,
-    /// Median CPU time of the calling thread inside the call.
-    pub host_cpu_us: Option<f64>,
-    /// Whether the call waited for the blocker (majority of the repetitions whose reading decided it); `None`
-    /// without a blocker.
-    pub waited_for_prior_work: Option<bool>,
-    pub complete_at_return: Option<bool>,
-    /// Whether the call put work on a stream (its stream was queried after the return).
-    pub has_device_work: bool,
-    /// Why some repetitions' readings decided nothing (each reason once); empty when all were decided.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub unresolved: Vec<String>,
-    pub data_captured_at_return: Option<bool>,
-    /// Median device time of the call's own work (CUDA events).
-    pub device_us: Option<f64>,
-    pub blocker_us: Option<f64>,
-    pub bytes: u64,
-    pub wait_style: Option<WaitStyle>,
-    /// Medians of the experiment's extra metrics.
-    pub metrics: BTreeMap<String, f64>,
-    pub what: String,
-    pub explanation: String,
-    pub error: Option<String>,
-    /// Why the experiment was not run on this machine (e.g. "needs 2 GPUs"); not an error, not a result.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub not_run: Option<String>,
-    /// Bytes over the median device time of the copy, where that time is the copy alone (blocker ahead in
-    /// its stream, so the copy's start event fires when the copy can start).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bandwidth_gb_s: Option<f64>,
-    /// For copies between GPUs: source and destination GPU, and whether peer access was on.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub peer: Option<crate::record::PeerSetup>,
-    /// Where the blocker ran (for peer copies, `Other` is the destination GPU).
-    pub blocker: BlockerPlacement,
-    /// The host memory the call used, where it used some.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub host_memory: Option<HostKind>,
-    /// Which way a copy moved its bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub direction: Option<Direction>,
-}
 
 /// A run's results and where they were measured.
 #[derive(Clone, Debug, Serialize)]
@@ -270,7 +216,7 @@ fn findings(results: &[CaseResult]) -> Vec<String> {
             out.push(format!("{tag}{line}"));
         }
     }
-    let differ: Vec<String> = crate::compare::between_apis_results(results)
+    let differ: Vec<String> = crate::result::between_apis_results(results)
         .into_iter()
         .filter(|r| r.both_classified && !r.same_class())
         .map(|r| format!("{} ({} {} / {} {})", r.id, r.driver_call, r.driver, r.runtime_call, r.runtime))
@@ -359,12 +305,6 @@ fn api_findings(results: &[&CaseResult], api: crate::api::Api) -> Vec<String> {
         out.push(format!("enqueue overhead: {}", overhead.join(", ")));
     }
     out
-}
-
-/// Whether the device ran the call's work only after the blocker ended: the work's GPU time (from the event
-/// before the call, enqueued while the blocker ran) spans at least 90% of the blocker. `None` without both.
-pub fn ordered_after_blocker(r: &CaseResult) -> Option<bool> {
-    Some(r.device_us? >= 0.9 * r.blocker_us?)
 }
 
 /// One line per peer call and access setting: the classes over every pair and size, the bandwidth at the

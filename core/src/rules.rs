@@ -1,7 +1,7 @@
 //! NVIDIA's documented host-blocking rules (ids as in `cuda-sync-rules.md`), what each predicts in this
 //! project's vocabulary, and the verdict that compares a measured class with that prediction.
 
-use crate::classify::Class;
+use crate::class::Class;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

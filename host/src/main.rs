@@ -301,7 +301,8 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
             (record, fit)
         }
     };
-    print!("{}", explain_text::long(&record, fit.as_ref()));
+    let result = report::result(&record, fit.as_ref());
+    print!("{}", explain_text::long(&record, &result, fit.as_ref()));
     Ok(Done::Ok)
 }
 

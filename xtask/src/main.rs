@@ -8,6 +8,8 @@
 mod build_ptx;
 mod bundle;
 mod flags;
+#[cfg(test)]
+mod layering;
 mod run;
 mod test;
 #[cfg(test)]

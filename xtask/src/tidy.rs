@@ -87,3 +87,16 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// The core's modules form layers (`docs/crates.md`): no module imports one that imports it back.
+#[test]
+fn the_core_modules_import_each_other_without_cycles() {
+    let graph = crate::layering::graph_of_dir(&project_root().join("core/src"));
+    assert!(graph.contains_key("report") && graph["report"].contains("classify"), "the module graph is incomplete");
+    let cycles = crate::layering::cycles(&graph);
+    assert!(
+        cycles.is_empty(),
+        "modules of core/src import each other (move what both need into a module below them, see docs/crates.md):\n{}",
+        cycles.join("\n")
+    );
+}

@@ -7,7 +7,7 @@ use super::chart::{
 };
 use super::Figure;
 use crate::api::Api;
-use crate::classify::Class;
+use crate::class::Class;
 use crate::record::Family;
 use crate::report::CaseResult;
 use crate::setup::{Direction, HostKind};

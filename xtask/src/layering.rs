@@ -1,0 +1,332 @@
+//! The core's module graph, read from its source, and the cycles in it (`tidy.rs` holds the check).
+//!
+//! A module's dependencies are the modules its `crate::` and `super::` paths name (`use` items and paths in
+//! expressions alike, `{...}` groups expanded). A path points at the deepest module file it names:
+//! `crate::html::axis::duration` is `html::axis`, `crate::record::Family` is `record`. Inline modules
+//! (`mod tests { ... }`, as rustfmt lays them out) count as part of their file's module, and `super::`
+//! inside them starts from them. Comments are skipped.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+
+/// Module path (`"record"`, `"html::plots::chart"`) → the modules it uses, itself left out.
+pub type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// The graph of the crate whose `src/` directory is `src`.
+pub fn graph_of_dir(src: &Path) -> Graph {
+    let mut files = Vec::new();
+    collect(src, src, &mut files);
+    graph(&files)
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect(root, &path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let rel = path.strip_prefix(root).unwrap().with_extension("");
+            let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+            if parts.last().is_some_and(|p| p == "mod" || p == "lib" || p == "main") {
+                parts.pop();
+            }
+            out.push((parts.join("::"), fs::read_to_string(&path).unwrap()));
+        }
+    }
+}
+
+/// The graph of modules given as (module path, source text); the crate root is `""`.
+pub fn graph(files: &[(String, String)]) -> Graph {
+    let modules: BTreeSet<&str> = files.iter().map(|(m, _)| m.as_str()).collect();
+    let mut g = Graph::new();
+    for (module, text) in files {
+        let deps = g.entry(module.clone()).or_default();
+        let base: Vec<&str> = module.split("::").filter(|s| !s.is_empty()).collect();
+        let mut inline: Vec<String> = Vec::new();
+        for line in text.lines() {
+            // rustfmt puts an inline module's `mod x {` and its closing `}` at the start of a line.
+            if let Some(name) = inline_mod(line) {
+                inline.push(name.to_owned());
+                continue;
+            }
+            if line == "}" {
+                inline.pop();
+            }
+            let here: Vec<&str> = base.iter().copied().chain(inline.iter().map(String::as_str)).collect();
+            for path in paths(strip_comment(line), &here) {
+                if let Some(target) = deepest_module(&path, &modules) {
+                    if target != module.as_str() {
+                        deps.insert(target.to_owned());
+                    }
+                }
+            }
+        }
+    }
+    g
+}
+
+fn inline_mod(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("pub ").unwrap_or(line).strip_prefix("mod ")?;
+    rest.strip_suffix(" {")
+}
+
+/// The line without a `//` comment (a `//` inside a string on the same line does not count).
+fn strip_comment(line: &str) -> &str {
+    let mut in_string = false;
+    let mut prev = ' ';
+    for (i, c) in line.char_indices() {
+        match c {
+            '"' if prev != '\\' => in_string = !in_string,
+            '/' if prev == '/' && !in_string => return &line[..i - 1],
+            _ => {}
+        }
+        prev = if prev == '\\' && c == '\\' { ' ' } else { c };
+    }
+    line
+}
+
+/// The absolute paths (segments after `crate`) that the `crate::` and `super::` paths on a line name, from
+/// the module `here`.
+fn paths(line: &str, here: &[&str]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < line.len() {
+        let boundary = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+        let start = if !boundary {
+            None
+        } else if line[i..].starts_with("crate::") {
+            Some((Vec::new(), i + "crate::".len()))
+        } else if line[i..].starts_with("super::") {
+            let mut at = here.to_vec();
+            let mut j = i;
+            while line[j..].starts_with("super::") {
+                at.pop();
+                j += "super::".len();
+            }
+            Some((at.iter().map(|s| s.to_string()).collect(), j))
+        } else {
+            None
+        };
+        match start {
+            Some((prefix, j)) => {
+                let mut rest = &line[j..];
+                tree(&mut rest, prefix, &mut out);
+                i = line.len() - rest.len();
+            }
+            None => i += line[i..].chars().next().map_or(1, char::len_utf8),
+        }
+    }
+    out
+}
+
+/// Reads a use tree (`a::b`, `a::{b, c::d}`, `*`) from the start of `rest`, adding each full path to `out`.
+fn tree(rest: &mut &str, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+    loop {
+        *rest = rest.trim_start();
+        if let Some(group) = rest.strip_prefix('{') {
+            *rest = group;
+            loop {
+                *rest = rest.trim_start();
+                if let Some(after) = rest.strip_prefix('}') {
+                    *rest = after;
+                    return;
+                }
+                if rest.is_empty() {
+                    return;
+                }
+                tree(rest, prefix.clone(), out);
+                *rest = rest.trim_start();
+                if let Some(after) = rest.strip_prefix(',') {
+                    *rest = after;
+                }
+            }
+        }
+        let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let (ident, after) = rest.split_at(len);
+        *rest = after;
+        if !ident.is_empty() && ident != "self" {
+            prefix.push(ident.to_owned());
+        }
+        match rest.strip_prefix("::") {
+            Some(after) => *rest = after,
+            None => {
+                if rest.starts_with('*') {
+                    *rest = &rest[1..];
+                }
+                out.push(prefix);
+                return;
+            }
+        }
+    }
+}
+
+/// The deepest module among `modules` that `path` names (the crate root `""` for none).
+fn deepest_module<'m>(path: &[String], modules: &BTreeSet<&'m str>) -> Option<&'m str> {
+    (0..=path.len()).rev().find_map(|n| modules.get(path[..n].join("::").as_str()).copied())
+}
+
+/// For each group of modules that reach each other through imports, one cycle (first module repeated at
+/// the end) and, after it, every module of the group when there are more; empty when the graph is acyclic.
+pub fn cycles(g: &Graph) -> Vec<String> {
+    let mut out = Vec::new();
+    for component in strongly_connected(g) {
+        if component.len() < 2 {
+            continue;
+        }
+        // The shortest way back from the component's first module to itself, inside the component.
+        let start = component.iter().next().unwrap();
+        let mut came_from: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([start.as_str()]);
+        'search: while let Some(m) = queue.pop_front() {
+            for d in g.get(m).into_iter().flatten().filter(|d| component.contains(*d)) {
+                if d == start {
+                    let mut back = Vec::new();
+                    let mut at = m;
+                    while at != start {
+                        back.push(at.to_owned());
+                        at = came_from[at];
+                    }
+                    back.reverse();
+                    let cycle = [vec![start.clone()], back, vec![start.clone()]].concat();
+                    let mut line = cycle.join(" → ");
+                    if component.len() + 1 > cycle.len() {
+                        let all: Vec<&str> = component.iter().map(String::as_str).collect();
+                        line.push_str(&format!(" (all of {} reach each other)", all.join(", ")));
+                    }
+                    out.push(line);
+                    break 'search;
+                }
+                if !came_from.contains_key(d.as_str()) {
+                    came_from.insert(d, m);
+                    queue.push_back(d);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Tarjan's strongly connected components.
+fn strongly_connected(g: &Graph) -> Vec<BTreeSet<String>> {
+    struct State<'g> {
+        g: &'g Graph,
+        index: BTreeMap<&'g str, usize>,
+        low: BTreeMap<&'g str, usize>,
+        stack: Vec<&'g str>,
+        on_stack: BTreeSet<&'g str>,
+        out: Vec<BTreeSet<String>>,
+    }
+    fn visit<'g>(s: &mut State<'g>, v: &'g str) {
+        let i = s.index.len();
+        s.index.insert(v, i);
+        s.low.insert(v, i);
+        s.stack.push(v);
+        s.on_stack.insert(v);
+        let g = s.g;
+        for w in g.get(v).into_iter().flatten() {
+            let w = w.as_str();
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let low = s.low[v].min(s.low[w]);
+                s.low.insert(v, low);
+            } else if s.on_stack.contains(w) {
+                let low = s.low[v].min(s.index[w]);
+                s.low.insert(v, low);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut component = BTreeSet::new();
+            while let Some(w) = s.stack.pop() {
+                s.on_stack.remove(w);
+                component.insert(w.to_owned());
+                if w == v {
+                    break;
+                }
+            }
+            s.out.push(component);
+        }
+    }
+    let mut s = State {
+        g,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for v in g.keys() {
+        if !s.index.contains_key(v.as_str()) {
+            visit(&mut s, v);
+        }
+    }
+    s.out.sort();
+    s.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter().map(|(m, t)| (m.to_string(), t.to_string())).collect()
+    }
+
+    #[test]
+    fn paths_groups_super_and_comments() {
+        let g = graph(&files(&[
+            ("", "pub mod a;\npub mod b;\npub mod html;\n"),
+            ("a", "use crate::b::{self, X};\n// crate::html is only mentioned\nfn f() { crate::html::axis::g(); }\n"),
+            ("b", "use crate::{a::Y, html::axis::{Z, W}};\nlet s = \"// not a comment\"; crate::a::y();\n"),
+            ("html", "mod axis;\n"),
+            ("html::axis", "use super::super::b::Q;\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n"),
+        ]));
+        let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+        assert_eq!(g["a"], set(&["b", "html::axis"]));
+        assert_eq!(g["b"], set(&["a", "html::axis"]));
+        assert_eq!(g["html::axis"], set(&["b"]), "`super::*` in its tests is the module itself");
+        assert_eq!(g[""], set(&[]));
+    }
+
+    /// The imports the core had before its cycles were broken (issue 11): both cycles are named.
+    #[test]
+    fn the_old_cores_cycles_are_found() {
+        let g = graph(&files(&[
+            (
+                "classify",
+                "use crate::clock::ClockFit;\nuse crate::record::Rep;\nuse crate::timing::{Reading, RepTimes};\n",
+            ),
+            ("clock", ""),
+            ("record", "use crate::clock::ClockFit;\nuse crate::rules::Expected;\n"),
+            ("rules", "use crate::classify::Class;\n"),
+            ("timing", "use crate::clock::ClockFit;\nuse crate::record::Rep;\n"),
+            (
+                "report",
+                "use crate::classify::{classify_rep, Class};\n    r.explanation = crate::explain::why(s, &r);\n",
+            ),
+            ("explain", "use crate::report::CaseResult;\n"),
+        ]));
+        assert_eq!(
+            cycles(&g),
+            [
+                "classify → record → rules → classify (all of classify, record, rules, timing reach each other)",
+                "explain → report → explain"
+            ]
+        );
+        let mut g = g;
+        g.get_mut("report").unwrap().insert("compare".into());
+        g.insert("compare".into(), ["report".to_owned()].into());
+        assert_eq!(cycles(&g)[1], "compare → report → compare (all of compare, explain, report reach each other)");
+    }
+
+    #[test]
+    fn an_acyclic_graph_has_no_cycles() {
+        let g = graph(&files(&[
+            ("class", ""),
+            ("rules", "use crate::class::Class;\n"),
+            ("classify", "pub use crate::class::Class;\nuse crate::rules::Expected;\n"),
+        ]));
+        assert!(cycles(&g).is_empty());
+    }
+}
