@@ -12,6 +12,7 @@
 
 pub mod library;
 pub mod locate;
+pub mod memory;
 
 use crate::DriverError;
 use async_lab_core::api::Api;
