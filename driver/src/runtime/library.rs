@@ -120,12 +120,13 @@ impl Kernel {
     ///
     /// # Safety
     /// This kernel is `spin_wait_ns` and its library is still loaded.
-    pub unsafe fn launch_spin(&self, stream: crate::sys::CUstream, ns: u64) -> DriverResult<()> {
+    pub unsafe fn launch_spin(&self, stream: crate::stream::StreamHandle<'_>, ns: u64) -> DriverResult<()> {
         let (mut ns, mut stamps) = (ns, 0u64);
         let mut params = [(&mut ns as *mut u64).cast::<c_void>(), (&mut stamps as *mut u64).cast()];
         // SAFETY: spin_wait_ns(u64 ns, *mut u64 stamps) skips the stamps for a null pointer; `params` lives
-        // through the call, which copies the values; the library is loaded (the caller's promise).
-        unsafe { self.launch(1, 1, stream, &mut params) }
+        // through the call, which copies the values; the library is loaded (the caller's promise); `stream` is
+        // live (its lifetime says so).
+        unsafe { self.launch(1, 1, stream.raw(), &mut params) }
     }
 }
 
