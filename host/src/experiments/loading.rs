@@ -473,12 +473,12 @@ impl<'a> Copies<'a> {
             // which synchronizes the device before they are freed (`Drop`); `self.stream` is live (its lifetime).
             // What the source holds does not matter: nothing reads what arrives.
             unsafe {
-                crate::drv!(cuMemcpyHtoDAsync_v2(
+                crate::driver::memory::memcpy_htod_async(
                     self.device.ptr,
                     self.host.as_ptr().cast_const().cast(),
                     COPY_BYTES,
-                    self.stream.raw()
-                ))?
+                    self.stream,
+                )?
             };
         }
         self.end.record(self.stream)?;
