@@ -78,6 +78,11 @@ impl Gpu {
         unsafe { check(sys::cuCtxSetCurrent(self.context), "cuCtxSetCurrent") }
     }
 
+    /// A handle to this GPU's context that another thread can make current (`ContextRef::bind`).
+    pub fn context_ref(&self) -> ContextRef<'_> {
+        ContextRef { raw: self.context, _gpu: std::marker::PhantomData }
+    }
+
     /// The context's raw handle (for calls that name a context, such as `cuMemcpyPeer`).
     pub fn context(&self) -> CUcontext {
         self.context
@@ -203,6 +208,25 @@ impl Gpu {
         let mut out = out;
         // SAFETY: write_globaltimer(*mut u64); `out` is a live device allocation of at least 8 bytes.
         unsafe { self.launch(self.kernels.write_globaltimer, 1, 1, stream.raw(), &mut [ptr(&mut out)]) }
+    }
+}
+
+/// A borrowed context that may cross to another thread, to be made current there.
+#[derive(Clone, Copy, Debug)]
+pub struct ContextRef<'g> {
+    raw: CUcontext,
+    _gpu: std::marker::PhantomData<&'g Gpu>,
+}
+
+// SAFETY: a context may be made current on any thread; the handle is only ever passed to `cuCtxSetCurrent`,
+// and its lifetime keeps the `Gpu` (which owns the context) alive.
+unsafe impl Send for ContextRef<'_> {}
+
+impl ContextRef<'_> {
+    /// `cuCtxSetCurrent`: makes the context current on the calling thread.
+    pub fn bind(self) -> DriverResult<()> {
+        // SAFETY: the context is alive as long as the borrowed `Gpu`.
+        unsafe { check(sys::cuCtxSetCurrent(self.raw), "cuCtxSetCurrent") }
     }
 }
 

@@ -32,8 +32,8 @@ pub mod vmm;
 pub const STUB_DIR: &str = env!("ASYNC_LAB_STUB_DIR");
 
 pub use error::{check, DriverError, DriverResult};
-pub use gpu::{Gpu, Kernels};
+pub use gpu::{ContextRef, Gpu, Kernels};
 pub use memory::{DeviceBuffer, HostBuffer, HostKind, PageableBuffer};
 pub use peer::PeerLink;
 pub use probe::{device_handle, NoGpu};
-pub use stream::{Event, Stream, StreamHandle, StreamKind};
+pub use stream::{Event, EventRef, Stream, StreamHandle, StreamKind};

@@ -13,6 +13,7 @@
 pub mod library;
 pub mod locate;
 pub mod memory;
+pub mod stream;
 
 use crate::DriverError;
 use async_lab_core::api::Api;
