@@ -278,6 +278,20 @@ pub fn set_device(ordinal: i32) -> Result<(), DriverError> {
     unsafe { rt!(cudaSetDevice(ordinal)) }
 }
 
+/// `cudaGetDeviceFlags`: the flags of the runtime's current device (set by `set_device` first).
+pub fn device_flags() -> Result<u32, DriverError> {
+    let mut flags = 0u32;
+    // SAFETY: `flags` is a valid out-pointer.
+    unsafe { rt!(cudaGetDeviceFlags(&mut flags))? };
+    Ok(flags)
+}
+
+/// `cudaSetDeviceFlags`: sets the current device's flags (its primary context's scheduling flags among them).
+pub fn set_device_flags(flags: u32) -> Result<(), DriverError> {
+    // SAFETY: plain call with a flags word; the runtime answers an error for one it refuses.
+    unsafe { rt!(cudaSetDeviceFlags(flags)) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
