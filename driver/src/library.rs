@@ -117,18 +117,17 @@ impl Kernel<'_> {
     ///
     /// # Safety
     /// `params` holds one pointer per kernel parameter, to a value of that parameter's exact type, and every
-    /// device pointer among them stays valid until the kernel has finished; `stream` is a live stream of the
-    /// GPU's context.
+    /// device pointer among them stays valid until the kernel has finished.
     pub unsafe fn launch(
         self,
         grid: u32,
         block: u32,
-        stream: sys::CUstream,
+        stream: StreamHandle<'_>,
         params: &mut [*mut std::ffi::c_void],
     ) -> DriverResult<()> {
         // SAFETY: cuLaunchKernel's API reference (CUDA 12.0 on) accepts a CUkernel from cuLibraryGetKernel cast
-        // to CUfunction; the library stays loaded while `self` exists (its lifetime); the rest is the caller's
-        // promise.
+        // to CUfunction; the library stays loaded while `self` exists (its lifetime); the stream is live (its
+        // lifetime); the rest is the caller's promise.
         unsafe {
             crate::drv!(cuLaunchKernel(
                 self.raw.cast(),
@@ -139,7 +138,7 @@ impl Kernel<'_> {
                 1,
                 1,
                 0,
-                stream,
+                stream.raw(),
                 params.as_mut_ptr(),
                 null_mut()
             ))

@@ -21,6 +21,17 @@ impl StreamHandle<'static> {
     pub const LEGACY: StreamHandle<'static> = StreamHandle { raw: sys::CU_STREAM_LEGACY, _stream: PhantomData };
 }
 
+impl<'s> StreamHandle<'s> {
+    /// A handle for a stream made outside `Stream` (the runtime's `cudaStreamCreate`, in the shared primary
+    /// context).
+    ///
+    /// # Safety
+    /// `raw` must be a stream of the primary context, or a default stream, that is not destroyed during `'s`.
+    pub unsafe fn from_raw(raw: CUstream) -> StreamHandle<'s> {
+        StreamHandle { raw, _stream: PhantomData }
+    }
+}
+
 impl StreamHandle<'_> {
     pub fn raw(self) -> CUstream {
         self.raw

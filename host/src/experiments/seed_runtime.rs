@@ -44,7 +44,7 @@ use super::seed::{
 use super::{Case, Op};
 use crate::api::Api;
 use crate::classify::Class::Async;
-use crate::driver::{DriverResult, Gpu, HostKind, PageableBuffer};
+use crate::driver::{DriverResult, Gpu, HostKind, PageableBuffer, StreamHandle};
 use crate::pattern;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rt;
@@ -261,11 +261,11 @@ impl<'g> RtStream<'g> {
     }
 }
 
-// SAFETY: the stream is a stream of the primary context (the runtime's current device's), destroyed only in
-// `drop`, which cannot run while `self` is borrowed. A `cudaStream_t` is a `CUstream`.
-unsafe impl SeedStream for RtStream<'_> {
-    fn cu_stream(&self) -> crate::driver::sys::CUstream {
-        self.raw.cast()
+impl SeedStream for RtStream<'_> {
+    fn stream(&self) -> StreamHandle<'_> {
+        // SAFETY: the stream is a stream of the primary context (the runtime's current device's), destroyed
+        // only in `drop`, which cannot run while `self` is borrowed. A `cudaStream_t` is a `CUstream`.
+        unsafe { StreamHandle::from_raw(self.raw.cast()) }
     }
 }
 
@@ -370,7 +370,7 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
     let mut library: Option<Library> = None;
     let mut seq = Sequence::new(gpu, &stream, Step::ALL.len())?;
     let mut records: Vec<CaseRecord> = steps.iter().map(|&s| step_record(step_setup(op, s))).collect();
-    let (s, cu) = (stream.raw, stream.cu_stream());
+    let (s, cu) = (stream.raw, stream.stream().raw());
     let copy = rs::cudaMemcpyKind::cudaMemcpyDefault;
 
     for rep in 0..=reps {
