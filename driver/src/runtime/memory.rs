@@ -1,13 +1,17 @@
-//! The runtime's allocation, copy and memset calls the experiments time, one function per runtime call.
+//! The runtime's allocation, copy and memset calls the experiments time, one function per runtime call; and
+//! buffers allocated the way a runtime program allocates them.
 //!
 //! Each is the `cuda*` call and nothing else (the runtime must have been loaded and its device set first, by
 //! `set_device`), so a measured span holds exactly the one call. Streams are driver streams of the primary
 //! context the runtime shares (see the module above).
 
+use crate::gpu::Gpu;
+use crate::memory::{HostKind, PageableBuffer};
 use crate::runtime::sys;
 use crate::stream::StreamHandle;
 use crate::DriverError;
 use std::ffi::{c_int, c_void};
+use std::marker::PhantomData;
 
 type RtResult<T> = Result<T, DriverError>;
 
@@ -146,4 +150,88 @@ pub unsafe fn memset(dst: u64, value: u8, n: usize) -> RtResult<()> {
 pub unsafe fn memset_async(dst: u64, value: u8, n: usize, stream: StreamHandle<'_>) -> RtResult<()> {
     // SAFETY: the caller promises the range, live until the stream has written it.
     unsafe { crate::rt!(cudaMemsetAsync(dst as *mut c_void, value as c_int, n, rt_stream(stream))) }
+}
+
+/// `cudaFree(NULL)`: frees nothing (documented as no operation); programs call it to start the runtime.
+#[inline]
+pub fn free_null() -> RtResult<()> {
+    // SAFETY: a null pointer, which cudaFree documents as no operation.
+    unsafe { crate::rt!(cudaFree(std::ptr::null_mut())) }
+}
+
+/// Device memory from `cudaMalloc` on the runtime's current device, freed with `cudaFree` on drop.
+pub struct DeviceBuffer<'g> {
+    ptr: *mut c_void,
+    _gpu: PhantomData<&'g Gpu>,
+}
+
+impl<'g> DeviceBuffer<'g> {
+    /// Needs `gpu` to be the runtime's current device (`set_device`). A zero-length request is bumped to 1 byte.
+    pub fn new(_gpu: &'g Gpu, len: usize) -> RtResult<DeviceBuffer<'g>> {
+        let mut ptr = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer.
+        unsafe { crate::rt!(cudaMalloc(&mut ptr, len.max(1)))? };
+        Ok(DeviceBuffer { ptr, _gpu: PhantomData })
+    }
+
+    /// The buffer's device address.
+    pub fn addr(&self) -> u64 {
+        self.ptr as u64
+    }
+}
+
+impl Drop for DeviceBuffer<'_> {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cudaMalloc in `new`, freed once here, while the context is alive (`'g`).
+        unsafe { sys::cudaFree(self.ptr) };
+    }
+}
+
+/// Host memory as runtime programs allocate it: pageable (a plain allocation, as `new char[]` and `malloc`
+/// give) or pinned (`cudaMallocHost`), freed on drop the way it was allocated.
+pub struct HostBuffer<'g> {
+    ptr: *mut u8,
+    len: usize,
+    /// Owns pageable memory; `None` for pinned memory, which `drop` frees with `cudaFreeHost`.
+    pageable: Option<PageableBuffer>,
+    _gpu: PhantomData<&'g Gpu>,
+}
+
+impl<'g> HostBuffer<'g> {
+    /// Pageable or pinned memory (needs `gpu` to be the runtime's current device for pinned memory).
+    pub fn new(_gpu: &'g Gpu, kind: HostKind, len: usize) -> anyhow::Result<HostBuffer<'g>> {
+        let (ptr, pageable) = match kind {
+            HostKind::Pageable => {
+                let b = PageableBuffer::new(len);
+                (b.as_ptr(), Some(b))
+            }
+            HostKind::Pinned => (malloc_host(len.max(1))?.cast(), None),
+            other => anyhow::bail!("the seed programs use pageable or pinned memory, not {}", other.slug()),
+        };
+        Ok(HostBuffer { ptr, len, pageable, _gpu: PhantomData })
+    }
+
+    /// The buffer's address (a unified address, as `cudaMemcpyDefault` takes it).
+    pub fn addr(&self) -> u64 {
+        self.ptr as u64
+    }
+
+    /// The bytes, for the host to read or write.
+    ///
+    /// # Safety
+    /// No copy that touches this buffer may be pending on the GPU while the slice is in use.
+    pub unsafe fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: `ptr` is a live allocation of at least `len` bytes owned by `self`; the caller rules out the
+        // GPU writing it meanwhile.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for HostBuffer<'_> {
+    fn drop(&mut self) {
+        if self.pageable.is_none() {
+            // SAFETY: allocated by cudaMallocHost in `new`, freed once here, while the context is alive (`'g`).
+            unsafe { sys::cudaFreeHost(self.ptr.cast()) };
+        }
+    }
 }
