@@ -135,7 +135,7 @@ impl RuntimeKernels {
 
     fn launch_empty(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
         // SAFETY: `empty` takes no parameters; the library is held by `self`.
-        unsafe { self.empty.launch(1, 1, stream.raw(), &mut []) }
+        unsafe { self.empty.launch(1, 1, stream, &mut []) }
     }
 }
 

@@ -229,7 +229,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp, timing: Timing) -> anyhow::Re
             },
             // SAFETY: the kernel `empty` takes no parameters, so an empty parameter array matches it; its
             // library is held by `rt` (in `empty`), which is dropped only after `run` synchronized the device.
-            (OverheadOp::LaunchEmpty, Some(rt)) => unsafe { rt.kernel.launch(1, 1, s.raw(), &mut []) },
+            (OverheadOp::LaunchEmpty, Some(rt)) => unsafe { rt.kernel.launch(1, 1, s, &mut []) },
             (OverheadOp::LaunchEmpty, None) => gpu.launch_empty(stream.handle()),
         }
     };

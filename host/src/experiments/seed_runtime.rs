@@ -313,7 +313,7 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
                         let (mut cycles, mut out_ptr) = (KERNEL_CYCLES, out.addr());
                         let mut params =
                             [(&mut cycles as *mut u64).cast::<c_void>(), (&mut out_ptr as *mut u64).cast::<c_void>()];
-                        kernel.launch(GRID, BLOCK, s.raw(), &mut params)
+                        kernel.launch(GRID, BLOCK, s, &mut params)
                     }
                     Step::DtoH => rtmem::memcpy_async(host.addr(), device.addr(), bytes, copy, s),
                     Step::Callback => rtstream::stream_add_callback(s, set_flag_runtime, flag.user()),
