@@ -211,6 +211,14 @@ impl Gpu {
     }
 }
 
+/// `cuCtxSynchronize` of whatever context is current, without making one current first (`Gpu::synchronize`
+/// does): for a measured span that must hold this one call.
+#[inline]
+pub fn ctx_synchronize() -> DriverResult<()> {
+    // SAFETY: no arguments; without a current context the driver returns an error code.
+    unsafe { check(sys::cuCtxSynchronize(), "cuCtxSynchronize") }
+}
+
 /// A borrowed context that may cross to another thread, to be made current there.
 #[derive(Clone, Copy, Debug)]
 pub struct ContextRef<'g> {

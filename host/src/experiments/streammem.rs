@@ -15,12 +15,13 @@
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::classify::Class::*;
+use crate::driver::gpu::ctx_synchronize;
 use crate::driver::library::Module;
+use crate::driver::memory;
 use crate::driver::streammem::StreamMemOps;
 use crate::driver::{
     sys, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind,
 };
-use crate::drv;
 use crate::measure::monotonic_ns;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
@@ -312,8 +313,8 @@ impl Probe for MemOpProbe<'_, '_> {
         }
         if self.op.call == MemOpCall::LegacyCopyDtoH {
             let d = self.device.as_ref().expect("made above");
-            // SAFETY: `d` holds BYTES bytes; the device is idle between repetitions.
-            unsafe { drv!(cuMemsetD8_v2(d.ptr, 0x3C, BYTES))? };
+            // `d` holds BYTES bytes; the device is idle between repetitions.
+            d.set_bytes(0x3C)?;
             self.host.fill(0);
         }
         gpu.synchronize()?;
@@ -363,16 +364,16 @@ impl Probe for MemOpProbe<'_, '_> {
             match self.op.call {
                 MemOpCall::EnqueueWait => self.ops.wait_geq(s, self.flag_addr(), self.value),
                 MemOpCall::EnqueueWrite => self.ops.write(s, self.flag_addr(), self.value),
-                MemOpCall::CtxSynchronize => drv!(cuCtxSynchronize()),
-                MemOpCall::MemFree => drv!(cuMemFree_v2(self.device.take().expect("made in prepare").into_raw())),
-                MemOpCall::MemAlloc => drv!(cuMemAlloc_v2(&mut self.allocated, BYTES)),
+                MemOpCall::CtxSynchronize => ctx_synchronize(),
+                MemOpCall::MemFree => memory::mem_free(self.device.take().expect("made in prepare").into_raw()),
+                MemOpCall::MemAlloc => memory::mem_alloc(BYTES).map(|p| self.allocated = p),
                 MemOpCall::ModuleLoad => Module::load(self.gpu, self.ptx).map(|m| self.module = Some(m)),
                 MemOpCall::LegacyCopyDtoH => {
                     let d = self.device.as_ref().expect("made in prepare").ptr;
-                    drv!(cuMemcpyDtoH_v2(self.host.as_mut_ptr().cast(), d, BYTES))
+                    memory::memcpy_dtoh(self.host.as_mut_ptr().cast(), d, BYTES)
                 }
                 MemOpCall::LegacyMemset => {
-                    drv!(cuMemsetD8_v2(self.device.as_ref().expect("made in prepare").ptr, 0x3C, BYTES))
+                    memory::memset_d8(self.device.as_ref().expect("made in prepare").ptr, 0x3C, BYTES)
                 }
                 MemOpCall::LaunchOther => gpu.launch_empty(s),
             }
@@ -401,7 +402,7 @@ impl Probe for MemOpProbe<'_, '_> {
             MemOpCall::MemAlloc => {
                 ensure!(self.allocated != 0, "cuMemAlloc returned no address");
                 // SAFETY: allocated by the call, freed once, here; the device is idle.
-                unsafe { drv!(cuMemFree_v2(self.allocated))? };
+                unsafe { memory::mem_free(self.allocated)? };
                 self.allocated = 0;
             }
             MemOpCall::ModuleLoad => ensure!(self.module.take().is_some(), "the module load left no module"),
@@ -420,7 +421,7 @@ impl Drop for MemOpProbe<'_, '_> {
         let _ = self.join_watchdog();
         if self.allocated != 0 {
             // SAFETY: allocated by a call that succeeded and was not freed in `verify` (an error came first).
-            unsafe { sys::cuMemFree_v2(self.allocated) };
+            let _ = unsafe { memory::mem_free(self.allocated) };
         }
     }
 }
