@@ -231,6 +231,14 @@ pub struct ContextRef<'g> {
 unsafe impl Send for ContextRef<'_> {}
 
 impl ContextRef<'_> {
+    /// The same handle without the borrow, for a thread that is not scoped (one the owner joins by hand).
+    ///
+    /// # Safety
+    /// The `Gpu` must stay alive for as long as the returned handle is used.
+    pub unsafe fn unbounded(self) -> ContextRef<'static> {
+        ContextRef { raw: self.raw, _gpu: std::marker::PhantomData }
+    }
+
     /// `cuCtxSetCurrent`: makes the context current on the calling thread.
     pub fn bind(self) -> DriverResult<()> {
         // SAFETY: the context is alive as long as the borrowed `Gpu`.

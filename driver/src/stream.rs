@@ -201,6 +201,14 @@ pub struct EventRef<'e> {
 unsafe impl Send for EventRef<'_> {}
 
 impl EventRef<'_> {
+    /// The same handle without the borrow, for a thread that is not scoped (one the owner joins by hand).
+    ///
+    /// # Safety
+    /// The event must stay alive (not be destroyed) for as long as the returned handle is used.
+    pub unsafe fn unbounded(self) -> EventRef<'static> {
+        EventRef { raw: self.raw, _event: PhantomData }
+    }
+
     /// `cuEventQuery`: whether all work captured by the event's last record has finished.
     #[inline]
     pub fn is_done(self) -> DriverResult<bool> {

@@ -17,7 +17,8 @@ use super::{case_record, Case, Op};
 use crate::driver::library::{module_load_data, module_unload};
 use crate::driver::memory;
 use crate::driver::{
-    sys, DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, PageableBuffer, Stream, StreamHandle, StreamKind,
+    sys, ContextRef, DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, PageableBuffer, Stream, StreamHandle,
+    StreamKind,
 };
 use crate::measure::monotonic_ns;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
@@ -118,11 +119,11 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
-/// What the other thread needs, as plain numbers: the context, and the memory its call uses (owned by the probe,
-/// which joins the thread before it frees anything).
+/// What the other thread needs: the context, and the memory its call uses as plain addresses (owned by the
+/// probe, which joins the thread before it frees anything).
 struct Other {
     slow: SlowCall,
-    context: usize,
+    context: ContextRef<'static>,
     host: usize,
     device: u64,
     ptx: usize,
@@ -138,11 +139,11 @@ unsafe impl Send for Other {}
 type Report = (u64, u64, sys::CuResult, usize);
 
 fn other_thread(o: Other) -> Report {
-    // SAFETY: a live context (see `Other`); current on this thread only.
-    let bound = unsafe { sys::cuCtxSetCurrent(o.context as sys::CUcontext) };
+    // Current on this thread only.
+    let bound = o.context.bind();
     o.start.wait();
-    if bound != sys::CUDA_SUCCESS {
-        return (0, 0, bound, 0);
+    if let Err(e) = bound {
+        return (0, 0, e.code, 0);
     }
     let mut made = 0usize;
     let t0 = monotonic_ns();
@@ -171,7 +172,7 @@ struct ThreadProbe<'a, 'g> {
     slow_host: PageableBuffer,
     slow_dst: DeviceBuffer<'g>,
     ptx: &'a CString,
-    context: usize,
+    context: ContextRef<'static>,
     prepared: usize,
     skip_next_settle: Cell<bool>,
     other: Option<JoinHandle<Report>>,
@@ -293,7 +294,9 @@ pub fn run(gpu: &Gpu, case: &Case, op: ThreadOp, reps: usize) -> anyhow::Result<
         slow_host,
         slow_dst: DeviceBuffer::new(gpu, if op.slow == SlowCall::PageableCopy { SLOW_BYTES } else { 1 })?,
         ptx: &ptx,
-        context: gpu.context() as usize,
+        // SAFETY: the probe joins the other thread (in `verify`, or in its `Drop`) before `run` returns, while
+        // `gpu` is still borrowed.
+        context: unsafe { gpu.context_ref().unbounded() },
         prepared: 0,
         skip_next_settle: Cell::new(false),
         other: None,
