@@ -12,6 +12,8 @@
 
 pub mod library;
 pub mod locate;
+pub mod memory;
+pub mod stream;
 
 use crate::DriverError;
 use async_lab_core::api::Api;
@@ -274,6 +276,20 @@ pub fn set_device(ordinal: i32) -> Result<(), DriverError> {
     })?;
     // SAFETY: plain call with an ordinal; the runtime answers an error for a bad one.
     unsafe { rt!(cudaSetDevice(ordinal)) }
+}
+
+/// `cudaGetDeviceFlags`: the flags of the runtime's current device (set by `set_device` first).
+pub fn device_flags() -> Result<u32, DriverError> {
+    let mut flags = 0u32;
+    // SAFETY: `flags` is a valid out-pointer.
+    unsafe { rt!(cudaGetDeviceFlags(&mut flags))? };
+    Ok(flags)
+}
+
+/// `cudaSetDeviceFlags`: sets the current device's flags (its primary context's scheduling flags among them).
+pub fn set_device_flags(flags: u32) -> Result<(), DriverError> {
+    // SAFETY: plain call with a flags word; the runtime answers an error for one it refuses.
+    unsafe { rt!(cudaSetDeviceFlags(flags)) }
 }
 
 #[cfg(test)]

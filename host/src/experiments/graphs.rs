@@ -10,7 +10,6 @@ use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::driver::graph::{Graph, GraphExec, InstantiateWithParams, Node};
 use crate::driver::{DeviceBuffer, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
-use crate::drv;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
 use anyhow::ensure;
@@ -199,8 +198,8 @@ impl Probe for GraphProbe<'_, '_> {
             }
         }
         gpu.bind()?;
-        // SAFETY: `out` holds 8 device bytes; nothing on the GPU uses it between repetitions.
-        unsafe { drv!(cuMemsetD8_v2(self.out.ptr, 0, 8))? };
+        // Nothing on the GPU uses `out` between repetitions.
+        self.out.set_bytes(0)?;
         self.runs_before = self.runs.load(Ordering::SeqCst);
         Ok(())
     }
@@ -228,10 +227,9 @@ impl Probe for GraphProbe<'_, '_> {
     fn verify(&mut self, gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
         ensure!(self.exec.is_some(), "{} left no executable graph", self.op.call.name());
         let runs = self.runs.load(Ordering::SeqCst) - self.runs_before;
-        let mut stamp = 0u64;
         gpu.bind()?;
-        // SAFETY: 8 bytes into a u64; the device is synchronized before `verify`.
-        unsafe { drv!(cuMemcpyDtoH_v2((&mut stamp as *mut u64).cast(), self.out.ptr, 8))? };
+        // The device is synchronized before `verify`.
+        let stamp = self.out.read_u64s(1)?[0];
         let ran = match self.op.call {
             GraphCall::LaunchHostNode => runs,
             _ => u64::from(stamp != 0),

@@ -130,12 +130,12 @@ impl RuntimeKernels {
     /// `spin_wait_ns(ns, stamps = null)` through `cudaLaunchKernel`.
     fn launch_spin(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<()> {
         // SAFETY: the kernel is `spin_wait_ns`; the library is held by `self`.
-        unsafe { self.spin_wait_ns.launch_spin(stream.raw(), ns) }
+        unsafe { self.spin_wait_ns.launch_spin(stream, ns) }
     }
 
     fn launch_empty(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
         // SAFETY: `empty` takes no parameters; the library is held by `self`.
-        unsafe { self.empty.launch(1, 1, stream.raw(), &mut []) }
+        unsafe { self.empty.launch(1, 1, stream, &mut []) }
     }
 }
 

@@ -10,6 +10,7 @@
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::classify::Class::*;
+use crate::driver::device::{attribute, memory_free_and_total};
 use crate::driver::limits::{self as lim, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYN_SHARED};
 use crate::driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
@@ -179,22 +180,10 @@ impl Probe for LimitProbe {
             LimitCall::SetStackSize => lim::set_limit(lim::CU_LIMIT_STACK_SIZE, STACK_TO),
             LimitCall::SetPrintfFifo => lim::set_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE, FIFO_TO),
             LimitCall::GetStackSize => lim::get_limit(lim::CU_LIMIT_STACK_SIZE).map(|v| self.read = v as u64),
-            LimitCall::MemGetInfo => {
-                let (mut free, mut total) = (0usize, 0usize);
-                // SAFETY: valid out-pointers; the GPU's context is current (the protocol binds before the call).
-                unsafe { crate::drv!(cuMemGetInfo_v2(&mut free, &mut total)) }.map(|()| self.read = total as u64)
-            }
+            LimitCall::MemGetInfo => memory_free_and_total().map(|(_, total)| self.read = total as u64),
             LimitCall::DeviceGetAttribute => {
-                let mut v = 0;
-                // SAFETY: valid out-pointer; the device handle is live.
-                unsafe {
-                    crate::drv!(cuDeviceGetAttribute(
-                        &mut v,
-                        sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                        gpu.device
-                    ))
-                }
-                .map(|()| self.read = v as u64)
+                attribute(gpu.device, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                    .map(|v| self.read = v as u64)
             }
             LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => {
                 // SAFETY: as in `reset`.

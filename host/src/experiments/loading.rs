@@ -364,7 +364,7 @@ impl Probe for LoadProbe<'_> {
             // SAFETY: the kernel is `spin_wait_ns`; its library is the repetition's `Loaded`, which `repetition`
             // unloads only after this probe is gone and the device is idle; `self.stream` is live (its lifetime
             // says so) and belongs to the primary context, the runtime's current device's.
-            Step::RtFirstLaunch(k) => unsafe { k.launch_spin(self.stream.raw(), FIRST_LAUNCH_NS) },
+            Step::RtFirstLaunch(k) => unsafe { k.launch_spin(self.stream, FIRST_LAUNCH_NS) },
         }
     }
 
@@ -473,12 +473,12 @@ impl<'a> Copies<'a> {
             // which synchronizes the device before they are freed (`Drop`); `self.stream` is live (its lifetime).
             // What the source holds does not matter: nothing reads what arrives.
             unsafe {
-                crate::drv!(cuMemcpyHtoDAsync_v2(
+                crate::driver::memory::memcpy_htod_async(
                     self.device.ptr,
                     self.host.as_ptr().cast_const().cast(),
                     COPY_BYTES,
-                    self.stream.raw()
-                ))?
+                    self.stream,
+                )?
             };
         }
         self.end.record(self.stream)?;

@@ -98,10 +98,8 @@ impl<'g> Blocker<'g> {
     /// After synchronization: the blocker's device time and its `%globaltimer` stamps.
     pub fn read(&self) -> DriverResult<(u64, [u64; 2])> {
         self.gpu.bind()?;
-        let mut stamps = [0u64; 2];
-        // SAFETY: 16 bytes from a 16-byte device buffer into a [u64; 2]; the caller synchronized the device.
-        unsafe { crate::drv!(cuMemcpyDtoH_v2(stamps.as_mut_ptr().cast(), self.stamps.ptr, 16))? };
-        Ok((self.end.ns_since(&self.start)?, stamps))
+        let stamps = self.stamps.read_u64s(2)?;
+        Ok((self.end.ns_since(&self.start)?, [stamps[0], stamps[1]]))
     }
 }
 

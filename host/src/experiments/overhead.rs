@@ -23,11 +23,12 @@
 use super::method::Blocker;
 use super::{case_record, Case, Op};
 use crate::api::Api;
-use crate::driver::{DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamKind};
+use crate::driver::{memory, DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamKind};
 use crate::measure::{monotonic_ns, Stopwatch, Timed};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel, Library};
+use crate::runtime::memory as rtmem;
 use anyhow::{bail, Context as _};
 use async_lab_ptx::kernels;
 
@@ -205,13 +206,12 @@ pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp, timing: Timing) -> anyhow::Re
     let device = DeviceBuffer::new(gpu, COPY_BYTES)?;
     // SAFETY: the buffer was just allocated; no copy touches it yet.
     unsafe { host.bytes_mut() }.copy_from_slice(&PATTERN);
-    // SAFETY: `device` is a live allocation of COPY_BYTES bytes in the current context (bound by `new`).
-    unsafe { crate::drv!(cuMemsetD8_v2(device.ptr, 0, COPY_BYTES))? };
+    device.set_bytes(0)?;
     // The memset went to the legacy stream, which the calls' non-blocking stream is not ordered with.
     gpu.synchronize()?;
     let empty = (runtime && op == OverheadOp::LaunchEmpty).then(|| RuntimeEmpty::load(gpu)).transpose()?;
 
-    let (src, dst, s) = (host.as_ptr(), device.ptr, stream.raw());
+    let (src, dst, s) = (host.as_ptr(), device.ptr, stream.handle());
     let call = || -> DriverResult<()> {
         match (op, &empty) {
             (OverheadOp::MemcpyHtoDPinned4B, _) if runtime => {
@@ -219,21 +219,13 @@ pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp, timing: Timing) -> anyhow::Re
                 // SAFETY: `src` and `dst` are live buffers of COPY_BYTES bytes; both outlive every copy (the
                 // device is synchronized before `run` returns, on errors too) and the host does not write
                 // `src` meanwhile. `s` is a driver stream of the primary context the runtime uses too.
-                unsafe {
-                    crate::rt!(cudaMemcpyAsync(
-                        dst as *mut std::ffi::c_void,
-                        src as *const std::ffi::c_void,
-                        COPY_BYTES,
-                        cudaMemcpyHostToDevice,
-                        s.cast()
-                    ))
-                }
+                unsafe { rtmem::memcpy_async(dst, src as u64, COPY_BYTES, cudaMemcpyHostToDevice, s) }
             }
             // SAFETY: as for the runtime's copy: `src` (pinned, host) and `dst` (device) hold COPY_BYTES bytes
             // each and stay allocated, and `src` unwritten, until the device is synchronized, which `run` does
             // before they are dropped, on errors too; `s` is a live stream of the current context.
             (OverheadOp::MemcpyHtoDPinned4B, _) => unsafe {
-                crate::drv!(cuMemcpyHtoDAsync_v2(dst, src as *const std::ffi::c_void, COPY_BYTES, s))
+                memory::memcpy_htod_async(dst, src as *const std::ffi::c_void, COPY_BYTES, s)
             },
             // SAFETY: the kernel `empty` takes no parameters, so an empty parameter array matches it; its
             // library is held by `rt` (in `empty`), which is dropped only after `run` synchronized the device.
@@ -258,8 +250,8 @@ pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp, timing: Timing) -> anyhow::Re
     let (blocker_device_ns, blocker_gpu_ns) = blocker.read()?;
     if op == OverheadOp::MemcpyHtoDPinned4B {
         let mut arrived = [0u8; COPY_BYTES];
-        // SAFETY: COPY_BYTES from a live device buffer into an array of that size; the device is synchronized.
-        unsafe { crate::drv!(cuMemcpyDtoH_v2(arrived.as_mut_ptr().cast(), device.ptr, COPY_BYTES))? };
+        // The device is synchronized.
+        device.copy_to_host(&mut arrived)?;
         if arrived != PATTERN {
             bail!("the copies delivered {arrived:02x?}, not {PATTERN:02x?}");
         }

@@ -14,16 +14,18 @@
 
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
+use crate::driver::library::{module_load_data, module_unload};
+use crate::driver::memory;
 use crate::driver::{
-    sys, DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, PageableBuffer, Stream, StreamHandle, StreamKind,
+    sys, ContextRef, DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, PageableBuffer, Stream, StreamHandle,
+    StreamKind,
 };
-use crate::drv;
 use crate::measure::monotonic_ns;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
 use anyhow::ensure;
 use std::cell::Cell;
-use std::ffi::CString;
+use std::ffi::{c_char, CStr, CString};
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -117,11 +119,11 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
-/// What the other thread needs, as plain numbers: the context, and the memory its call uses (owned by the probe,
-/// which joins the thread before it frees anything).
+/// What the other thread needs: the context, and the memory its call uses as plain addresses (owned by the
+/// probe, which joins the thread before it frees anything).
 struct Other {
     slow: SlowCall,
-    context: usize,
+    context: ContextRef<'static>,
     host: usize,
     device: u64,
     ptx: usize,
@@ -137,37 +139,29 @@ unsafe impl Send for Other {}
 type Report = (u64, u64, sys::CuResult, usize);
 
 fn other_thread(o: Other) -> Report {
-    // SAFETY: a live context (see `Other`); current on this thread only.
-    let bound = unsafe { sys::cuCtxSetCurrent(o.context as sys::CUcontext) };
+    // Current on this thread only.
+    let bound = o.context.bind();
     o.start.wait();
-    if bound != sys::CUDA_SUCCESS {
-        return (0, 0, bound, 0);
+    if let Err(e) = bound {
+        return (0, 0, e.code, 0);
     }
     let mut made = 0usize;
     let t0 = monotonic_ns();
-    // SAFETY: every address names memory of SLOW_BYTES owned by the probe (see `Other`); the PTX is a
-    // NUL-terminated string the probe keeps; out-pointers are locals.
-    let rc = unsafe {
+    // SAFETY: every address names memory of SLOW_BYTES owned by the probe (see `Other`), and the registered
+    // range stays allocated until `finish_other` has unregistered it; the PTX is a NUL-terminated string the
+    // probe keeps.
+    let result = unsafe {
         match o.slow {
-            SlowCall::PageableCopy => sys::cuMemcpyHtoD_v2(o.device, o.host as *const std::ffi::c_void, SLOW_BYTES),
-            SlowCall::AllocHost => {
-                let mut p = std::ptr::null_mut();
-                let rc = sys::cuMemAllocHost_v2(&mut p, SLOW_BYTES);
-                made = p as usize;
-                rc
-            }
+            SlowCall::PageableCopy => memory::memcpy_htod(o.device, o.host as *const std::ffi::c_void, SLOW_BYTES),
+            SlowCall::AllocHost => memory::mem_alloc_host(SLOW_BYTES).map(|p| made = p as usize),
             SlowCall::HostRegister => {
-                sys::cuMemHostRegister_v2(o.host as *mut std::ffi::c_void, SLOW_BYTES, sys::CU_MEMHOSTREGISTER_DEFAULT)
+                memory::mem_host_register(o.host as *mut std::ffi::c_void, SLOW_BYTES, sys::CU_MEMHOSTREGISTER_DEFAULT)
             }
-            SlowCall::ModuleLoad => {
-                let mut m = std::ptr::null_mut();
-                let rc = sys::cuModuleLoadData(&mut m, o.ptx as *const std::ffi::c_void);
-                made = m as usize;
-                rc
-            }
+            SlowCall::ModuleLoad => module_load_data(CStr::from_ptr(o.ptx as *const c_char)).map(|m| made = m as usize),
         }
     };
-    (t0, monotonic_ns(), rc, made)
+    let t1 = monotonic_ns();
+    (t0, t1, result.err().map_or(sys::CUDA_SUCCESS, |e| e.code), made)
 }
 
 struct ThreadProbe<'a, 'g> {
@@ -178,7 +172,7 @@ struct ThreadProbe<'a, 'g> {
     slow_host: PageableBuffer,
     slow_dst: DeviceBuffer<'g>,
     ptx: &'a CString,
-    context: usize,
+    context: ContextRef<'static>,
     prepared: usize,
     skip_next_settle: Cell<bool>,
     other: Option<JoinHandle<Report>>,
@@ -195,11 +189,11 @@ impl ThreadProbe<'_, '_> {
             // SAFETY: each arm undoes what the other thread's call made, once, with the thread joined.
             unsafe {
                 match self.op.slow {
-                    SlowCall::AllocHost if made != 0 => drv!(cuMemFreeHost(made as *mut std::ffi::c_void))?,
+                    SlowCall::AllocHost if made != 0 => memory::mem_free_host(made as *mut std::ffi::c_void)?,
                     SlowCall::HostRegister if rc == sys::CUDA_SUCCESS => {
-                        drv!(cuMemHostUnregister(self.slow_host.as_ptr().cast()))?
+                        memory::mem_host_unregister(self.slow_host.as_ptr().cast())?
                     }
-                    SlowCall::ModuleLoad if made != 0 => drv!(cuModuleUnload(made as sys::CUmodule))?,
+                    SlowCall::ModuleLoad if made != 0 => module_unload(made as sys::CUmodule)?,
                     _ => {}
                 }
             }
@@ -250,12 +244,12 @@ impl Probe for ThreadProbe<'_, '_> {
             QuickCall::Launch => gpu.launch_empty(self.stream.handle()),
             // SAFETY: a live pinned buffer and a live device buffer of QUICK_BYTES, untouched until synchronized.
             QuickCall::PinnedCopyAsync => unsafe {
-                drv!(cuMemcpyHtoDAsync_v2(
+                memory::memcpy_htod_async(
                     self.quick_dst.ptr,
                     self.quick_src.as_ptr().cast(),
                     QUICK_BYTES,
-                    self.stream.raw()
-                ))
+                    self.stream.handle(),
+                )
             },
         }
     }
@@ -269,8 +263,8 @@ impl Probe for ThreadProbe<'_, '_> {
         gpu.synchronize()?;
         if self.op.quick == QuickCall::PinnedCopyAsync {
             let mut back = vec![0u8; QUICK_BYTES];
-            // SAFETY: QUICK_BYTES from a live device buffer into a local vector; the device is idle.
-            unsafe { drv!(cuMemcpyDtoH_v2(back.as_mut_ptr().cast(), self.quick_dst.ptr, QUICK_BYTES))? };
+            // The device is idle.
+            self.quick_dst.copy_to_host(&mut back)?;
             ensure!(back.iter().all(|&b| b == 0x5C), "the quick copy delivered wrong bytes");
         }
         Ok(None)
@@ -300,7 +294,9 @@ pub fn run(gpu: &Gpu, case: &Case, op: ThreadOp, reps: usize) -> anyhow::Result<
         slow_host,
         slow_dst: DeviceBuffer::new(gpu, if op.slow == SlowCall::PageableCopy { SLOW_BYTES } else { 1 })?,
         ptx: &ptx,
-        context: gpu.context() as usize,
+        // SAFETY: the probe joins the other thread (in `verify`, or in its `Drop`) before `run` returns, while
+        // `gpu` is still borrowed.
+        context: unsafe { gpu.context_ref().unbounded() },
         prepared: 0,
         skip_next_settle: Cell::new(false),
         other: None,

@@ -221,12 +221,7 @@ impl Probe for HintProbe<'_, '_> {
 /// Whether the GPU can take part in `call` (concurrent managed access; for pageable memory, access to it); the
 /// reason it cannot.
 fn support(gpu: &Gpu, call: HintCall) -> anyhow::Result<Option<&'static str>> {
-    let attribute = |a| -> anyhow::Result<i32> {
-        let mut v = 0;
-        // SAFETY: valid out-pointer; the device handle is live.
-        unsafe { crate::drv!(cuDeviceGetAttribute(&mut v, a, gpu.device))? };
-        Ok(v)
-    };
+    let attribute = |a| -> anyhow::Result<i32> { Ok(crate::driver::device::attribute(gpu.device, a)?) };
     use sys::CUdevice_attribute as A;
     if attribute(A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? == 0 {
         return Ok(Some(
