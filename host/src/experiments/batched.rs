@@ -103,25 +103,31 @@ struct BatchProbe<'a, 'g> {
     src: Side<'g>,
     dst: Side<'g>,
     checker: Checker<'g>,
+    /// The batch's arrays, filled in `prepare` so that nothing is allocated inside the timed call (the driver
+    /// takes them as mutable pointers, so they are filled again before every repetition).
+    dsts: Vec<u64>,
+    srcs: Vec<u64>,
+    sizes: Vec<usize>,
 }
 
 impl Probe for BatchProbe<'_, '_> {
     fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
         self.checker.restore_head(&mut self.src);
         self.checker.poison(&mut self.dst)?;
+        let piece = self.op.bytes / PIECES;
+        let (d, s) = (self.dst.addr(), self.src.addr());
+        self.dsts = (0..PIECES).map(|i| d + i * piece).collect();
+        self.srcs = (0..PIECES).map(|i| s + i * piece).collect();
+        self.sizes = vec![piece as usize; PIECES as usize];
         Ok(())
     }
 
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
-        let piece = self.op.bytes / PIECES;
-        let (d, s) = (self.dst.addr(), self.src.addr());
-        let mut dsts: Vec<u64> = (0..PIECES).map(|i| d + i * piece).collect();
-        let mut srcs: Vec<u64> = (0..PIECES).map(|i| s + i * piece).collect();
-        let mut sizes = vec![piece as usize; PIECES as usize];
+        let (dsts, srcs, sizes) = (&mut self.dsts, &mut self.srcs, &mut self.sizes);
         // SAFETY: the pieces tile the two live buffers of `bytes` bytes exactly; they stay allocated and are
         // not touched until the protocol synchronizes, except the staging probe's overwrite of the source's
         // first page, which `probe_source` explains.
-        unsafe { self.batch.copy(&mut dsts, &mut srcs, &mut sizes, self.op.order, self.stream.handle()) }
+        unsafe { self.batch.copy(dsts, srcs, sizes, self.op.order, self.stream.handle()) }
     }
 
     fn op_stream(&self) -> Option<StreamHandle<'_>> {
@@ -161,7 +167,17 @@ pub fn run(gpu: &Gpu, case: &Case, op: BatchOp, reps: usize) -> anyhow::Result<C
     let dst = Side::new(gpu, dst_host, len)?;
     checker.fill(gpu, &mut src)?;
     let plan = BlockerPlan { stream: stream.handle(), ahead: true };
-    let mut probe = BatchProbe { op, batch, stream: &stream, src, dst, checker };
+    let mut probe = BatchProbe {
+        op,
+        batch,
+        stream: &stream,
+        src,
+        dst,
+        checker,
+        dsts: Vec::new(),
+        srcs: Vec::new(),
+        sizes: Vec::new(),
+    };
     let (warmup, blocker_ns, reps) = measure(gpu, &mut probe, plan, reps)?;
     drop(probe);
     Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
