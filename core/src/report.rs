@@ -4,7 +4,7 @@
 //! The layering (`docs/crates.md`): a result is plain data (`result::CaseResult`, re-exported here); the
 //! report fills it and asks `explain` for its words. `explain` reads results and never calls the report.
 
-use crate::classify::{classify_rep, majority, Class};
+use crate::classify::{classify_readings, majority, Class};
 use crate::clock::ClockFit;
 use crate::machine::MachineInfo;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Recording, Rep, SCHEMA_VERSION};
@@ -108,11 +108,16 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
     // A blocker on another GPU keeps another clock: the run's fit (of the call's GPU) does not place it.
     let fit = fit.filter(|_| s.family != Family::Peer);
     let times: Vec<RepTimes> = reps.iter().map(|r| RepTimes::of(r, fit)).collect();
-    let classes: Vec<Class> = reps.iter().map(|r| classify_rep(r, s.blocker_ahead, fit)).collect();
     let readings = |f: fn(&RepTimes, &Rep) -> Option<Reading>| {
         reps.iter().zip(&times).map(move |(r, t)| f(t, r)).collect::<Vec<_>>()
     };
     let (blocker_readings, op_readings) = (readings(RepTimes::blocker), readings(RepTimes::op));
+    // The same readings give each repetition's class (`classify_rep` would derive them again).
+    let classes: Vec<Class> = reps
+        .iter()
+        .zip(blocker_readings.iter().zip(&op_readings))
+        .map(|(r, (&b, &o))| classify_readings(b, o, r.data_captured_at_return, s.blocker_ahead))
+        .collect();
     let mut unresolved: Vec<String> = blocker_readings
         .iter()
         .chain(&op_readings)

@@ -513,7 +513,9 @@ impl Drop for Copies<'_> {
 fn copy_rep(gpu: &Gpu, probe: &mut dyn Probe, copies: &Copies, ns: u64) -> anyhow::Result<Rep> {
     let (op_start, op_end) = (Event::new(gpu)?, Event::new(gpu)?);
     probe.prepare(gpu)?;
-    probe.settle(gpu)?;
+    if !probe.prepared_work_in_flight() {
+        probe.settle(gpu)?;
+    }
 
     let count = if ns > 0 { copies_for(ns, copies.one_ns) } else { 0 };
     let copies_launch = if count > 0 { Some(copies.launch(count)?) } else { None };

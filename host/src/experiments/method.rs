@@ -42,6 +42,12 @@ pub trait Probe {
     fn probe_source(&mut self) -> bool {
         false
     }
+    /// Whether `prepare` left work in flight on purpose, work the call must meet (a kernel queued behind a
+    /// wait, another thread inside a slow call): the protocol then does not synchronize after `prepare`.
+    /// Asked right after `prepare`; derived from what `prepare` made.
+    fn prepared_work_in_flight(&self) -> bool {
+        false
+    }
     /// Waits until every GPU the call touches is idle. One GPU unless the call spans two (the peer copies).
     fn settle(&self, gpu: &Gpu) -> DriverResult<()> {
         gpu.synchronize()
@@ -123,7 +129,9 @@ pub fn run_rep(
 ) -> anyhow::Result<Option<Rep>> {
     let (op_start, op_end) = (Event::new(gpu)?, Event::new(gpu)?);
     probe.prepare(gpu)?;
-    probe.settle(gpu)?;
+    if !probe.prepared_work_in_flight() {
+        probe.settle(gpu)?;
+    }
 
     let blocker_launch = if blocker_ns > 0 { Some(blocker.launch(plan.stream, blocker_ns)?) } else { None };
     // The call runs in `gpu`'s context (the blocker may have been launched on another GPU's).

@@ -27,7 +27,6 @@ use crate::measure::monotonic_ns;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
 use anyhow::ensure;
-use std::cell::Cell;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread::JoinHandle;
@@ -270,7 +269,6 @@ struct MemOpProbe<'a, 'g> {
     flag: HostBuffer<'g>,
     value: u32,
     prepared: usize,
-    skip_next_settle: Cell<bool>,
     watchdog: Option<JoinHandle<(u64, bool)>>,
     /// Per armed repetition: when the host wrote the value, and whether a stream had to write it.
     releases: Vec<(u64, bool)>,
@@ -347,16 +345,12 @@ impl Probe for MemOpProbe<'_, '_> {
             ops: self.ops,
         };
         self.watchdog = Some(std::thread::spawn(move || watchdog(release)));
-        // The protocol synchronizes right after `prepare`: this time that would wait for the watchdog.
-        self.skip_next_settle.set(true);
         Ok(())
     }
 
-    fn settle(&self, gpu: &Gpu) -> DriverResult<()> {
-        if self.skip_next_settle.replace(false) {
-            return Ok(());
-        }
-        gpu.synchronize()
+    /// The waiting stream waits for the watchdog's write: synchronizing would wait for the watchdog.
+    fn prepared_work_in_flight(&self) -> bool {
+        self.watchdog.is_some()
     }
 
     fn call(&mut self, gpu: &Gpu) -> DriverResult<()> {
@@ -457,7 +451,6 @@ pub fn run(gpu: &Gpu, case: &Case, op: MemOpOp, reps: usize) -> anyhow::Result<C
         flag: HostBuffer::new(gpu, HostKind::Pinned, 4096)?,
         value: 0,
         prepared: 0,
-        skip_next_settle: Cell::new(false),
         watchdog: None,
         releases: Vec::new(),
         device: None,

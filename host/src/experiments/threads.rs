@@ -24,7 +24,6 @@ use crate::measure::monotonic_ns;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
 use anyhow::ensure;
-use std::cell::Cell;
 use std::ffi::{c_char, CStr, CString};
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
@@ -174,7 +173,6 @@ struct ThreadProbe<'a, 'g> {
     ptx: &'a CString,
     context: ContextRef<'static>,
     prepared: usize,
-    skip_next_settle: Cell<bool>,
     other: Option<JoinHandle<Report>>,
     /// Per measured repetition: the other call's start and end.
     spans: Vec<(u64, u64)>,
@@ -227,16 +225,12 @@ impl Probe for ThreadProbe<'_, '_> {
         start.wait();
         // Let the other thread get inside its call (each takes tens of milliseconds; `overlapped` checks).
         std::thread::sleep(Duration::from_millis(1));
-        // The protocol synchronizes right after `prepare`: this time that could wait for the other thread's copy.
-        self.skip_next_settle.set(true);
         Ok(())
     }
 
-    fn settle(&self, gpu: &Gpu) -> DriverResult<()> {
-        if self.skip_next_settle.replace(false) {
-            return Ok(());
-        }
-        gpu.synchronize()
+    /// The other thread is inside its slow call: synchronizing could wait for its copy.
+    fn prepared_work_in_flight(&self) -> bool {
+        self.other.is_some()
     }
 
     fn call(&mut self, gpu: &Gpu) -> DriverResult<()> {
@@ -298,7 +292,6 @@ pub fn run(gpu: &Gpu, case: &Case, op: ThreadOp, reps: usize) -> anyhow::Result<
         // `gpu` is still borrowed.
         context: unsafe { gpu.context_ref().unbounded() },
         prepared: 0,
-        skip_next_settle: Cell::new(false),
         other: None,
         spans: Vec::new(),
     };

@@ -17,7 +17,6 @@ use crate::driver::{DriverResult, Event, Gpu, Stream, StreamHandle, StreamKind};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
 use anyhow::ensure;
-use std::cell::Cell;
 use std::time::Duration;
 
 /// How long the spin kernel ahead of the writing kernel runs (far longer than mapping the range again takes).
@@ -141,7 +140,6 @@ struct VmmProbe<'a, 'g> {
     written: Event<'g>,
     prepared: usize,
     armed: bool,
-    skip_next_settle: Cell<bool>,
     /// Set right after the return when the writing kernel had not run yet (and the range was mapped again).
     in_use_at_return: bool,
     remap_error: Option<String>,
@@ -221,17 +219,13 @@ impl Probe for VmmProbe<'_, '_> {
             gpu.launch_write_globaltimer(self.stream.handle(), self.vmm.va)?;
             self.written.record(self.stream.handle())?;
             self.armed = true;
-            // The protocol synchronizes right after `prepare`: this time that would run the writer first.
-            self.skip_next_settle.set(true);
         }
         Ok(())
     }
 
-    fn settle(&self, gpu: &Gpu) -> DriverResult<()> {
-        if self.skip_next_settle.replace(false) {
-            return Ok(());
-        }
-        gpu.synchronize()
+    /// The writer is queued behind a spin kernel (armed in `prepare`): synchronizing would run it first.
+    fn prepared_work_in_flight(&self) -> bool {
+        self.armed
     }
 
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
@@ -304,7 +298,6 @@ pub fn run(gpu: &Gpu, case: &Case, op: VmmOp, reps: usize) -> anyhow::Result<Cas
         written: Event::new(gpu)?,
         prepared: 0,
         armed: false,
-        skip_next_settle: Cell::new(false),
         in_use_at_return: false,
         remap_error: None,
         flags: Vec::new(),
