@@ -85,6 +85,11 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// The raw handle, as the runtime's calls that take a kernel as `const void *func` want it.
+    pub(crate) fn raw(&self) -> sys::cudaKernel_t {
+        self.raw
+    }
+
     /// `cudaLaunchKernel` of this kernel on `stream` (a driver stream handle: both APIs share the context).
     ///
     /// # Safety
