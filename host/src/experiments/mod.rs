@@ -17,6 +17,7 @@ pub mod memset;
 pub mod method;
 pub mod overhead;
 pub mod peer;
+pub mod queue;
 pub mod runner;
 pub mod seed;
 pub mod seed_runtime;
