@@ -7,6 +7,10 @@
 //! the return, while the blocker still runs, the first page of the source is overwritten; if what arrives is
 //! still the original, the driver had taken the data by the return (`staged`). "Only during the call" promises
 //! exactly that. A source that may be read at any time is not probed (the copy may be reading it right then).
+//!
+//! The runtime twins (`runtime/batch/...`) make the same batch through `cudaMemcpyBatchAsync`, looked up in the
+//! loaded runtime with the signature its version gives it (CUDA 13 dropped the failure index; see
+//! `runtime::batch`); a runtime older than 12.8 leaves them *not run*, with the reason.
 
 use super::buffers::{Checker, Side};
 use super::method::{measure, BlockerPlan, Probe};
@@ -16,6 +20,7 @@ use crate::driver::batch::{BatchCopy, SrcAccessOrder};
 use crate::driver::{DriverResult, Gpu, HostKind, Stream, StreamHandle, StreamKind};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::runtime::batch as rtbatch;
 use crate::setup::Direction;
 use crate::units::format_size;
 
@@ -96,9 +101,15 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
+/// The batched copy through the API under test.
+enum Via {
+    Driver(BatchCopy),
+    Runtime(rtbatch::BatchCopy),
+}
+
 struct BatchProbe<'a, 'g> {
     op: BatchOp,
-    batch: BatchCopy,
+    batch: Via,
     stream: &'a Stream<'g>,
     src: Side<'g>,
     dst: Side<'g>,
@@ -127,7 +138,12 @@ impl Probe for BatchProbe<'_, '_> {
         // SAFETY: the pieces tile the two live buffers of `bytes` bytes exactly; they stay allocated and are
         // not touched until the protocol synchronizes, except the staging probe's overwrite of the source's
         // first page, which `probe_source` explains.
-        unsafe { self.batch.copy(dsts, srcs, sizes, self.op.order, self.stream.handle()) }
+        unsafe {
+            match &self.batch {
+                Via::Driver(b) => b.copy(dsts, srcs, sizes, self.op.order, self.stream.handle()),
+                Via::Runtime(b) => b.copy(dsts, srcs, sizes, self.op.order, self.stream.handle()),
+            }
+        }
     }
 
     fn op_stream(&self) -> Option<StreamHandle<'_>> {
@@ -155,9 +171,13 @@ impl Probe for BatchProbe<'_, '_> {
 }
 
 pub fn run(gpu: &Gpu, case: &Case, op: BatchOp, reps: usize) -> anyhow::Result<CaseRecord> {
-    let batch = match BatchCopy::resolve() {
+    let batch = match case.setup.api {
+        crate::api::Api::Driver => BatchCopy::resolve().map(Via::Driver).map_err(str::to_owned),
+        crate::api::Api::Runtime => rtbatch::BatchCopy::resolve().map(Via::Runtime),
+    };
+    let batch = match batch {
         Ok(b) => b,
-        Err(why) => return Ok(super::runner::not_run(case, why)),
+        Err(why) => return Ok(super::runner::not_run(case, &why)),
     };
     let len = op.bytes as usize;
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;

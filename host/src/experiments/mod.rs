@@ -172,6 +172,18 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
         "cuStreamDestroy" => "cudaStreamDestroy",
         "cuStreamSynchronize" => "cudaStreamSynchronize",
         "cuEventSynchronize" => "cudaEventSynchronize",
+        "cuGraphInstantiateWithFlags" => "cudaGraphInstantiateWithFlags",
+        "cuGraphInstantiateWithParams" => "cudaGraphInstantiateWithParams",
+        "cuGraphUpload" => "cudaGraphUpload",
+        "cuGraphLaunch" => "cudaGraphLaunch",
+        "cuMemPrefetchAsync" => "cudaMemPrefetchAsync",
+        "cuMemAdvise" => "cudaMemAdvise",
+        "cuCtxSetLimit" => "cudaDeviceSetLimit",
+        "cuCtxGetLimit" => "cudaDeviceGetLimit",
+        "cuMemGetInfo" => "cudaMemGetInfo",
+        "cuDeviceGetAttribute" => "cudaDeviceGetAttribute",
+        "cuFuncSetAttribute" => "cudaFuncSetAttribute",
+        "cuMemcpyBatchAsync" => "cudaMemcpyBatchAsync",
         _ => return None,
     })
 }
@@ -182,6 +194,8 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
 pub fn runtime_twin(case: &Case) -> Option<Case> {
     // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`). The
     // stream-memory and thread families' calls go through the driver only: their probes have no runtime path.
+    // The runtime can name only a kernel it loaded itself, never the blocker's (a driver module's), so setting
+    // the running blocker's attribute has no runtime twin (`LimitCall::runtime_can_name_kernel`).
     let no_twin = matches!(
         case.op,
         Op::Seed(_)
@@ -191,7 +205,7 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
             | Op::Overhead(..)
             | Op::StreamMem(_)
             | Op::Threads(_)
-    );
+    ) || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
     if case.setup.api != Api::Driver || no_twin {
         return None;
     }
@@ -381,7 +395,8 @@ mod tests {
                 assert_eq!(
                     ids.contains(twin.as_str()),
                     runtime_call(&c.setup.call).is_some()
-                        && !matches!(c.op, Op::Peer(_) | Op::StreamMem(_) | Op::Threads(_)),
+                        && !matches!(c.op, Op::Peer(_) | Op::StreamMem(_) | Op::Threads(_))
+                        && !matches!(c.op, Op::Limits(l) if !l.call.runtime_can_name_kernel()),
                     "{}",
                     c.setup.id
                 );
