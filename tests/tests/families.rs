@@ -46,9 +46,20 @@ fn the_next_preset_holds_the_new_families_full_too_default_none() {
         assert!(next.iter().filter(|c| c.setup.family == family).count() >= 8, "{family:?}");
     }
     assert!(next.iter().all(|c| NEW.contains(&c.setup.family)));
-    // Driver calls only: no probe of these families has a runtime path, so no runtime twin may be made for them
-    // (cuMemFree and friends are in the runtime table, but a twin would run the driver's call under its name).
-    assert!(next.iter().all(|c| c.setup.api == async_lab::api::Api::Driver), "a runtime twin crept in");
+    // Runtime twins only where the probe has a runtime path (graphs, hints, limits, batched copies): the stream
+    // memory, VMM and thread probes call the driver only (cuMemFree and friends are in the runtime table, but a
+    // twin there would run the driver's call under the runtime's name). Every twin has its driver case.
+    use async_lab::api::Api;
+    const WITH_TWINS: [Family; 4] = [Family::Graph, Family::Unified, Family::Limits, Family::Batch];
+    for c in next.iter().filter(|c| c.setup.api == Api::Runtime) {
+        assert!(WITH_TWINS.contains(&c.setup.family), "a runtime twin crept into {:?}: {}", c.setup.family, c.setup.id);
+        let driver_id = c.setup.id.strip_prefix("runtime/").expect("a twin's id starts with runtime/");
+        assert!(next.iter().any(|d| d.setup.id == driver_id && d.setup.api == Api::Driver), "{}", c.setup.id);
+        assert!(c.setup.call.starts_with("cuda"), "{}: {}", c.setup.id, c.setup.call);
+    }
+    for family in WITH_TWINS {
+        assert!(next.iter().any(|c| c.setup.family == family && c.setup.api == Api::Runtime), "{family:?}");
+    }
     let full: Vec<String> = catalogue(Preset::Full, None).into_iter().map(|c| c.setup.id).collect();
     assert!(next.iter().all(|c| full.contains(&c.setup.id)));
     assert!(catalogue(Preset::Default, None).iter().all(|c| !NEW.contains(&c.setup.family)));
@@ -79,9 +90,18 @@ fn list_shows_the_new_families_with_their_rules() {
         ("batch/htod/pageable/during-call/nonblocking/same/4MiB", "BC2"),
         ("batch/dtoh/pinned/any/nonblocking/same/4MiB", "BC1"),
         ("threads/module-load/launch/nonblocking/same", "TH1"),
+        ("graph/launch-full-queue/nonblocking/same", "GR3"),
+        ("runtime/graph/launch-full-queue/nonblocking/same", "GR3"),
+        ("runtime/graph/instantiate-upload/nonblocking/same", "GR2"),
+        ("runtime/unified/advise/read-mostly/legacy/64MiB", "UM2"),
+        ("runtime/limits/mem-get-info/legacy", "LM3"),
+        ("runtime/limits/func-set-attribute/idle-kernel/nonblocking", "LM4"),
+        ("runtime/batch/htod/pinned/during-call/nonblocking/same/4MiB", "BC2"),
     ] {
         assert!(out.lines().any(|l| l.split_whitespace().take(2).eq([id, rule])), "no {id} {rule} in:\n{out}");
     }
+    // The runtime cannot name the running blocker's kernel: that case has no twin.
+    assert!(!out.contains("runtime/limits/func-set-attribute/running-kernel"), "{out}");
     // The default preset's listing says where the newer families went.
     let o = run_with_stub(&["list"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("--preset next"), "{}", String::from_utf8_lossy(&o.stderr));
