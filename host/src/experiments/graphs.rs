@@ -412,4 +412,31 @@ mod tests {
         assert!(plain.iter().all(|c| c.setup.stream.is_none() && !c.setup.blocker_ahead));
         assert!(cases.iter().all(|c| c.setup.family == Family::Graph && c.setup.id.starts_with("graph/")));
     }
+
+    #[test]
+    fn the_full_queue_launch_is_one_undocumented_case_behind_a_blocker_in_its_stream() {
+        let full: Vec<Case> = cases()
+            .into_iter()
+            .filter(|c| matches!(c.op, Op::Graph(o) if o.call == GraphCall::LaunchFullQueue))
+            .collect();
+        assert_eq!(full.len(), 1);
+        let s = &full[0].setup;
+        assert_eq!(s.id, "graph/launch-full-queue/nonblocking/same");
+        assert_eq!((s.call.as_str(), s.rule.as_str()), ("cuGraphLaunch", "GR3"));
+        assert_eq!(s.expected, Expected::undocumented());
+        assert!(s.blocker_ahead && s.stream == Some(StreamKind::NonBlocking));
+        let twin = super::super::runtime_twin(&full[0]).expect("a runtime twin");
+        assert_eq!(twin.setup.id, "runtime/graph/launch-full-queue/nonblocking/same");
+        assert_eq!(twin.setup.call, "cudaGraphLaunch");
+    }
+
+    #[test]
+    fn every_graph_case_has_a_runtime_twin_naming_the_runtime_call() {
+        for c in cases() {
+            let twin = super::super::runtime_twin(&c).unwrap_or_else(|| panic!("{} has no twin", c.setup.id));
+            let want = c.setup.call.replacen("cu", "cuda", 1);
+            assert_eq!(twin.setup.call, want, "{}", c.setup.id);
+            assert_eq!(twin.setup.api, Api::Runtime);
+        }
+    }
 }

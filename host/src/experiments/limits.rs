@@ -330,6 +330,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn runtime_twins_name_the_runtime_calls_and_skip_the_running_kernel() {
+        for c in cases() {
+            let Op::Limits(op) = c.op else { unreachable!("a limits case") };
+            let twin = super::super::runtime_twin(&c);
+            assert_eq!(twin.is_some(), op.call.runtime_can_name_kernel(), "{}", c.setup.id);
+            let Some(twin) = twin else { continue };
+            let want = match op.call {
+                LimitCall::SetStackSize | LimitCall::SetPrintfFifo => "cudaDeviceSetLimit",
+                LimitCall::GetStackSize => "cudaDeviceGetLimit",
+                LimitCall::MemGetInfo => "cudaMemGetInfo",
+                LimitCall::DeviceGetAttribute => "cudaDeviceGetAttribute",
+                LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => "cudaFuncSetAttribute",
+            };
+            assert_eq!(twin.setup.call, want, "{}", c.setup.id);
+            assert_eq!(twin.setup.id, format!("runtime/{}", c.setup.id));
+        }
+    }
+
+    #[test]
     fn every_call_next_to_both_blockers_and_only_the_stack_size_has_a_rule_to_match() {
         let cases = cases();
         assert_eq!(cases.len(), 14);
