@@ -16,6 +16,7 @@ use crate::driver::batch::{BatchCopy, SrcAccessOrder};
 use crate::driver::{DriverResult, Gpu, HostKind, Stream, StreamHandle, StreamKind};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::setup::CallTiming;
 use crate::setup::Direction;
 use crate::units::format_size;
 
@@ -78,6 +79,7 @@ impl BatchOp {
                 ),
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Batch(self),
         }

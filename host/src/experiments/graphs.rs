@@ -12,6 +12,7 @@ use crate::driver::graph::{Graph, GraphExec, InstantiateWithParams, Node};
 use crate::driver::{DeviceBuffer, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::setup::CallTiming;
 use anyhow::ensure;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -125,6 +126,7 @@ impl GraphOp {
                 what: format!("{} ({}), with a blocker {where_}", c.words(), c.name()),
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Graph(self),
         }

@@ -14,6 +14,7 @@ use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel, Library};
+use crate::setup::CallTiming;
 use async_lab_ptx::kernels;
 use std::collections::BTreeMap;
 
@@ -89,6 +90,7 @@ impl LaunchOp {
                 api: crate::api::Api::Driver,
                 peer: None,
                 direction: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Launch(self),
         }

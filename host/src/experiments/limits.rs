@@ -15,6 +15,7 @@ use crate::driver::limits::{self as lim, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SI
 use crate::driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::setup::CallTiming;
 use anyhow::ensure;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,6 +130,7 @@ impl LimitOp {
                 ),
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Limits(self),
         }

@@ -35,6 +35,7 @@ use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel as RtKernel, Library as RtLibrary};
+use crate::setup::CallTiming;
 use async_lab_ptx::kernels;
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
@@ -246,6 +247,7 @@ impl LoadOp {
                 api,
                 peer: None,
                 direction: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Load(self),
         }

@@ -57,7 +57,7 @@ pub enum Op {
     /// A copy between two GPUs; one run yields a record per ordered pair of GPUs.
     Peer(peer::PeerOp),
     /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
-    Overhead(overhead::OverheadOp, overhead::Timing),
+    Overhead(overhead::OverheadOp, crate::setup::CallTiming),
     /// CUDA graphs: instantiation, upload, launches (`graphs.rs`).
     Graph(graphs::GraphOp),
     /// Unified-memory hints: prefetch and advice (`unified.rs`).

@@ -23,6 +23,7 @@ use crate::driver::{
 use crate::measure::monotonic_ns;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::setup::CallTiming;
 use anyhow::ensure;
 use std::ffi::{c_char, CStr, CString};
 use std::sync::{Arc, Barrier};
@@ -102,6 +103,7 @@ impl ThreadOp {
                 ),
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Threads(self),
         }

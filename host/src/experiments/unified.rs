@@ -16,6 +16,7 @@ use crate::driver::unified::{self as um, Hints, Place};
 use crate::driver::{sys, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::setup::CallTiming;
 use crate::units::format_size;
 use anyhow::ensure;
 
@@ -141,6 +142,7 @@ impl HintOp {
                 direction: None,
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Unified(self),
         }
