@@ -64,7 +64,7 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
             (Some(true), false) => format!(
                 ", after {blocker} on another stream had finished, work it does not depend on: it waited for the whole device"
             ),
-            (Some(false), _) => format!(", while {blocker} was still running: it did not wait for it"),
+            (Some(false), _) => format!(", before {blocker} had finished: it did not wait for it"),
         });
         text.push_str(match r.complete_at_return {
             Some(true) => "; its own work was already done.",
