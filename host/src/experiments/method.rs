@@ -44,7 +44,8 @@ pub trait Probe {
         false
     }
     /// Whether `prepare` left work in flight on purpose, work the call must meet (a kernel queued behind a
-    /// wait, another thread inside a slow call): the protocol then does not synchronize after `prepare`.
+    /// wait): the protocol then does not synchronize after `prepare`. (What must start only after the blocker's
+    /// launch, such as another thread's slow call, goes in `before_call`.)
     /// Asked right after `prepare`; derived from what `prepare` made.
     fn prepared_work_in_flight(&self) -> bool {
         false
