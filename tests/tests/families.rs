@@ -46,9 +46,19 @@ fn the_next_preset_holds_the_new_families_full_too_default_none() {
         assert!(next.iter().filter(|c| c.setup.family == family).count() >= 8, "{family:?}");
     }
     assert!(next.iter().all(|c| NEW.contains(&c.setup.family)));
-    // Driver calls only: no probe of these families has a runtime path, so no runtime twin may be made for them
-    // (cuMemFree and friends are in the runtime table, but a twin would run the driver's call under its name).
-    assert!(next.iter().all(|c| c.setup.api == async_lab::api::Api::Driver), "a runtime twin crept in");
+    // Driver calls only, but for the threads family (its probe makes the quick call through the runtime too):
+    // no other probe of these families has a runtime path, so no runtime twin may be made for them (cuMemFree
+    // and friends are in the runtime table, but a twin would run the driver's call under its name).
+    assert!(
+        next.iter().all(|c| c.setup.api == async_lab::api::Api::Driver || c.setup.family == Family::Threads),
+        "a runtime twin crept in"
+    );
+    let threads: Vec<&str> =
+        next.iter().filter(|c| c.setup.family == Family::Threads).map(|c| c.setup.call.as_str()).collect();
+    assert_eq!(threads.len(), 16, "{threads:?}");
+    for call in ["cudaLaunchKernel", "cudaMemcpyAsync(HostToDevice)"] {
+        assert_eq!(threads.iter().filter(|&&c| c == call).count(), 4, "{call}");
+    }
     let full: Vec<String> = catalogue(Preset::Full, None).into_iter().map(|c| c.setup.id).collect();
     assert!(next.iter().all(|c| full.contains(&c.setup.id)));
     assert!(catalogue(Preset::Default, None).iter().all(|c| !NEW.contains(&c.setup.family)));
@@ -79,6 +89,7 @@ fn list_shows_the_new_families_with_their_rules() {
         ("batch/htod/pageable/during-call/nonblocking/same/4MiB", "BC2"),
         ("batch/dtoh/pinned/any/nonblocking/same/4MiB", "BC1"),
         ("threads/in-module-load/launch/nonblocking/same", "TH1"),
+        ("runtime/threads/in-alloc-host/pinned-copy-async/nonblocking/same", "TH1"),
     ] {
         assert!(out.lines().any(|l| l.split_whitespace().take(2).eq([id, rule])), "no {id} {rule} in:\n{out}");
     }
