@@ -55,7 +55,7 @@ fn the_next_preset_holds_the_new_families_full_too_default_none() {
     );
     let threads: Vec<&str> =
         next.iter().filter(|c| c.setup.family == Family::Threads).map(|c| c.setup.call.as_str()).collect();
-    assert_eq!(threads.len(), 16, "{threads:?}");
+    assert_eq!(threads.len(), 20, "{threads:?}");
     for call in ["cudaLaunchKernel", "cudaMemcpyAsync(HostToDevice)"] {
         assert_eq!(threads.iter().filter(|&&c| c == call).count(), 4, "{call}");
     }

@@ -1,5 +1,6 @@
-//! Threads (rule TH1): one thread's quick asynchronous call while another thread of the same process, in the
-//! same context, is inside a slow driver call (a 256 MiB pageable copy, a 256 MiB `cuMemAllocHost`, a 256 MiB
+//! Threads (rule TH1): one thread's quick asynchronous call (an empty kernel's launch, a 4 KiB pinned
+//! `cuMemcpyHtoDAsync`, a `cuEventRecord`) while another thread of the same process, in the same context, is
+//! inside a slow driver call (a 256 MiB pageable copy, a 256 MiB `cuMemAllocHost`, a 256 MiB
 //! `cuMemHostRegister`, a module load). Does the quick call wait for the slow one?
 //!
 //! Per case: a warm-up times the quick call alone; then the slow call is timed alone, once, in the other
@@ -27,7 +28,7 @@
 //!
 //! The runtime twins make the quick call through the runtime (`cudaLaunchKernel`, `cudaMemcpyAsync`); the
 //! other thread's slow call stays the driver's, so that the quick call's API is the one difference between a
-//! case and its twin.
+//! case and its twin. The event record has no twin (`runtime_call` has no `cudaEventRecord`).
 
 use super::method::{blocker_ns_for, run_rep, Blocker, BlockerPlan, Probe, MAX_BLOCKER};
 use super::{case_record, Case, Op};
@@ -35,8 +36,8 @@ use crate::api::Api;
 use crate::driver::library::{module_load_data, module_unload};
 use crate::driver::memory;
 use crate::driver::{
-    sys, ContextRef, DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, PageableBuffer, Stream, StreamHandle,
-    StreamKind,
+    sys, ContextRef, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, PageableBuffer, Stream,
+    StreamHandle, StreamKind,
 };
 use crate::measure::monotonic_ns;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
@@ -100,6 +101,10 @@ pub enum QuickCall {
     Launch,
     /// A 4 KiB pinned host → device `cuMemcpyHtoDAsync` on that stream.
     PinnedCopyAsync,
+    /// A `cuEventRecord` on that stream: the call the protocol itself makes around a blocker, and which waited
+    /// for the other thread in the recordings of the older order (see the module doc). Driver only: the
+    /// runtime layer has no `cudaEventRecord` yet.
+    EventRecord,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -113,6 +118,7 @@ impl ThreadOp {
         let (call, quick) = match self.quick {
             QuickCall::Launch => ("cuLaunchKernel", "launch"),
             QuickCall::PinnedCopyAsync => ("cuMemcpyHtoDAsync", "pinned-copy-async"),
+            QuickCall::EventRecord => ("cuEventRecord", "event-record"),
         };
         Case {
             setup: CaseSetup {
@@ -144,7 +150,7 @@ impl ThreadOp {
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for slow in [SlowCall::PageableCopy, SlowCall::AllocHost, SlowCall::HostRegister, SlowCall::ModuleLoad] {
-        for quick in [QuickCall::Launch, QuickCall::PinnedCopyAsync] {
+        for quick in [QuickCall::Launch, QuickCall::PinnedCopyAsync, QuickCall::EventRecord] {
             v.push(ThreadOp { slow, quick }.case());
         }
     }
@@ -251,6 +257,8 @@ struct ThreadProbe<'a, 'g> {
     context: ContextRef<'static>,
     /// For the runtime twins of the launch: the kernel through the runtime.
     runtime: Option<RuntimeKernel>,
+    /// The event the event-record case records.
+    marker: Event<'g>,
     api: Api,
     /// Whether `prepare` starts the other thread (not in the warm-up).
     with_other: bool,
@@ -377,6 +385,7 @@ impl Probe for ThreadProbe<'_, '_> {
             (QuickCall::PinnedCopyAsync, _) => unsafe {
                 memory::memcpy_htod_async(dst, src as *const std::ffi::c_void, QUICK_BYTES, s)
             },
+            (QuickCall::EventRecord, _) => self.marker.record(s),
         }
     }
 
@@ -431,6 +440,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: ThreadOp, reps: usize) -> anyhow::Result<
         // returns, while `gpu` is still borrowed.
         context: unsafe { gpu.context_ref().unbounded() },
         runtime,
+        marker: Event::new(gpu)?,
         api: case.setup.api,
         with_other: false,
         other: None,
@@ -480,11 +490,11 @@ mod tests {
     #[test]
     fn every_slow_call_meets_every_quick_call() {
         let cases = cases();
-        assert_eq!(cases.len(), 8);
+        assert_eq!(cases.len(), 12);
         let mut ids: Vec<&str> = cases.iter().map(|c| c.setup.id.as_str()).collect();
         ids.sort();
         ids.dedup();
-        assert_eq!(ids.len(), 8);
+        assert_eq!(ids.len(), 12);
         assert!(cases.iter().all(|c| c.setup.blocker_ahead && c.setup.rule == "TH1"));
         // The ids of this order are not those of the recordings made before it (see the module doc).
         assert!(cases.iter().all(|c| c.setup.id.starts_with("threads/in-")), "{ids:?}");
