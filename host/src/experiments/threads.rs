@@ -167,6 +167,31 @@ struct Gate {
     entered: AtomicU64,
 }
 
+/// What `wait_for_entry` saw on the gate.
+#[derive(Debug, PartialEq, Eq)]
+enum Entry {
+    /// The other thread is going into its call; the host time it noted just before.
+    Entered(u64),
+    /// It could not make the context current, and will not go in.
+    Failed,
+    /// Neither within the time allowed.
+    TimedOut,
+}
+
+/// Spins until the other thread has said, on `gate`, that it is going into its call, or that it will not;
+/// gives up after `timeout`.
+fn wait_for_entry(gate: &Gate, timeout: Duration) -> Entry {
+    let waited = Instant::now();
+    loop {
+        match gate.entered.load(Ordering::Acquire) {
+            0 if waited.elapsed() > timeout => return Entry::TimedOut,
+            0 => std::hint::spin_loop(),
+            FAILED => return Entry::Failed,
+            t => return Entry::Entered(t),
+        }
+    }
+}
+
 /// What the other thread needs: the context, the memory its call uses as plain addresses (owned by the probe,
 /// which joins the thread before it frees anything), the signal that releases it into its call, and the gate
 /// on which it says that it is going in.
@@ -294,19 +319,15 @@ impl ThreadProbe<'_, '_> {
             // A send fails only when the thread is gone (it could not bind): the gate then says so.
             let _ = go.send(());
         }
-        let waited = Instant::now();
-        let entered = loop {
-            match gate.entered.load(Ordering::Acquire) {
-                0 if waited.elapsed() > ENTER_TIMEOUT => {
-                    self.finish_other()?;
-                    bail!("the other thread did not start its slow call within {ENTER_TIMEOUT:?}")
-                }
-                0 => std::hint::spin_loop(),
-                FAILED => {
-                    self.finish_other()?;
-                    bail!("the other thread could not start its slow call")
-                }
-                t => break t,
+        let entered = match wait_for_entry(&gate, ENTER_TIMEOUT) {
+            Entry::Entered(t) => t,
+            Entry::Failed => {
+                self.finish_other()?;
+                bail!("the other thread could not start its slow call")
+            }
+            Entry::TimedOut => {
+                self.finish_other()?;
+                bail!("the other thread did not start its slow call within {ENTER_TIMEOUT:?}")
             }
         };
         let inside = entered + INSIDE.as_nanos() as u64;
@@ -498,6 +519,23 @@ mod tests {
         assert!(cases.iter().all(|c| c.setup.blocker_ahead && c.setup.rule == "TH1"));
         // The ids of this order are not those of the recordings made before it (see the module doc).
         assert!(cases.iter().all(|c| c.setup.id.starts_with("threads/in-")), "{ids:?}");
+    }
+
+    #[test]
+    fn the_measuring_thread_never_waits_forever_for_the_other() {
+        // Nobody says anything: it gives up.
+        assert_eq!(wait_for_entry(&Gate::default(), Duration::from_millis(5)), Entry::TimedOut);
+        // The other thread could not bind, or goes in a little later.
+        for (said, want) in [(FAILED, Entry::Failed), (123, Entry::Entered(123))] {
+            let gate = Arc::new(Gate::default());
+            let other = gate.clone();
+            let t = std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(2));
+                other.entered.store(said, Ordering::Release);
+            });
+            assert_eq!(wait_for_entry(&gate, Duration::from_secs(5)), want);
+            t.join().unwrap();
+        }
     }
 
     fn rep(start: u64, took: u64) -> Rep {
