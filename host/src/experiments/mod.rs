@@ -180,16 +180,10 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
 /// `seed_runtime.rs`; the peer copies wait for a machine with two GPUs).
 pub fn runtime_twin(case: &Case) -> Option<Case> {
     // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`). The
-    // stream-memory and thread families' calls go through the driver only: their probes have no runtime path.
+    // stream-memory family's calls go through the driver only: its probe has no runtime path.
     let no_twin = matches!(
         case.op,
-        Op::Seed(_)
-            | Op::SeedRuntime(_)
-            | Op::Peer(_)
-            | Op::Load(_)
-            | Op::Overhead(..)
-            | Op::StreamMem(_)
-            | Op::Threads(_)
+        Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..) | Op::StreamMem(_)
     );
     if case.setup.api != Api::Driver || no_twin {
         return None;
@@ -379,8 +373,7 @@ mod tests {
                 // Made by `runtime_twin`: exactly the calls the runtime table names.
                 assert_eq!(
                     ids.contains(twin.as_str()),
-                    runtime_call(&c.setup.call).is_some()
-                        && !matches!(c.op, Op::Peer(_) | Op::StreamMem(_) | Op::Threads(_)),
+                    runtime_call(&c.setup.call).is_some() && !matches!(c.op, Op::Peer(_) | Op::StreamMem(_)),
                     "{}",
                     c.setup.id
                 );
