@@ -9,7 +9,7 @@ use crate::clock::ClockFit;
 use crate::machine::MachineInfo;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Recording, Rep, SCHEMA_VERSION};
 use crate::rules::{verdict, Verdict, WaitStyle};
-use crate::setup::{Direction, HostKind};
+use crate::setup::{CallTiming, Direction, HostKind};
 use crate::stats::Spread;
 use crate::timing::{Reading, RepTimes};
 use crate::units::format_size;
@@ -185,6 +185,7 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
         blocker: s.blocker,
         host_memory: s.host_memory,
         direction: s.direction,
+        timing: s.timing,
     };
     // Bytes per nanosecond are GB/s. Only where the copy's events bracket a DMA transfer alone: between
     // GPUs, between device buffers, or with page-locked host memory. Pageable copies' events also span the
@@ -217,7 +218,7 @@ fn findings(results: &[CaseResult]) -> Vec<String> {
         // Findings per API; the runtime's say so.
         let of_api: Vec<&CaseResult> = results.iter().filter(|r| r.api == api).collect();
         let tag = if api == crate::api::Api::Runtime { "through the runtime: " } else { "" };
-        for line in api_findings(&of_api, api) {
+        for line in api_findings(&of_api) {
             out.push(format!("{tag}{line}"));
         }
     }
@@ -246,9 +247,8 @@ fn findings(results: &[CaseResult]) -> Vec<String> {
 }
 
 /// The sweep and launch-queue findings among the results of one API.
-fn api_findings(results: &[&CaseResult], api: crate::api::Api) -> Vec<String> {
+fn api_findings(results: &[&CaseResult]) -> Vec<String> {
     let mut out = Vec::new();
-    let id_prefix = api.id_prefix();
     for dir in [Direction::HtoD, Direction::DtoH] {
         let mut sweep: Vec<&CaseResult> = results
             .iter()
@@ -277,7 +277,11 @@ fn api_findings(results: &[&CaseResult], api: crate::api::Api) -> Vec<String> {
             )),
         }
     }
-    if let Some(q) = results.iter().find(|r| r.id.starts_with(&format!("{id_prefix}launch/queue-depth"))) {
+    // The launch-queue case is the launch family's one that measured the queue (its metrics say so).
+    let queue = results.iter().find(|r| {
+        r.family == Family::Launch && ["queue_depth", "queue_depth_at_least"].iter().any(|k| r.metrics.contains_key(*k))
+    });
+    if let Some(q) = queue {
         if let Some(d) = q.metrics.get("queue_depth") {
             out.push(format!(
                 "the launch queue held {d:.0} pending launches; the next launch waited {:.0} µs (until the blocker ended); launches took {:.1} µs before the queue was full and {:.1} µs after",
@@ -299,7 +303,7 @@ fn api_findings(results: &[&CaseResult], api: crate::api::Api) -> Vec<String> {
             Some(format!(
                 "{} {what}{} median {:.2} µs (p10–p90 {:.2}–{:.2})",
                 r.call,
-                if r.id.ends_with("/wall-only") { " (wall clock alone)" } else { "" },
+                if r.timing == CallTiming::WallClockOnly { " (wall clock alone)" } else { "" },
                 m("median_us")?,
                 m("p10_us")?,
                 m("p90_us")?

@@ -46,11 +46,12 @@ fn the_next_preset_holds_the_new_families_full_too_default_none() {
         assert!(next.iter().filter(|c| c.setup.family == family).count() >= 8, "{family:?}");
     }
     assert!(next.iter().all(|c| NEW.contains(&c.setup.family)));
-    // Runtime twins only where the probe has a runtime path (graphs, hints, limits, batched copies): the stream
-    // memory, VMM and thread probes call the driver only (cuMemFree and friends are in the runtime table, but a
-    // twin there would run the driver's call under the runtime's name). Every twin has its driver case.
+    // Runtime twins only where the probe has a runtime path (graphs, hints, limits, batched copies, and the
+    // threads family's quick calls): the stream memory and VMM probes call the driver only (cuMemFree and friends
+    // are in the runtime table, but a twin there would run the driver's call under the runtime's name). Every
+    // twin has its driver case.
     use async_lab::api::Api;
-    const WITH_TWINS: [Family; 4] = [Family::Graph, Family::Unified, Family::Limits, Family::Batch];
+    const WITH_TWINS: [Family; 5] = [Family::Graph, Family::Unified, Family::Limits, Family::Batch, Family::Threads];
     for c in next.iter().filter(|c| c.setup.api == Api::Runtime) {
         assert!(WITH_TWINS.contains(&c.setup.family), "a runtime twin crept into {:?}: {}", c.setup.family, c.setup.id);
         let driver_id = c.setup.id.strip_prefix("runtime/").expect("a twin's id starts with runtime/");
@@ -59,6 +60,12 @@ fn the_next_preset_holds_the_new_families_full_too_default_none() {
     }
     for family in WITH_TWINS {
         assert!(next.iter().any(|c| c.setup.family == family && c.setup.api == Api::Runtime), "{family:?}");
+    }
+    let threads: Vec<&str> =
+        next.iter().filter(|c| c.setup.family == Family::Threads).map(|c| c.setup.call.as_str()).collect();
+    assert_eq!(threads.len(), 20, "{threads:?}");
+    for call in ["cudaLaunchKernel", "cudaMemcpyAsync(HostToDevice)"] {
+        assert_eq!(threads.iter().filter(|&&c| c == call).count(), 4, "{call}");
     }
     let full: Vec<String> = catalogue(Preset::Full, None).into_iter().map(|c| c.setup.id).collect();
     assert!(next.iter().all(|c| full.contains(&c.setup.id)));
@@ -89,7 +96,8 @@ fn list_shows_the_new_families_with_their_rules() {
         ("vmm/create/legacy", "VM1"),
         ("batch/htod/pageable/during-call/nonblocking/same/4MiB", "BC2"),
         ("batch/dtoh/pinned/any/nonblocking/same/4MiB", "BC1"),
-        ("threads/module-load/launch/nonblocking/same", "TH1"),
+        ("threads/in-module-load/launch/nonblocking/same", "TH1"),
+        ("runtime/threads/in-alloc-host/pinned-copy-async/nonblocking/same", "TH1"),
         ("graph/launch-full-queue/nonblocking/same", "GR3"),
         ("runtime/graph/launch-full-queue/nonblocking/same", "GR3"),
         ("runtime/graph/instantiate-upload/nonblocking/same", "GR2"),
@@ -239,11 +247,14 @@ fn the_flags_of_the_held_and_in_use_cases_reach_explain_and_the_findings() {
     assert!(r.explanation.contains("hangs here"), "{}", r.explanation);
     let r = by_id("streammem/held/launch-other-stream/nonblocking");
     assert!(r.explanation.contains("write the value afterwards"), "{}", r.explanation);
-    // Two threads, as on the H200: the quick call came only after the other thread's call, and the blocker's
-    // launch, made while that call ran, had waited for it.
+    // Two threads, as on the H200 in the older order (a recording's id of then): the quick call came only after
+    // the other thread's call, and the blocker's launch, made while that call ran, had waited for it.
     let threads = {
-        let mut rec =
-            record("threads/alloc-host/launch/nonblocking/same", (0..5).map(|_| rep(4, false, Some(false))).collect());
+        let mut rec = record(
+            "threads/in-alloc-host/launch/nonblocking/same",
+            (0..5).map(|_| rep(4, false, Some(false))).collect(),
+        );
+        rec.setup.id = "threads/alloc-host/launch/nonblocking/same".into();
         for r in &mut rec.reps {
             for (k, v) in [
                 ("overlapped", 0.0),
@@ -262,6 +273,34 @@ fn the_flags_of_the_held_and_in_use_cases_reach_explain_and_the_findings() {
         "{}",
         r.explanation
     );
+    // In today's order: the quick call made 50 µs into the other thread's call, returning 4 µs after it ended.
+    let inside = |waited: f64, returned_after_us: f64| {
+        let mut rec = record(
+            "threads/in-alloc-host/launch/nonblocking/same",
+            (0..5).map(|_| rep(4, false, Some(false))).collect(),
+        );
+        for r in &mut rec.reps {
+            for (k, v) in [
+                ("overlapped", 1.0),
+                ("waited_for_other_thread", waited),
+                ("started_into_other_us", 50.0),
+                ("returned_after_other_end_us", returned_after_us),
+                ("other_call_us", 62_000.0),
+            ] {
+                r.metrics.insert(k.into(), v);
+            }
+        }
+        result(&rec, None)
+    };
+    let r = inside(1.0, 4.0);
+    assert!(
+        r.explanation.contains("for 50 µs when it started")
+            && r.explanation.contains("(4 µs after): it waited for the other thread"),
+        "{}",
+        r.explanation
+    );
+    let r = inside(0.0, -61_900.0);
+    assert!(r.explanation.contains("it did not wait for the other thread"), "{}", r.explanation);
     // Without the flag, no finding.
     let quiet = flagged(
         "vmm/unmap-in-use/nonblocking",

@@ -11,6 +11,7 @@ use crate::driver::{sys, DriverResult, Gpu, PageableBuffer, Stream, StreamHandle
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
 use crate::runtime::memory as rtmem;
+use crate::setup::CallTiming;
 use std::ffi::c_void;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,6 +141,7 @@ impl AllocOp {
                 api: crate::api::Api::Driver,
                 peer: None,
                 direction: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Alloc(self),
         }

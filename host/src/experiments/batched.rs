@@ -21,6 +21,7 @@ use crate::driver::{DriverResult, Gpu, HostKind, Stream, StreamHandle, StreamKin
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
 use crate::runtime::batch as rtbatch;
+use crate::setup::CallTiming;
 use crate::setup::Direction;
 use crate::units::format_size;
 
@@ -83,6 +84,7 @@ impl BatchOp {
                 ),
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Batch(self),
         }

@@ -15,6 +15,7 @@ use crate::measure::monotonic_ns;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use crate::runtime::stream as rtstream;
+use crate::setup::CallTiming;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -68,6 +69,7 @@ pub fn cases() -> Vec<Case> {
                     api: crate::api::Api::Driver,
                     peer: None,
                     direction: None,
+                    timing: CallTiming::Stopwatch,
                 },
                 op: Op::Callback(op),
             }

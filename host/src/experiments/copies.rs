@@ -17,6 +17,7 @@ use crate::driver::{DriverResult, Gpu, HostKind, Stream, StreamHandle, StreamKin
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
 use crate::runtime::memory as rtmem;
+use crate::setup::CallTiming;
 use crate::setup::Direction;
 use crate::units::format_size;
 
@@ -212,6 +213,7 @@ impl CopyOp {
                 api: crate::api::Api::Driver,
                 peer: None,
                 direction: Some(self.dir),
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Copy(self),
         }

@@ -21,6 +21,7 @@ use crate::driver::{DeviceBuffer, DriverResult, Gpu, Stream, StreamHandle, Strea
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
 use crate::runtime::graph as rtgraph;
+use crate::setup::CallTiming;
 use anyhow::ensure;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -148,6 +149,7 @@ impl GraphOp {
                 what: format!("{} ({}), with a blocker {where_}", c.words(), c.name()),
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Graph(self),
         }

@@ -14,6 +14,7 @@ use crate::driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel, Library};
+use crate::setup::CallTiming;
 use async_lab_ptx::kernels;
 
 #[derive(Clone, Copy, Debug)]
@@ -85,6 +86,7 @@ impl LaunchOp {
                 api: crate::api::Api::Driver,
                 peer: None,
                 direction: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Launch(self),
         }

@@ -25,6 +25,7 @@ use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel, Library};
 use crate::runtime::limits::{self as rtlim, DeviceAttr, Limit};
+use crate::setup::CallTiming;
 use anyhow::ensure;
 use async_lab_ptx::kernels;
 
@@ -146,6 +147,7 @@ impl LimitOp {
                 ),
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Limits(self),
         }

@@ -35,6 +35,7 @@ use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel as RtKernel, Library as RtLibrary};
+use crate::setup::CallTiming;
 use async_lab_ptx::kernels;
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
@@ -246,6 +247,7 @@ impl LoadOp {
                 api,
                 peer: None,
                 direction: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Load(self),
         }
@@ -525,6 +527,7 @@ fn copy_rep(gpu: &Gpu, probe: &mut dyn Probe, copies: &Copies, ns: u64) -> anyho
     }
     // Nothing is ahead of the call in its stream: let the GPU reach the start event first (see `run_rep`).
     let start_pending = !method::reach_start_event(&op_start, probe.op_stream().is_some())?;
+    probe.before_call(gpu)?;
 
     let watch = Stopwatch::start();
     let host_call_start_ns = watch.started_at_ns();

@@ -11,6 +11,7 @@ use crate::pattern::checksum_term;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
 use crate::runtime::memory as rtmem;
+use crate::setup::CallTiming;
 use crate::units::format_size;
 use anyhow::ensure;
 
@@ -86,6 +87,7 @@ impl MemsetOp {
                 api: crate::api::Api::Driver,
                 peer: None,
                 direction: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Memset(self),
         }

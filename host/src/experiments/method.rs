@@ -8,7 +8,8 @@
 //! 3. Read the host clocks, make THE call, read the clocks again. Nothing else happens in between.
 //!    With nothing ahead of the call in its stream, first wait until the GPU has reached the event recorded
 //!    before the call: otherwise the query after the return may see that event's few µs of submission
-//!    latency instead of the call's own work.
+//!    latency instead of the call's own work. Then the probe's `before_call` runs (nothing, for most
+//!    probes; the threads family lets another thread into a slow call there), and the clocks start.
 //! 4. Right after the return, ask: had the call's own work finished (a query of its stream, before anything
 //!    else is enqueued)? Had the blocker finished (did the call wait for it)? Each query's start and end are
 //!    timed, and the GPU's times later bound each answer (`timing`). For copies out of host memory that had not run yet,
@@ -43,10 +44,23 @@ pub trait Probe {
         false
     }
     /// Whether `prepare` left work in flight on purpose, work the call must meet (a kernel queued behind a
-    /// wait, another thread inside a slow call): the protocol then does not synchronize after `prepare`.
+    /// wait): the protocol then does not synchronize after `prepare`. (What must start only after the blocker's
+    /// launch, such as another thread's slow call, goes in `before_call`.)
     /// Asked right after `prepare`; derived from what `prepare` made.
     fn prepared_work_in_flight(&self) -> bool {
         false
+    }
+    /// Runs right before the clocks start for THE call: after the blocker and the event before the call are
+    /// enqueued (and, with nothing ahead of the call in its stream, after the GPU reached that event), so
+    /// with the blocker already running. For what must begin only once the protocol's own driver calls are
+    /// made and must still be going on when THE call starts: the threads family releases another thread into
+    /// a slow driver call here and returns once that thread is inside it. It may wait and make host-side
+    /// calls; it must not enqueue work in the call's stream or the blocker's, nor synchronize anything (the
+    /// blocker must still run, and the stream query after the return must see only the call's work). Its
+    /// time is in no reading (it lies between `host_blocker_launch_ns` and `host_call_start_ns`). An error
+    /// ends the repetition, with the blocker in flight. Default: nothing.
+    fn before_call(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
+        Ok(())
     }
     /// Waits until every GPU the call touches is idle. One GPU unless the call spans two (the peer copies).
     fn settle(&self, gpu: &Gpu) -> DriverResult<()> {
@@ -142,6 +156,7 @@ pub fn run_rep(
     let op_stream_clear = blocker_launch.is_none() || !plan.ahead;
     let start_pending =
         if op_stream_clear { !reach_start_event(&op_start, probe.op_stream().is_some())? } else { false };
+    probe.before_call(gpu)?;
 
     let watch = Stopwatch::start();
     let host_call_start_ns = watch.started_at_ns();

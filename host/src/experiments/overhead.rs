@@ -29,6 +29,7 @@ use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel, Library};
 use crate::runtime::memory as rtmem;
+use crate::setup::CallTiming;
 use anyhow::{bail, Context as _};
 use async_lab_ptx::kernels;
 
@@ -39,17 +40,6 @@ pub const BLOCKER_NS: u64 = 200_000_000;
 /// The copy's size, and what it carries (checked on the device after the measured round).
 const COPY_BYTES: usize = 4;
 const PATTERN: [u8; COPY_BYTES] = [0xA5, 0x11, 0xCE, 0x5A];
-
-/// How each call is timed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Timing {
-    /// As every experiment times its call: `Stopwatch`, which reads the thread's CPU time (a system call)
-    /// just before the wall clock starts and just after it stops.
-    Stopwatch,
-    /// The wall clock alone (`Instant`, no system call), as the C++ reference times: the difference between
-    /// the two is what the CPU-time reads cost the call itself.
-    WallOnly,
-}
 
 /// The call a case times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +67,7 @@ impl OverheadOp {
         }
     }
 
-    fn case(self, api: Api, timing: Timing) -> Case {
+    fn case(self, api: Api, timing: CallTiming) -> Case {
         let driver_call = self.driver_call();
         let call = match api {
             Api::Driver => driver_call,
@@ -91,7 +81,7 @@ impl OverheadOp {
                     "{}overhead/{}{}",
                     api.id_prefix(),
                     self.slug(),
-                    if timing == Timing::WallOnly { "/wall-only" } else { "" }
+                    if timing == CallTiming::WallClockOnly { "/wall-only" } else { "" }
                 ),
                 family: Family::Overhead,
                 call: call.to_owned(),
@@ -109,7 +99,7 @@ impl OverheadOp {
                      --overhead{}",
                     if memcpy { "4-byte copies from pinned host memory" } else { "launches of an empty kernel" },
                     BLOCKER_NS / 1_000_000,
-                    if timing == Timing::WallOnly {
+                    if timing == CallTiming::WallClockOnly {
                         "; timed with the wall clock alone (no CPU-time reads around the call)"
                     } else {
                         ""
@@ -118,6 +108,7 @@ impl OverheadOp {
                 api,
                 peer: None,
                 direction: None,
+                timing,
             },
             op: Op::Overhead(self, timing),
         }
@@ -127,7 +118,7 @@ impl OverheadOp {
 /// The driver cases and, made here rather than by `runtime_twin`, their runtime counterparts.
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
-    for timing in [Timing::Stopwatch, Timing::WallOnly] {
+    for timing in [CallTiming::Stopwatch, CallTiming::WallClockOnly] {
         for op in OverheadOp::ALL {
             v.extend([op.case(Api::Driver, timing), op.case(Api::Runtime, timing)]);
         }
@@ -171,7 +162,7 @@ struct Round {
 fn round(
     stream: &Stream,
     blocker: &Blocker,
-    timing: Timing,
+    timing: CallTiming,
     call: &dyn Fn() -> DriverResult<()>,
 ) -> anyhow::Result<Round> {
     // `launch` makes the GPU's context current; nothing in the loop below calls the driver but `call`.
@@ -180,12 +171,12 @@ fn round(
     for _ in 0..ENQUEUES {
         let start = monotonic_ns();
         let (result, timed) = match timing {
-            Timing::Stopwatch => {
+            CallTiming::Stopwatch => {
                 let watch = Stopwatch::start();
                 let result = call();
                 (result, watch.stop())
             }
-            Timing::WallOnly => {
+            CallTiming::WallClockOnly => {
                 let wall = std::time::Instant::now();
                 let result = call();
                 (result, Timed { wall_ns: wall.elapsed().as_nanos() as u64, cpu_ns: 0 })
@@ -198,7 +189,7 @@ fn round(
     Ok(Round { blocker_launch_ns, calls, blocker_running_at_end })
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp, timing: Timing) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp, timing: CallTiming) -> anyhow::Result<CaseRecord> {
     let runtime = case.setup.api == Api::Runtime;
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let blocker = Blocker::new(gpu)?;
@@ -328,7 +319,7 @@ mod tests {
 
     #[test]
     fn a_record_reads_as_times_not_as_a_verdict_on_waiting() {
-        let case = OverheadOp::LaunchEmpty.case(Api::Driver, Timing::Stopwatch);
+        let case = OverheadOp::LaunchEmpty.case(Api::Driver, CallTiming::Stopwatch);
         let mut reps: Vec<Rep> =
             [3000, 1000, 2000, 5000, 4000].iter().map(|&ns| Rep { host_call_ns: ns, ..Rep::default() }).collect();
         for (name, v) in [("p10_us", 1.4), ("median_us", 3.0), ("p90_us", 4.6)] {

@@ -22,6 +22,7 @@ use crate::driver::peer::{self, can_access_peer, ordered_pairs, set_peer_access}
 use crate::driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, PeerSetup};
 use crate::rules::Expected;
+use crate::setup::CallTiming;
 use crate::units::format_size;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +160,7 @@ impl PeerOp {
                 api: crate::api::Api::Driver,
                 peer: Some(PeerSetup { src_gpu: None, dst_gpu: None, access: self.access }),
                 direction: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Peer(self),
         }

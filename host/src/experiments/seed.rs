@@ -32,6 +32,7 @@ use crate::measure::{monotonic_ns, Stopwatch, Timed};
 use crate::pattern;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
+use crate::setup::CallTiming;
 use anyhow::ensure;
 use async_lab_ptx::kernels;
 use std::ffi::c_void;
@@ -101,6 +102,7 @@ impl Step {
             api: crate::api::Api::Driver,
             peer: None,
             direction: None,
+            timing: CallTiming::Stopwatch,
         }
     }
 }

@@ -52,6 +52,7 @@ use crate::runtime::library::Library;
 use crate::runtime::memory::{self as rtmem, DeviceBuffer as RtDevice, HostBuffer as RtHost};
 use crate::runtime::stream::{self as rtstream, Stream as RtStream};
 use crate::runtime::sys as rs;
+use crate::setup::CallTiming;
 use crate::units::format_size;
 use anyhow::ensure;
 use async_lab_ptx::kernels;
@@ -177,6 +178,7 @@ fn step_setup(op: SeedRuntimeOp, step: RtStep) -> CaseSetup {
                 api,
                 peer: None,
                 direction: None,
+                timing: CallTiming::Stopwatch,
             }
         }
     };

@@ -26,6 +26,7 @@ use crate::driver::{
 use crate::measure::monotonic_ns;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::setup::CallTiming;
 use anyhow::ensure;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -183,6 +184,7 @@ impl MemOpOp {
                 direction: None,
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::StreamMem(self),
         }

@@ -21,6 +21,7 @@ use crate::driver::{sys, DriverResult, Gpu, HostBuffer, HostKind, Stream, Stream
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
 use crate::runtime::unified as rtum;
+use crate::setup::CallTiming;
 use crate::units::format_size;
 use anyhow::ensure;
 
@@ -146,6 +147,7 @@ impl HintOp {
                 direction: None,
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Unified(self),
         }

@@ -16,6 +16,7 @@ use crate::driver::vmm::Vmm;
 use crate::driver::{DriverResult, Event, Gpu, Stream, StreamHandle, StreamKind};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::setup::CallTiming;
 use anyhow::ensure;
 use std::time::Duration;
 
@@ -115,6 +116,7 @@ impl VmmOp {
                 },
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Vmm(self),
         }

@@ -17,6 +17,7 @@ use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::{Expected, WaitStyle};
 use crate::runtime::{self, stream as rtstream};
+use crate::setup::CallTiming;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchedFlag {
@@ -134,6 +135,7 @@ fn case(id: String, call: &str, rule: &str, expected: Expected, what: String, op
             api: crate::api::Api::Driver,
             peer: None,
             direction: None,
+            timing: CallTiming::Stopwatch,
         },
         op: Op::Wait(op),
     }

@@ -115,6 +115,7 @@ mod tests {
     use crate::clock::{ClockFit, ClockOffset};
     use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
     use crate::rules::Expected;
+    use crate::setup::CallTiming;
 
     fn record(reps: Vec<Rep>) -> CaseRecord {
         let setup = CaseSetup {
@@ -133,6 +134,7 @@ mod tests {
             api: crate::api::Api::Driver,
             peer: None,
             direction: None,
+            timing: CallTiming::Stopwatch,
         };
         CaseRecord { setup, blocker_ns: None, warmup: None, reps, series: None, error: None, skipped: None }
     }
