@@ -131,14 +131,54 @@ pub struct BlockerPlan<'s> {
     pub ahead: bool,
 }
 
+/// What the protocol puts on the GPU before the call, to see whether the call waits for it: the blocker kernel
+/// (every family), or the loading family's back-to-back copies on another stream (`loading::Copies`). One
+/// protocol (`run_rep`) serves both.
+pub trait Background {
+    /// Enqueues about `ns` of work (on `stream`, or on a stream of its own); returns the host time just before.
+    fn launch(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<u64>;
+    /// Whether all of it has finished (an event query).
+    fn is_done(&self) -> DriverResult<bool>;
+    /// After synchronization: its device time, and its `%globaltimer` start and end where it stamps them.
+    fn read(&self) -> DriverResult<(u64, Option<[u64; 2]>)>;
+    /// The event recorded right before it, where the call's work may be placed against it on the GPU's
+    /// timeline (`None`: no placement).
+    fn start_event(&self) -> Option<&Event<'_>>;
+    /// The GPU it runs on.
+    fn gpu(&self) -> &Gpu;
+    /// What a repetition records about it, for `ns` of work (nothing, for the blocker).
+    fn metrics(&self, _ns: u64) -> Vec<(String, f64)> {
+        Vec::new()
+    }
+}
+
+impl Background for Blocker<'_> {
+    fn launch(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<u64> {
+        Blocker::launch(self, stream, ns)
+    }
+    fn is_done(&self) -> DriverResult<bool> {
+        Blocker::is_done(self)
+    }
+    fn read(&self) -> DriverResult<(u64, Option<[u64; 2]>)> {
+        Blocker::read(self).map(|(ns, stamps)| (ns, Some(stamps)))
+    }
+    fn start_event(&self) -> Option<&Event<'_>> {
+        Some(&self.start)
+    }
+    fn gpu(&self) -> &Gpu {
+        self.gpu
+    }
+}
+
 /// Runs one repetition; `blocker_ns == 0` runs without a blocker (the warm-up). `None` when the repetition
 /// cannot be used: the staging probe overwrote the source, but the blocker ahead had ended by the time the
 /// overwrite was done, so the copy may have read the source before or after it (the caller repeats it).
+/// `blocker` is whatever runs in the background (see `Background`); "the blocker" below means it.
 pub fn run_rep(
     gpu: &Gpu,
     probe: &mut dyn Probe,
     plan: BlockerPlan,
-    blocker: &Blocker,
+    blocker: &dyn Background,
     blocker_ns: u64,
 ) -> anyhow::Result<Option<Rep>> {
     let (op_start, op_end) = (Event::new(gpu)?, Event::new(gpu)?);
@@ -189,7 +229,7 @@ pub fn run_rep(
     let (blocker_device_ns, blocker_gpu_ns) = match blocker_launch {
         Some(_) => {
             let (ns, stamps) = blocker.read()?;
-            (Some(ns), Some(stamps))
+            (Some(ns), stamps)
         }
         None => (None, None),
     };
@@ -200,9 +240,9 @@ pub fn run_rep(
     // Where the call's work sat on the GPU's timeline, relative to the blocker's start (for timelines). Events
     // of two GPUs have no common clock, so a blocker on another GPU gives no placement.
     let same_gpu = blocker.gpu().ordinal == gpu.ordinal;
-    let op_gpu_ns_from_blocker = match (probe.op_stream(), blocker_launch) {
-        (Some(_), Some(_)) if same_gpu => {
-            Some([op_start.signed_ns_since(blocker.start_event())?, op_end.signed_ns_since(blocker.start_event())?])
+    let op_gpu_ns_from_blocker = match (probe.op_stream(), blocker_launch, blocker.start_event()) {
+        (Some(_), Some(_), Some(start)) if same_gpu => {
+            Some([op_start.signed_ns_since(start)?, op_end.signed_ns_since(start)?])
         }
         _ => None,
     };
@@ -212,6 +252,11 @@ pub fn run_rep(
         return Ok(None);
     }
     let data_captured_at_return = probe.verify(gpu, probed)?;
+    let mut metrics: std::collections::BTreeMap<String, f64> =
+        if blocker_launch.is_some() { blocker.metrics(blocker_ns).into_iter().collect() } else { Default::default() };
+    if start_pending {
+        metrics.insert("start_event_pending".into(), 1.0);
+    }
     Ok(Some(Rep {
         host_call_ns: timed.wall_ns,
         host_cpu_ns: timed.cpu_ns,
@@ -228,7 +273,7 @@ pub fn run_rep(
         gpu_origin_ns: None,
         op_query_ns: op_query.map(|q| q.1),
         blocker_query_ns: blocker_query.map(|q| q.1),
-        metrics: if start_pending { [("start_event_pending".to_string(), 1.0)].into() } else { Default::default() },
+        metrics,
     }))
 }
 
