@@ -6,9 +6,8 @@
 //! device (`cudaCpuDeviceId`, -1, for the host); 12.2 added `_v2` names with the location. cudarc's
 //! declarations are CUDA 13's, so calling a 12.x runtime's plain names through them would pass the wrong
 //! arguments. Neither call goes through cudarc: each is looked up by name, with the signature that name has in
-//! the loaded runtime's version: the `_v2` names with a location wherever they are exported (12.2 on); else,
-//! on 13 and later, the plain names with a location (`located_plain_names`); else (12.0, 12.1) the plain names
-//! with a device ordinal.
+//! the loaded runtime's version: on 13 and later the plain names with a location (`located_plain_names`); on
+//! 12.2 to 12.9 the `_v2` names with a location; on 12.0 and 12.1 the plain names with a device ordinal.
 
 use super::check_code;
 use crate::stream::StreamHandle;
@@ -41,28 +40,33 @@ pub struct Hints {
 }
 
 impl Hints {
-    /// Looks both calls up in the loaded runtime; an error names what it lacks. The `_v2` names, where
-    /// exported, take a location in every version that has them, so they come first; then the plain names, typed
-    /// by the runtime's version.
+    /// Looks both calls up in the loaded runtime; an error names what it lacks. Each name is used only in the
+    /// versions whose headers declare it with the signature used: on 13 and later the plain names (with a
+    /// location), on 12.2 to 12.9 the `_v2` names (with a location), on 12.0 and 12.1 the plain names (with a
+    /// device ordinal).
     pub fn resolve() -> Result<Hints, &'static str> {
         let version = super::get()?.version;
+        if located_plain_names(version) {
+            // CUDA 13 on: the plain names are the ones its headers declare, with a location.
+            return Ok(Hints {
+                prefetch: Ok(crate::rt_resolve!(cudaMemPrefetchAsync: PrefetchLocated)?),
+                advise: Ok(crate::rt_resolve!(cudaMemAdvise: AdviseLocated)?),
+                prefetch_name: "cudaMemPrefetchAsync",
+                advise_name: "cudaMemAdvise",
+                located: true,
+            });
+        }
         let v2 = (
             crate::rt_resolve!(cudaMemPrefetchAsync_v2: PrefetchLocated),
             crate::rt_resolve!(cudaMemAdvise_v2: AdviseLocated),
         );
         let hints = match v2 {
+            // CUDA 12.2 to 12.9: the `_v2` names take the location.
             (Ok(prefetch), Ok(advise)) => Hints {
                 prefetch: Ok(prefetch),
                 advise: Ok(advise),
                 prefetch_name: "cudaMemPrefetchAsync_v2",
                 advise_name: "cudaMemAdvise_v2",
-                located: true,
-            },
-            _ if located_plain_names(version) => Hints {
-                prefetch: Ok(crate::rt_resolve!(cudaMemPrefetchAsync: PrefetchLocated)?),
-                advise: Ok(crate::rt_resolve!(cudaMemAdvise: AdviseLocated)?),
-                prefetch_name: "cudaMemPrefetchAsync",
-                advise_name: "cudaMemAdvise",
                 located: true,
             },
             // CUDA 12.0 and 12.1: only the plain names, which there take a device ordinal.
