@@ -63,7 +63,9 @@ const QUICK_BYTES: usize = 4096;
 /// shortest slow call (a module load: 0.19-0.27 ms on the H200).
 const INSIDE: Duration = Duration::from_micros(50);
 /// How long the measuring thread waits for the other thread to start its call once released (it is already
-/// running and bound to the context then): past this, the repetition fails instead of hanging.
+/// running and bound to the context then): past this, the repetition fails instead of spinning on. It fails once
+/// the thread has returned: the thread is joined first, the only safe way to free the buffers it uses (a
+/// driver call that never returns would still hang the run there).
 const ENTER_TIMEOUT: Duration = Duration::from_secs(5);
 /// The blocker outlasts the slow call alone this many times over.
 const BLOCKER_OVER_SLOW: u64 = 3;
@@ -295,8 +297,10 @@ struct ThreadProbe<'a, 'g> {
 }
 
 impl ThreadProbe<'_, '_> {
-    /// Starts the other thread: it makes the context current and waits for `release_other`.
-    fn start_other(&mut self) {
+    /// Starts the other thread: it makes the context current and waits for `release_other`. A thread still
+    /// there from before (a repetition cut short) is finished first, so that none is ever left detached.
+    fn start_other(&mut self) -> anyhow::Result<()> {
+        self.finish_other()?;
         let (go, rx) = mpsc::channel();
         let gate = Arc::new(Gate::default());
         let other = Other {
@@ -310,6 +314,7 @@ impl ThreadProbe<'_, '_> {
         };
         let handle = std::thread::spawn(move || other_thread(other));
         self.other = Some(Running { handle, go: Some(go), gate });
+        Ok(())
     }
 
     /// Releases the other thread into its slow call and returns once it is inside it: when it has noted its
@@ -371,7 +376,7 @@ impl ThreadProbe<'_, '_> {
 
     /// The slow call alone, in the other thread, with nothing else going on: its host time.
     fn slow_call_alone(&mut self) -> anyhow::Result<u64> {
-        self.start_other();
+        self.start_other()?;
         self.release_other()?;
         self.finish_other()?;
         let (t0, t1) = self.spans.pop().ok_or_else(|| anyhow::anyhow!("the slow call alone was not made"))?;
@@ -382,7 +387,7 @@ impl ThreadProbe<'_, '_> {
 impl Probe for ThreadProbe<'_, '_> {
     fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
         if self.with_other {
-            self.start_other();
+            self.start_other()?;
         }
         Ok(())
     }
