@@ -29,9 +29,26 @@ pub fn fill_until_a_launch_waits(
     case: &Case,
     stream: &Stream,
     reps: usize,
-    mut launch: impl FnMut() -> DriverResult<()>,
+    launch: impl FnMut() -> DriverResult<()>,
 ) -> anyhow::Result<CaseRecord> {
     let blocker = Blocker::new(gpu)?;
+    let record = fill(gpu, case, stream, reps, launch, &blocker);
+    if record.is_err() {
+        // A launch that failed mid-queue leaves the blocker and the queued work running: they must end before
+        // the blocker's stamps buffer (and the caller's buffers) are freed.
+        let _ = gpu.synchronize();
+    }
+    record
+}
+
+fn fill(
+    gpu: &Gpu,
+    case: &Case,
+    stream: &Stream,
+    reps: usize,
+    mut launch: impl FnMut() -> DriverResult<()>,
+    blocker: &Blocker,
+) -> anyhow::Result<CaseRecord> {
     // The timed launches do not make the context current themselves (one driver call per measured span).
     gpu.bind()?;
     let mut out = Vec::new();
