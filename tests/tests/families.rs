@@ -63,9 +63,9 @@ fn the_next_preset_holds_the_new_families_full_too_default_none() {
     }
     let threads: Vec<&str> =
         next.iter().filter(|c| c.setup.family == Family::Threads).map(|c| c.setup.call.as_str()).collect();
-    assert_eq!(threads.len(), 20, "{threads:?}");
+    assert_eq!(threads.len(), 25, "{threads:?}");
     for call in ["cudaLaunchKernel", "cudaMemcpyAsync(HostToDevice)"] {
-        assert_eq!(threads.iter().filter(|&&c| c == call).count(), 4, "{call}");
+        assert_eq!(threads.iter().filter(|&&c| c == call).count(), 5, "{call}");
     }
     let full: Vec<String> = catalogue(Preset::Full, None).into_iter().map(|c| c.setup.id).collect();
     assert!(next.iter().all(|c| full.contains(&c.setup.id)));
@@ -97,6 +97,8 @@ fn list_shows_the_new_families_with_their_rules() {
         ("batch/htod/pageable/during-call/nonblocking/same/4MiB", "BC2"),
         ("batch/dtoh/pinned/any/nonblocking/same/4MiB", "BC1"),
         ("threads/in-module-load/launch/nonblocking/same", "TH1"),
+        ("threads/in-host-func/event-record/nonblocking/same", "TH1"),
+        ("runtime/threads/in-host-func/launch/nonblocking/same", "TH1"),
         ("runtime/threads/in-alloc-host/pinned-copy-async/nonblocking/same", "TH1"),
         ("graph/launch-full-queue/nonblocking/same", "GR3"),
         ("runtime/graph/launch-full-queue/nonblocking/same", "GR3"),

@@ -1,7 +1,8 @@
 //! Threads (rule TH1): one thread's quick asynchronous call (an empty kernel's launch, a 4 KiB pinned
 //! `cuMemcpyHtoDAsync`, a `cuEventRecord`) while another thread of the same process, in the same context, is
 //! inside a slow driver call (a 256 MiB pageable copy, a 256 MiB `cuMemAllocHost`, a 256 MiB
-//! `cuMemHostRegister`, a module load). Does the quick call wait for the slow one?
+//! `cuMemHostRegister`, a module load), or while a host function (`cuLaunchHostFunc`, on a stream of its own)
+//! runs on the driver's callback thread. Does the quick call wait for the slow one?
 //!
 //! Per case: a warm-up times the quick call alone; then the slow call is timed alone, once, in the other
 //! thread (`other_alone_us`), and the blocker is made to outlast it three times over (a quick call that waits
@@ -22,6 +23,14 @@
 //! returned (negative: before it ended; a call that waited for a lock the other call held returns within
 //! microseconds of its end).
 //!
+//! The host function is the one slow thing not made by a thread of ours: `before_call` enqueues it (with
+//! `cuLaunchHostFunc`, from the measuring thread, on a third non-blocking stream with nothing ahead: neither the
+//! quick call's stream nor the blocker's) and waits until the function, on the driver's callback thread, has
+//! noted its start, then `INSIDE` more; the function spins `HOST_FUNC_SPIN` and notes its end as its last
+//! instruction. So its span is the function's own, not the driver's dispatch around it. The enqueue is the one
+//! driver call the measuring thread makes between the blocker's launch and the quick call, and it is made
+//! before the function starts. Its "alone" time is the function's spin, enqueued with nothing else going on.
+//!
 //! Recordings made before this order (ids `threads/<slow>/<quick>/nonblocking/same`) started the other thread
 //! in `prepare`, before the blocker's launch: the measuring thread's event records and launch then waited for
 //! the slow call (`launch_waited_for_other_thread`), and the quick call came only after it had ended.
@@ -35,6 +44,7 @@ use super::{case_record, Case, Op};
 use crate::api::Api;
 use crate::driver::library::{module_load_data, module_unload};
 use crate::driver::memory;
+use crate::driver::stream;
 use crate::driver::{
     sys, ContextRef, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, PageableBuffer, Stream,
     StreamHandle, StreamKind,
@@ -47,7 +57,7 @@ use crate::runtime::memory as rtmem;
 use crate::setup::CallTiming;
 use anyhow::{bail, ensure};
 use async_lab_ptx::kernels;
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -69,6 +79,9 @@ const INSIDE: Duration = Duration::from_micros(50);
 const ENTER_TIMEOUT: Duration = Duration::from_secs(5);
 /// The blocker outlasts the slow call alone this many times over.
 const BLOCKER_OVER_SLOW: u64 = 3;
+/// How long the host function spins: far longer than a quick call (microseconds), so a quick call that waits
+/// for it is plain; short enough to keep the family fast (the blocker is three times this: 90 ms a repetition).
+const HOST_FUNC_SPIN: Duration = Duration::from_millis(30);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlowCall {
@@ -76,6 +89,8 @@ pub enum SlowCall {
     AllocHost,
     HostRegister,
     ModuleLoad,
+    /// Not a driver call: a host function spinning `HOST_FUNC_SPIN` on the driver's callback thread.
+    HostFunc,
 }
 
 impl SlowCall {
@@ -85,6 +100,7 @@ impl SlowCall {
             SlowCall::AllocHost => "alloc-host",
             SlowCall::HostRegister => "host-register",
             SlowCall::ModuleLoad => "module-load",
+            SlowCall::HostFunc => "host-func",
         }
     }
 
@@ -94,6 +110,9 @@ impl SlowCall {
             SlowCall::AllocHost => "a 256 MiB cuMemAllocHost",
             SlowCall::HostRegister => "a 256 MiB cuMemHostRegister",
             SlowCall::ModuleLoad => "a cuModuleLoadData of the kernels' PTX",
+            SlowCall::HostFunc => {
+                "a 30 ms host function (cuLaunchHostFunc on a stream of its own, running on the driver's callback thread)"
+            }
         }
     }
 }
@@ -153,7 +172,9 @@ impl ThreadOp {
 
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
-    for slow in [SlowCall::PageableCopy, SlowCall::AllocHost, SlowCall::HostRegister, SlowCall::ModuleLoad] {
+    for slow in
+        [SlowCall::PageableCopy, SlowCall::AllocHost, SlowCall::HostRegister, SlowCall::ModuleLoad, SlowCall::HostFunc]
+    {
         for quick in [QuickCall::Launch, QuickCall::PinnedCopyAsync, QuickCall::EventRecord] {
             v.push(ThreadOp { slow, quick }.case());
         }
@@ -169,6 +190,33 @@ const FAILED: u64 = u64::MAX;
 #[derive(Default)]
 struct Gate {
     entered: AtomicU64,
+}
+
+/// What the host function and the measuring thread share: the gate on which the function notes its start (as
+/// the other thread does), and its end (0 until then).
+#[derive(Default)]
+struct HostFuncCell {
+    gate: Gate,
+    end: AtomicU64,
+}
+
+/// The host function of `SlowCall::HostFunc`: called by the driver on its callback thread, it notes its start,
+/// spins `HOST_FUNC_SPIN` and notes its end. It makes no CUDA call (host functions must not) and cannot panic.
+unsafe extern "C" fn spin_host_func(user: *mut c_void) {
+    // SAFETY: `user` is the `&'static HostFuncCell` of a `HostFuncSide`: leaked, never freed, so it outlives
+    // every run of this function, even one still pending when a repetition failed.
+    let cell = unsafe { &*(user as *const HostFuncCell) };
+    let t0 = monotonic_ns();
+    cell.gate.entered.store(t0.clamp(1, FAILED - 1), Ordering::Release);
+    spin_until(t0 + HOST_FUNC_SPIN.as_nanos() as u64);
+    cell.end.store(monotonic_ns().max(1), Ordering::Release);
+}
+
+/// Spins until the host monotonic clock reads `t` (ns).
+fn spin_until(t: u64) {
+    while monotonic_ns() < t {
+        std::hint::spin_loop();
+    }
 }
 
 /// What `wait_for_entry` saw on the gate.
@@ -254,6 +302,9 @@ fn other_thread(o: Other) -> Report {
                 memory::mem_host_register(o.host as *mut std::ffi::c_void, SLOW_BYTES, sys::CU_MEMHOSTREGISTER_DEFAULT)
             }
             SlowCall::ModuleLoad => module_load_data(CStr::from_ptr(o.ptx as *const c_char)).map(|m| made = m as usize),
+            // `start_other` never starts a thread for it (it runs on the driver's thread): a panic here is an
+            // error of `finish_other`'s join, not a hang.
+            SlowCall::HostFunc => unreachable!("a host function is not made in `other_thread`"),
         }
     };
     let t1 = monotonic_ns();
@@ -275,6 +326,23 @@ struct Running {
     gate: Arc<Gate>,
 }
 
+/// The host function's side (`SlowCall::HostFunc` only): its own stream and the cell it writes.
+///
+/// The cell is leaked (24 bytes a case), not boxed: freeing it safely would need the stream synchronized first,
+/// and that can fail (a context error) while the function may still be about to run or running; leaked, no
+/// error path can leave the function writing freed memory. The stream is still synchronized before the cell
+/// is reset or read (`finish_other`), so each repetition reads its own function's span, and before the next
+/// case (the probe's `Drop`); destroying it with the function pending is allowed (the driver frees the stream
+/// once its work is done).
+struct HostFuncSide<'g> {
+    stream: Stream<'g>,
+    cell: &'static HostFuncCell,
+    /// `start_other` armed it: the next `release_other` enqueues the function.
+    armed: bool,
+    /// A function was (or may have been) enqueued and its stream not synchronized since.
+    pending: bool,
+}
+
 struct ThreadProbe<'a, 'g> {
     op: ThreadOp,
     stream: &'a Stream<'g>,
@@ -292,15 +360,22 @@ struct ThreadProbe<'a, 'g> {
     /// Whether `prepare` starts the other thread (not in the warm-up).
     with_other: bool,
     other: Option<Running>,
+    /// For `SlowCall::HostFunc`: the host function's stream and cell (then no other thread is started).
+    host_func: Option<HostFuncSide<'g>>,
     /// Per slow call made: its start and end.
     spans: Vec<(u64, u64)>,
 }
 
 impl ThreadProbe<'_, '_> {
     /// Starts the other thread: it makes the context current and waits for `release_other`. A thread still
-    /// there from before (a repetition cut short) is finished first, so that none is ever left detached.
+    /// there from before (a repetition cut short) is finished first, so that none is ever left detached. For
+    /// the host function, arms it instead (it is enqueued in `release_other`).
     fn start_other(&mut self) -> anyhow::Result<()> {
         self.finish_other()?;
+        if let Some(hf) = self.host_func.as_mut() {
+            hf.armed = true;
+            return Ok(());
+        }
         let (go, rx) = mpsc::channel();
         let gate = Arc::new(Gate::default());
         let other = Other {
@@ -320,6 +395,9 @@ impl ThreadProbe<'_, '_> {
     /// Releases the other thread into its slow call and returns once it is inside it: when it has noted its
     /// call's start, plus `INSIDE`. Fails (having joined the thread) when the thread could not start its call.
     fn release_other(&mut self) -> anyhow::Result<()> {
+        if self.host_func.is_some() {
+            return self.release_host_func();
+        }
         let Some(running) = self.other.as_mut() else { return Ok(()) };
         let gate = running.gate.clone();
         if let Some(go) = running.go.take() {
@@ -337,16 +415,57 @@ impl ThreadProbe<'_, '_> {
                 bail!("the other thread did not start its slow call within {ENTER_TIMEOUT:?}")
             }
         };
-        let inside = entered + INSIDE.as_nanos() as u64;
-        while monotonic_ns() < inside {
-            std::hint::spin_loop();
-        }
+        spin_until(entered + INSIDE.as_nanos() as u64);
         Ok(())
+    }
+
+    /// `release_other` for the host function: enqueues it on its own stream (neither the quick call's nor the
+    /// blocker's) and returns once it runs: when it has noted its start, plus `INSIDE`. Fails (having
+    /// synchronized its stream) when it did not start in time.
+    fn release_host_func(&mut self) -> anyhow::Result<()> {
+        let Some(hf) = self.host_func.as_mut() else { return Ok(()) };
+        if !std::mem::take(&mut hf.armed) {
+            return Ok(());
+        }
+        // `start_other` finished the previous function (its stream synchronized) before arming: nothing writes
+        // the cell now.
+        hf.cell.gate.entered.store(0, Ordering::Release);
+        hf.cell.end.store(0, Ordering::Release);
+        // Before the enqueue: whatever it returns, the stream is synchronized before the cell is used again.
+        hf.pending = true;
+        let user = (hf.cell as *const HostFuncCell).cast_mut().cast::<c_void>();
+        // SAFETY: `spin_host_func` only reads the clock and stores into the cell's atomics, from any thread; the
+        // cell is `'static` (leaked), so it outlives every pending run. The stream is live (owned by `hf`).
+        unsafe { stream::launch_host_func(hf.stream.handle(), spin_host_func, user) }?;
+        match wait_for_entry(&hf.cell.gate, ENTER_TIMEOUT) {
+            Entry::Entered(t) => {
+                spin_until(t + INSIDE.as_nanos() as u64);
+                Ok(())
+            }
+            // The function never says `FAILED`; either way it did not start in time.
+            Entry::Failed | Entry::TimedOut => {
+                self.finish_other()?;
+                bail!("the host function did not start within {ENTER_TIMEOUT:?}")
+            }
+        }
     }
 
     /// Joins the other thread (cancelling it if it was never released), checks its result and undoes what its
     /// call made; notes the call's span.
     fn finish_other(&mut self) -> anyhow::Result<()> {
+        if let Some(hf) = self.host_func.as_mut() {
+            hf.armed = false;
+            if !hf.pending {
+                return Ok(());
+            }
+            // Waits for the function to return (it spins `HOST_FUNC_SPIN` once started).
+            hf.stream.synchronize()?;
+            hf.pending = false;
+            let (start, end) = (hf.cell.gate.entered.load(Ordering::Acquire), hf.cell.end.load(Ordering::Acquire));
+            ensure!(start != 0 && end != 0, "the host function did not run");
+            self.spans.push((start, end));
+            return Ok(());
+        }
         let Some(running) = self.other.take() else { return Ok(()) };
         drop(running.go);
         let report = running.handle.join().map_err(|_| anyhow::anyhow!("the other thread panicked"))?;
@@ -456,6 +575,16 @@ pub fn run(gpu: &Gpu, case: &Case, op: ThreadOp, reps: usize) -> anyhow::Result<
     } else {
         None
     };
+    let host_func = match op.slow {
+        SlowCall::HostFunc => Some(HostFuncSide {
+            stream: Stream::new(gpu, StreamKind::NonBlocking)?,
+            // Leaked on purpose: see `HostFuncSide`.
+            cell: Box::leak(Box::new(HostFuncCell::default())),
+            armed: false,
+            pending: false,
+        }),
+        _ => None,
+    };
     let mut probe = ThreadProbe {
         op,
         stream: &stream,
@@ -472,6 +601,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: ThreadOp, reps: usize) -> anyhow::Result<
         api: case.setup.api,
         with_other: false,
         other: None,
+        host_func,
         spans: Vec::new(),
     };
     let plan = BlockerPlan { stream: stream.handle(), ahead: true };
@@ -518,14 +648,62 @@ mod tests {
     #[test]
     fn every_slow_call_meets_every_quick_call() {
         let cases = cases();
-        assert_eq!(cases.len(), 12);
+        assert_eq!(cases.len(), 15);
         let mut ids: Vec<&str> = cases.iter().map(|c| c.setup.id.as_str()).collect();
         ids.sort();
         ids.dedup();
-        assert_eq!(ids.len(), 12);
+        assert_eq!(ids.len(), 15);
         assert!(cases.iter().all(|c| c.setup.blocker_ahead && c.setup.rule == "TH1"));
         // The ids of this order are not those of the recordings made before it (see the module doc).
         assert!(cases.iter().all(|c| c.setup.id.starts_with("threads/in-")), "{ids:?}");
+    }
+
+    #[test]
+    fn a_host_function_running_is_a_slow_call_like_the_others() {
+        let cases = cases();
+        let host_func: Vec<&Case> = cases.iter().filter(|c| c.setup.id.starts_with("threads/in-host-func/")).collect();
+        let ids: Vec<&str> = host_func.iter().map(|c| c.setup.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "threads/in-host-func/launch/nonblocking/same",
+                "threads/in-host-func/pinned-copy-async/nonblocking/same",
+                "threads/in-host-func/event-record/nonblocking/same",
+            ]
+        );
+        for c in host_func {
+            assert_eq!(c.setup.rule, "TH1");
+            assert!(c.setup.what.contains("cuLaunchHostFunc") && c.setup.what.contains("30 ms"), "{}", c.setup.what);
+            // Launch and copy get their runtime twins, as for the other slow calls; the event record none.
+            let twin = super::super::runtime_twin(c);
+            assert_eq!(twin.is_some(), !c.setup.id.contains("/event-record/"), "{}", c.setup.id);
+        }
+        // The words say how long it spins, and each slow call has its own slug.
+        assert!(SlowCall::HostFunc.words().contains(&format!("{} ms", HOST_FUNC_SPIN.as_millis())));
+        let slugs = [
+            SlowCall::PageableCopy,
+            SlowCall::AllocHost,
+            SlowCall::HostRegister,
+            SlowCall::ModuleLoad,
+            SlowCall::HostFunc,
+        ]
+        .map(SlowCall::slug);
+        assert!(slugs.iter().enumerate().all(|(i, s)| !slugs[..i].contains(s)), "{slugs:?}");
+        // The blocker outlasts the function alone three times over, within the longest blocker.
+        assert!(BLOCKER_OVER_SLOW as u128 * HOST_FUNC_SPIN.as_nanos() < MAX_BLOCKER.as_nanos());
+    }
+
+    #[test]
+    fn the_host_function_notes_its_span_on_its_cell() {
+        // Called here as the driver would call it, on another thread.
+        let cell: &'static HostFuncCell = Box::leak(Box::new(HostFuncCell::default()));
+        let user = (cell as *const HostFuncCell) as usize;
+        // SAFETY: the cell is leaked, as in `run`.
+        let t = std::thread::spawn(move || unsafe { spin_host_func(user as *mut c_void) });
+        let Entry::Entered(t0) = wait_for_entry(&cell.gate, Duration::from_secs(5)) else { panic!("no start") };
+        t.join().unwrap();
+        let t1 = cell.end.load(Ordering::Acquire);
+        assert!(t1 >= t0 + HOST_FUNC_SPIN.as_nanos() as u64, "{t0}..{t1}");
     }
 
     #[test]
