@@ -277,20 +277,22 @@ fn api_findings(results: &[&CaseResult]) -> Vec<String> {
             )),
         }
     }
-    // The launch-queue case is the launch family's one that measured the queue (its metrics say so).
-    let queue = results.iter().find(|r| {
-        r.family == Family::Launch && ["queue_depth", "queue_depth_at_least"].iter().any(|k| r.metrics.contains_key(*k))
-    });
-    if let Some(q) = queue {
+    // The cases that filled the launch queue (their metrics say so): the kernel launches' (launch family), and a
+    // graph launch's (graph family).
+    let measured_queue =
+        |r: &&&CaseResult| ["queue_depth", "queue_depth_at_least"].iter().any(|k| r.metrics.contains_key(*k));
+    for (family, what) in [(Family::Launch, "launch"), (Family::Graph, "graph launch")] {
+        let Some(q) = results.iter().filter(|r| r.family == family).find(measured_queue) else { continue };
         if let Some(d) = q.metrics.get("queue_depth") {
             out.push(format!(
-                "the launch queue held {d:.0} pending launches; the next launch waited {:.0} µs (until the blocker ended); launches took {:.1} µs before the queue was full and {:.1} µs after",
+                "{} held {d:.0} pending launches; the next {what} waited {:.0} µs (until the blocker ended); {what}es took {:.1} µs before the queue was full and {:.1} µs after",
+                if family == Family::Launch { "the launch queue".to_owned() } else { format!("with {}, the launch queue", q.call) },
                 q.metrics.get("launch_us_blocked").copied().unwrap_or(f64::NAN),
                 q.metrics.get("launch_us_before_full").copied().unwrap_or(f64::NAN),
                 q.metrics.get("launch_us_after_full").copied().unwrap_or(f64::NAN)
             ));
         } else if let Some(d) = q.metrics.get("queue_depth_at_least") {
-            out.push(format!("the launch queue held at least {d:.0} pending launches without blocking"));
+            out.push(format!("the launch queue held at least {d:.0} pending {what}es without blocking"));
         }
     }
     // async-lab's own overhead (`--preset overhead`), to set beside the C++ reference's `--overhead`.
