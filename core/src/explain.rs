@@ -109,7 +109,7 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
                 ),
                 (_, Some(w)) if w >= 0.5 => {
                     text.push_str(&format!(
-                        " Another thread had been inside a slow driver call ({other_ms:.1} ms){into} when it started, and it returned only after that call had ended"
+                        " Another thread had been inside the slow call named above ({other_ms:.1} ms){into} when it started, and it returned only after that call had ended"
                     ));
                     match m("returned_after_other_end_us") {
                         Some(us) => text.push_str(&format!(" ({us:.0} µs after): it waited for the other thread.")),
@@ -117,7 +117,7 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
                     }
                 }
                 (_, Some(_)) => text.push_str(&format!(
-                    " Another thread had been inside a slow driver call ({other_ms:.1} ms){into} when it started, and it returned before that call ended: it did not wait for the other thread."
+                    " Another thread had been inside the slow call named above ({other_ms:.1} ms){into} when it started, and it returned before that call ended: it did not wait for the other thread."
                 )),
                 _ => {}
             }
