@@ -13,7 +13,7 @@ use crate::record::{CaseSetup, Rep};
 pub(super) struct OtherCall {
     /// Its span on the host clock, where both times were recorded and are in order.
     span: Option<(i64, i64)>,
-    /// A short name (`cuMemAllocHost`, `30 ms host function`), or empty.
+    /// A short name (`cuMemAllocHost`, `host function`), or empty.
     name: String,
     /// The setup's words for it (`a 256 MiB cuMemAllocHost`), or empty.
     words: String,
@@ -49,7 +49,7 @@ pub(super) fn of(setup: &CaseSetup, rep: &Rep) -> Option<OtherCall> {
 }
 
 /// What the other thread's call was, from a threads setup's description: its words, and a short name (the
-/// first `cu...` name before any parenthesis, else the words without their article).
+/// first `cu...` name before any parenthesis, else the words without their article and their number).
 fn described(what: &str) -> Option<(String, String)> {
     let words = what.split_once("another thread is inside ")?.1;
     let words = words.strip_suffix(", through the runtime API").unwrap_or(words).trim();
@@ -61,7 +61,17 @@ fn described(what: &str) -> Option<(String, String)> {
         .split_whitespace()
         .find(|w| w.starts_with("cu") && w[2..].starts_with(|c: char| c.is_ascii_uppercase()))
         .map(|w| w.trim_end_matches(|c: char| !c.is_ascii_alphanumeric()).to_owned())
-        .unwrap_or_else(|| head.strip_prefix("a ").or_else(|| head.strip_prefix("an ")).unwrap_or(head).to_owned());
+        .unwrap_or_else(|| {
+            // "a 30 ms host function": the noun, without its article and its size or length (the span has that).
+            let mut w: Vec<&str> = head.split_whitespace().collect();
+            if matches!(w.first(), Some(&"a" | &"an")) {
+                w.remove(0);
+            }
+            if w.len() > 2 && w[0].parse::<f64>().is_ok() {
+                w.drain(..2);
+            }
+            w.join(" ")
+        });
     Some((words.to_owned(), name))
 }
 
@@ -131,7 +141,8 @@ mod tests {
         let func =
             "cuLaunchKernel behind a blocker in its own stream, made while another thread is inside a 30 ms host \
                     function (cuLaunchHostFunc on a stream of its own, running on the driver's callback thread)";
-        assert_eq!(d(func).as_deref(), Some("30 ms host function"));
+        assert_eq!(d(func).as_deref(), Some("host function"));
+        assert_eq!(d("x while another thread is inside an odd call").as_deref(), Some("odd call"));
         assert_eq!(d("a pinned copy"), None);
     }
 }
