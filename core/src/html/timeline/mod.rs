@@ -235,7 +235,7 @@ mod tests {
             lanes,
             [
                 ("host thread", "the measuring thread"),
-                ("other thread", "cuMemAllocHost"),
+                ("other thread", ""),
                 ("GPU: blocker", "same stream"),
                 ("GPU: the call's work", ""),
             ]
@@ -252,9 +252,10 @@ mod tests {
             ]
         );
         let other = &t.spans[1];
-        assert_eq!(other.label, "cuMemAllocHost 18.0 µs");
+        assert_eq!(other.label, "other thread's call 18.0 µs");
         assert!(
-            other.title.contains("a 256 MiB cuMemAllocHost for 18.0 µs")
+            other.title.contains("inside its slow call for 18.0 µs")
+                && other.title.contains("the experiment: cuLaunchKernel behind a blocker")
                 && other.title.contains("alone, before the repetitions, it took 17.5 µs")
                 && other.title.contains("started 10.0 µs after its start and returned 3.0 µs before its end"),
             "{}",
@@ -281,11 +282,6 @@ mod tests {
         assert!(!t.caption.contains("other thread"), "{}", t.caption);
         assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
         assert!(t.notes[0].contains("its lane is empty"), "{:?}", t.notes);
-        // A description that does not name the slow call: a plain label.
-        let mut rec = threads_record(&OTHER);
-        rec.setup.what = String::new();
-        let t = for_case(&rec, Some(&ClockFit::constant(&CLOCK)));
-        assert_eq!((t.lanes[1].detail.as_str(), t.spans[1].label.as_str()), ("", "other thread's call 18.0 µs"));
     }
 
     #[test]
