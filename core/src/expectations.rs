@@ -88,6 +88,7 @@ pub fn has_runtime_twin(setup: &CaseSetup) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::setup::CallTiming;
 
     #[test]
     fn the_committed_table_parses_and_names_each_id_once_in_order() {
@@ -117,6 +118,7 @@ mod tests {
             api: known.api,
             peer: None,
             direction: None,
+            timing: CallTiming::Stopwatch,
         };
         assert_eq!(
             current_rule(&setup(&known.call, known.blocker_ahead)),

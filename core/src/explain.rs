@@ -64,7 +64,7 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
             (Some(true), false) => format!(
                 ", after {blocker} on another stream had finished, work it does not depend on: it waited for the whole device"
             ),
-            (Some(false), _) => format!(", while {blocker} was still running: it did not wait for it"),
+            (Some(false), _) => format!(", before {blocker} had finished: it did not wait for it"),
         });
         text.push_str(match r.complete_at_return {
             Some(true) => "; its own work was already done.",
@@ -94,23 +94,30 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         }
         if s.family == Family::Threads {
             let m = |k: &str| r.metrics.get(k).copied();
+            let other_ms = m("other_call_us").unwrap_or(f64::NAN) / 1e3;
+            // Recordings since the quick call is made inside the slow call say how far in it started.
+            let into = m("started_into_other_us").map_or(String::new(), |us| format!(" for {us:.0} µs"));
             match (m("overlapped"), m("waited_for_other_thread")) {
+                // Recordings of the older order: the other thread went in before the blocker's launch.
                 (Some(o), _) if o < 0.5 && m("launch_waited_for_other_thread").is_some_and(|l| l >= 0.5) => {
                     text.push_str(&format!(
-                        " The other thread's slow call ({:.1} ms) had ended before this call started: the calls this thread made while it ran (the blocker's event records and launch, on its own stream) finished only after it ended. This thread's driver calls waited for the other thread.",
-                        m("other_call_us").unwrap_or(f64::NAN) / 1e3
+                        " The other thread's slow call ({other_ms:.1} ms) had ended before this call started: the calls this thread made while it ran (the blocker's event records and launch, on its own stream) finished only after it ended. This thread's driver calls waited for the other thread.",
                     ))
                 }
                 (Some(o), _) if o < 0.5 => text.push_str(
                     " The other thread's slow call did not overlap it in most repetitions: this measured nothing about threads.",
                 ),
-                (_, Some(w)) if w >= 0.5 => text.push_str(&format!(
-                    " Another thread was inside a slow driver call ({:.1} ms) when it started, and it returned only after that call had ended: it waited for the other thread.",
-                    m("other_call_us").unwrap_or(f64::NAN) / 1e3
-                )),
+                (_, Some(w)) if w >= 0.5 => {
+                    text.push_str(&format!(
+                        " Another thread had been inside the slow call named above ({other_ms:.1} ms){into} when it started, and it returned only after that call had ended"
+                    ));
+                    match m("returned_after_other_end_us") {
+                        Some(us) => text.push_str(&format!(" ({us:.0} µs after): it waited for the other thread.")),
+                        None => text.push_str(": it waited for the other thread."),
+                    }
+                }
                 (_, Some(_)) => text.push_str(&format!(
-                    " Another thread was inside a slow driver call ({:.1} ms) when it started, and it returned before that call ended: it did not wait for the other thread.",
-                    m("other_call_us").unwrap_or(f64::NAN) / 1e3
+                    " Another thread had been inside the slow call named above ({other_ms:.1} ms){into} when it started, and it returned before that call ended: it did not wait for the other thread."
                 )),
                 _ => {}
             }

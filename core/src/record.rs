@@ -6,7 +6,7 @@
 
 use crate::machine::MachineInfo;
 use crate::rules::Expected;
-use crate::setup::{Direction, HostKind, StreamKind};
+use crate::setup::{CallTiming, Direction, HostKind, StreamKind};
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -160,6 +160,10 @@ pub struct CaseSetup {
     /// made before setups carried it get it from their ids when read (`Recording::parse`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<Direction>,
+    /// How the call's host time was taken; the stopwatch unless the setup says otherwise. Recordings made
+    /// before setups carried it get it from their ids when read (`Recording::parse`).
+    #[serde(default, skip_serializing_if = "CallTiming::is_stopwatch")]
+    pub timing: CallTiming,
 }
 
 /// The two GPUs of a peer experiment (absent in the experiment's template, before the pairs are known).
@@ -245,6 +249,8 @@ impl Recording {
     }
 
     pub fn parse(text: &str) -> anyhow::Result<Recording> {
+        /// How the overhead family's ids named the wall-clock-only timing before setups said it.
+        const LEGACY_WALL_ONLY_SUFFIX: &str = "/wall-only";
         let value: serde_json::Value =
             serde_json::from_str(text).context("it is not complete, valid JSON (truncated or corrupt?)")?;
         match value.get("kind").and_then(|k| k.as_str()) {
@@ -264,6 +270,10 @@ impl Recording {
             if s.direction.is_none() && matches!(s.family, Family::Copy | Family::Sweep) {
                 // Made before setups carried the direction: the copy's id names it (the one place ids are read).
                 s.direction = Direction::from_legacy_id(&s.id);
+            }
+            if s.family == Family::Overhead && s.timing.is_stopwatch() && s.id.ends_with(LEGACY_WALL_ONLY_SUFFIX) {
+                // Made before setups carried the timing: the id names the wall-clock-only variant.
+                s.timing = CallTiming::WallClockOnly;
             }
             if case.error.is_none() && case.skipped.is_none() && case.reps.is_empty() {
                 bail!("experiment {} has neither repetitions nor an error nor a reason it was not run", case.setup.id);

@@ -9,7 +9,7 @@ use crate::clock::ClockFit;
 use crate::machine::MachineInfo;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Recording, Rep, SCHEMA_VERSION};
 use crate::rules::{verdict, Verdict, WaitStyle};
-use crate::setup::{Direction, HostKind};
+use crate::setup::{CallTiming, Direction, HostKind};
 use crate::stats::Spread;
 use crate::timing::{Reading, RepTimes};
 use crate::units::format_size;
@@ -185,6 +185,7 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
         blocker: s.blocker,
         host_memory: s.host_memory,
         direction: s.direction,
+        timing: s.timing,
     };
     // Bytes per nanosecond are GB/s. Only where the copy's events bracket a DMA transfer alone: between
     // GPUs, between device buffers, or with page-locked host memory. Pageable copies' events also span the
@@ -217,7 +218,7 @@ fn findings(results: &[CaseResult]) -> Vec<String> {
         // Findings per API; the runtime's say so.
         let of_api: Vec<&CaseResult> = results.iter().filter(|r| r.api == api).collect();
         let tag = if api == crate::api::Api::Runtime { "through the runtime: " } else { "" };
-        for line in api_findings(&of_api, api) {
+        for line in api_findings(&of_api) {
             out.push(format!("{tag}{line}"));
         }
     }
@@ -246,9 +247,8 @@ fn findings(results: &[CaseResult]) -> Vec<String> {
 }
 
 /// The sweep and launch-queue findings among the results of one API.
-fn api_findings(results: &[&CaseResult], api: crate::api::Api) -> Vec<String> {
+fn api_findings(results: &[&CaseResult]) -> Vec<String> {
     let mut out = Vec::new();
-    let id_prefix = api.id_prefix();
     for dir in [Direction::HtoD, Direction::DtoH] {
         let mut sweep: Vec<&CaseResult> = results
             .iter()
@@ -277,16 +277,22 @@ fn api_findings(results: &[&CaseResult], api: crate::api::Api) -> Vec<String> {
             )),
         }
     }
-    if let Some(q) = results.iter().find(|r| r.id.starts_with(&format!("{id_prefix}launch/queue-depth"))) {
+    // The cases that filled the launch queue (their metrics say so): the kernel launches' (launch family), and a
+    // graph launch's (graph family).
+    let measured_queue =
+        |r: &&&CaseResult| ["queue_depth", "queue_depth_at_least"].iter().any(|k| r.metrics.contains_key(*k));
+    for (family, what) in [(Family::Launch, "launch"), (Family::Graph, "graph launch")] {
+        let Some(q) = results.iter().filter(|r| r.family == family).find(measured_queue) else { continue };
         if let Some(d) = q.metrics.get("queue_depth") {
             out.push(format!(
-                "the launch queue held {d:.0} pending launches; the next launch waited {:.0} µs (until the blocker ended); launches took {:.1} µs before the queue was full and {:.1} µs after",
+                "{} held {d:.0} pending launches; the next {what} waited {:.0} µs (until the blocker ended); {what}es took {:.1} µs before the queue was full and {:.1} µs after",
+                if family == Family::Launch { "the launch queue".to_owned() } else { format!("with {}, the launch queue", q.call) },
                 q.metrics.get("launch_us_blocked").copied().unwrap_or(f64::NAN),
                 q.metrics.get("launch_us_before_full").copied().unwrap_or(f64::NAN),
                 q.metrics.get("launch_us_after_full").copied().unwrap_or(f64::NAN)
             ));
         } else if let Some(d) = q.metrics.get("queue_depth_at_least") {
-            out.push(format!("the launch queue held at least {d:.0} pending launches without blocking"));
+            out.push(format!("the launch queue held at least {d:.0} pending {what}es without blocking"));
         }
     }
     // async-lab's own overhead (`--preset overhead`), to set beside the C++ reference's `--overhead`.
@@ -299,7 +305,7 @@ fn api_findings(results: &[&CaseResult], api: crate::api::Api) -> Vec<String> {
             Some(format!(
                 "{} {what}{} median {:.2} µs (p10–p90 {:.2}–{:.2})",
                 r.call,
-                if r.id.ends_with("/wall-only") { " (wall clock alone)" } else { "" },
+                if r.timing == CallTiming::WallClockOnly { " (wall clock alone)" } else { "" },
                 m("median_us")?,
                 m("p10_us")?,
                 m("p90_us")?

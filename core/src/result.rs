@@ -7,7 +7,7 @@
 use crate::class::Class;
 use crate::record::{BlockerPlacement, Family, PeerSetup};
 use crate::rules::{Expected, Verdict, WaitStyle};
-use crate::setup::{Direction, HostKind};
+use crate::setup::{CallTiming, Direction, HostKind};
 use crate::stats::Spread;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -69,6 +69,9 @@ pub struct CaseResult {
     /// Which way a copy moved its bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub direction: Option<Direction>,
+    /// How the call's host time was taken (the setup's).
+    #[serde(skip_serializing_if = "CallTiming::is_stopwatch")]
+    pub timing: CallTiming,
 }
 
 /// Whether the device ran the call's work only after the blocker ended: the work's GPU time (from the event

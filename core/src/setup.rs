@@ -94,6 +94,26 @@ impl Direction {
     }
 }
 
+/// How the host time of a call was taken.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CallTiming {
+    /// The method's stopwatch, as every experiment times its call: the thread's CPU time (a system call) read
+    /// just before the wall clock starts and just after it stops.
+    #[default]
+    Stopwatch,
+    /// The wall clock alone (`Instant`, no system call), as the C++ reference times: the overhead family's
+    /// second timing, whose difference from the stopwatch is what the CPU-clock reads cost the call itself.
+    WallClockOnly,
+}
+
+impl CallTiming {
+    /// Serde's `skip_serializing_if`: the stopwatch is what every setup used before the field existed.
+    pub fn is_stopwatch(&self) -> bool {
+        *self == CallTiming::Stopwatch
+    }
+}
+
 /// A peer experiment's record id: the template's id, and the pair.
 pub fn pair_id(template: &str, src: i32, dst: i32) -> String {
     format!("{template}/gpu{src}-to-gpu{dst}")

@@ -20,13 +20,21 @@ pub enum SrcAccessOrder {
     Any = 3,
 }
 
-/// `CUmemcpyAttributes` (CUDA 12.8).
+/// `CUmemcpyAttributes` (CUDA 12.8); the runtime's `cudaMemcpyAttributes` has the same layout and values.
 #[repr(C)]
-struct MemcpyAttributes {
-    src_access_order: i32,
-    src_location_hint: MemLocation,
-    dst_location_hint: MemLocation,
-    flags: c_uint,
+pub(crate) struct MemcpyAttributes {
+    pub(crate) src_access_order: i32,
+    pub(crate) src_location_hint: MemLocation,
+    pub(crate) dst_location_hint: MemLocation,
+    pub(crate) flags: c_uint,
+}
+
+impl MemcpyAttributes {
+    /// Every copy with `order`, no location hints, no flags.
+    pub(crate) fn with_order(order: SrcAccessOrder) -> MemcpyAttributes {
+        let none = MemLocation { kind: 0, id: 0 };
+        MemcpyAttributes { src_access_order: order as i32, src_location_hint: none, dst_location_hint: none, flags: 0 }
+    }
 }
 
 type BatchV2 = unsafe extern "C" fn(
@@ -83,13 +91,7 @@ impl BatchCopy {
         stream: StreamHandle<'_>,
     ) -> DriverResult<()> {
         assert!(dsts.len() == srcs.len() && srcs.len() == sizes.len(), "one size per copy");
-        let none = MemLocation { kind: 0, id: 0 };
-        let mut attrs = MemcpyAttributes {
-            src_access_order: order as i32,
-            src_location_hint: none,
-            dst_location_hint: none,
-            flags: 0,
-        };
+        let mut attrs = MemcpyAttributes::with_order(order);
         let mut first = 0usize;
         let n = dsts.len();
         // SAFETY: the function is the driver's of that exported name and signature; the arrays hold `n` entries

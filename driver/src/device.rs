@@ -5,6 +5,7 @@ use super::error::{check, DriverResult};
 use super::sys::{self, CUdevice, CUdevice_attribute};
 
 /// `cuDeviceGetAttribute`.
+#[inline]
 pub fn attribute(device: CUdevice, attribute: CUdevice_attribute) -> DriverResult<i32> {
     let mut v = 0;
     // SAFETY: a valid out-pointer; an invalid handle or attribute is reported as an error code.
@@ -22,6 +23,7 @@ pub fn name(device: CUdevice) -> DriverResult<String> {
 }
 
 /// `cuMemGetInfo`: free and total bytes of the current context's device. A context must be current.
+#[inline]
 pub fn memory_free_and_total() -> DriverResult<(usize, usize)> {
     let (mut free, mut total) = (0usize, 0usize);
     // SAFETY: valid out-pointers; without a current context the driver returns an error code.

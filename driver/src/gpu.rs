@@ -78,6 +78,11 @@ impl Gpu {
         unsafe { check(sys::cuCtxSetCurrent(self.context), "cuCtxSetCurrent") }
     }
 
+    /// A handle to this GPU's context that another thread can make current (`ContextRef::bind`).
+    pub fn context_ref(&self) -> ContextRef<'_> {
+        ContextRef { raw: self.context, _gpu: std::marker::PhantomData }
+    }
+
     /// The context's raw handle (for calls that name a context, such as `cuMemcpyPeer`).
     pub fn context(&self) -> CUcontext {
         self.context
@@ -206,10 +211,155 @@ impl Gpu {
     }
 }
 
+/// `cuCtxSynchronize` of whatever context is current, without making one current first (`Gpu::synchronize`
+/// does): for a measured span that must hold this one call.
+#[inline]
+pub fn ctx_synchronize() -> DriverResult<()> {
+    // SAFETY: no arguments; without a current context the driver returns an error code.
+    unsafe { check(sys::cuCtxSynchronize(), "cuCtxSynchronize") }
+}
+
+/// A borrowed context that may cross to another thread, to be made current there.
+#[derive(Clone, Copy, Debug)]
+pub struct ContextRef<'g> {
+    raw: CUcontext,
+    _gpu: std::marker::PhantomData<&'g Gpu>,
+}
+
+// SAFETY: a context may be made current on any thread; the handle is only ever passed to `cuCtxSetCurrent`,
+// and its lifetime keeps the `Gpu` (which owns the context) alive.
+unsafe impl Send for ContextRef<'_> {}
+
+impl ContextRef<'_> {
+    /// The same handle without the borrow, for a thread that is not scoped (one the owner joins by hand).
+    ///
+    /// # Safety
+    /// The `Gpu` must stay alive for as long as the returned handle is used.
+    pub unsafe fn unbounded(self) -> ContextRef<'static> {
+        ContextRef { raw: self.raw, _gpu: std::marker::PhantomData }
+    }
+
+    /// `cuCtxSetCurrent`: makes the context current on the calling thread.
+    pub fn bind(self) -> DriverResult<()> {
+        // SAFETY: the context is alive as long as the borrowed `Gpu`.
+        unsafe { check(sys::cuCtxSetCurrent(self.raw), "cuCtxSetCurrent") }
+    }
+}
+
 impl Drop for Gpu {
     fn drop(&mut self) {
         // The module is unloaded from the current context: make it this GPU's (the fields drop after this).
         let _ = self.bind();
+    }
+}
+
+/// A context of its own on `gpu`'s device, created with scheduling flags (`cuCtxCreate`), with the kernels'
+/// module loaded again, a non-blocking stream and two events in it. It is current while it lives; dropping it
+/// destroys what it made (in reverse order) and makes the previously current context current again.
+///
+/// Fields are declared in the order they must be destroyed.
+pub struct FlaggedContext {
+    start: sys::CUevent,
+    end: sys::CUevent,
+    stream: CUstream,
+    spin_wait_ns: CUfunction,
+    module: Option<cust::module::Module>,
+    ctx: CUcontext,
+    previous: CUcontext,
+}
+
+impl FlaggedContext {
+    /// Creates the context with `flags` (`CU_CTX_SCHED_*`) and makes it current.
+    pub fn create(gpu: &Gpu, flags: u32) -> anyhow::Result<FlaggedContext> {
+        let mut fc = FlaggedContext {
+            start: std::ptr::null_mut(),
+            end: std::ptr::null_mut(),
+            stream: std::ptr::null_mut(),
+            spin_wait_ns: std::ptr::null_mut(),
+            module: None,
+            ctx: std::ptr::null_mut(),
+            previous: std::ptr::null_mut(),
+        };
+        // SAFETY: valid out-pointers; cuCtxCreate makes the new context current, and `Drop` destroys what was
+        // made (in reverse order) and makes the previous context current again.
+        unsafe {
+            crate::drv!(cuCtxGetCurrent(&mut fc.previous))?;
+            crate::drv!(cuCtxCreate_v2(&mut fc.ctx, flags, gpu.device))?;
+        }
+        let module = gpu.load_fresh_module()?;
+        fc.spin_wait_ns = module.get_function(kernels::SPIN_WAIT_NS.name)?.to_raw();
+        fc.module = Some(module);
+        // SAFETY: valid out-pointers in the (current) new context.
+        unsafe {
+            crate::drv!(cuStreamCreate(&mut fc.stream, sys::CU_STREAM_NON_BLOCKING))?;
+            crate::drv!(cuEventCreate(&mut fc.start, sys::CU_EVENT_DEFAULT))?;
+            crate::drv!(cuEventCreate(&mut fc.end, sys::CU_EVENT_DEFAULT))?;
+        }
+        Ok(fc)
+    }
+
+    /// Records the start event, launches `spin_wait_ns` for `ns` (no stamps) and records the end event, on
+    /// the context's stream.
+    pub fn enqueue_spin(&self, ns: u64) -> DriverResult<()> {
+        let (mut ns, mut stamps) = (ns, 0u64);
+        let mut params = [ptr(&mut ns), ptr(&mut stamps)];
+        // SAFETY: spin_wait_ns(u64, *mut u64) with a null stamps pointer, which the kernel skips; all handles
+        // belong to this context, alive as long as `self`; `params` outlives the launch, which copies it.
+        unsafe {
+            crate::drv!(cuEventRecord(self.start, self.stream))?;
+            crate::drv!(cuLaunchKernel(
+                self.spin_wait_ns,
+                1,
+                1,
+                1,
+                1,
+                1,
+                1,
+                0,
+                self.stream,
+                params.as_mut_ptr(),
+                std::ptr::null_mut()
+            ))?;
+            crate::drv!(cuEventRecord(self.end, self.stream))
+        }
+    }
+
+    /// `cuStreamSynchronize` of the context's stream (the call under test: nothing else).
+    #[inline]
+    pub fn synchronize_stream(&self) -> DriverResult<()> {
+        // SAFETY: a live stream of this context.
+        unsafe { check(sys::cuStreamSynchronize(self.stream), "cuStreamSynchronize") }
+    }
+
+    /// Nanoseconds between the two events of the last `enqueue_spin` (both complete).
+    pub fn elapsed_ns(&self) -> DriverResult<u64> {
+        let mut ms = 0f32;
+        // SAFETY: valid out-pointer; both events are live, recorded and complete (the caller synchronized).
+        unsafe { crate::drv!(cuEventElapsedTime(&mut ms, self.start, self.end))? };
+        Ok((ms as f64 * 1e6) as u64)
+    }
+}
+
+impl Drop for FlaggedContext {
+    fn drop(&mut self) {
+        // SAFETY: each handle was created in `create` in `self.ctx` (null ones are skipped) and is destroyed
+        // once, the module before the context; then the previous context becomes current again.
+        unsafe {
+            if !self.end.is_null() {
+                sys::cuEventDestroy_v2(self.end);
+            }
+            if !self.start.is_null() {
+                sys::cuEventDestroy_v2(self.start);
+            }
+            if !self.stream.is_null() {
+                sys::cuStreamDestroy_v2(self.stream);
+            }
+            self.module = None;
+            if !self.ctx.is_null() {
+                sys::cuCtxDestroy_v2(self.ctx);
+            }
+            sys::cuCtxSetCurrent(self.previous);
+        }
     }
 }
 

@@ -137,6 +137,21 @@ impl<'g> Graph<'g> {
     }
 }
 
+impl<'g> Graph<'g> {
+    /// The raw graph, for the runtime's calls on it (a `cudaGraph_t` is a `CUgraph`).
+    pub(crate) fn raw(&self) -> CUgraph {
+        self.raw
+    }
+
+    /// Owns an executable graph the runtime instantiated from this graph (`runtime::graph`).
+    ///
+    /// # Safety
+    /// `raw` is a live executable graph of this graph's context, owned by nothing else.
+    pub(crate) unsafe fn adopt(&self, raw: CUgraphExec) -> GraphExec<'g> {
+        GraphExec { raw, gpu: self.gpu }
+    }
+}
+
 impl Drop for Graph<'_> {
     fn drop(&mut self) {
         let _ = self.gpu.bind();
@@ -152,6 +167,11 @@ pub struct GraphExec<'g> {
 }
 
 impl GraphExec<'_> {
+    /// The raw executable graph, for the runtime's calls on it (a `cudaGraphExec_t` is a `CUgraphExec`).
+    pub(crate) fn raw(&self) -> CUgraphExec {
+        self.raw
+    }
+
     /// `cuGraphUpload` and nothing else.
     pub fn upload(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
         // SAFETY: a live executable graph and a live stream (its lifetime) of the current context.

@@ -3,8 +3,9 @@
 //! driver objects; `runtime`, the CUDA runtime loaded at run time; `ptx`, the kernels' module checked before
 //! use; `measure`, the host clock the experiments time calls with.
 //!
-//! `cust` provides the context and the module loading; everything the experiments time goes through `sys`
-//! directly, so that exactly one driver call happens between the two clock readings. Nothing here decides
+//! `cust` provides the context and the module loading; everything the experiments time goes through one small
+//! `#[inline]` function per driver call (cudarc's `result` layer is the model), which makes no context current,
+//! so that exactly one driver call happens between the two clock readings. Nothing here decides
 //! what a measurement means: that is `async-lab-core`, which this crate uses only for the typed setup data
 //! (the API, host memory and stream kinds, what a recording says about the machine). See `docs/crates.md`.
 
@@ -32,8 +33,8 @@ pub mod vmm;
 pub const STUB_DIR: &str = env!("ASYNC_LAB_STUB_DIR");
 
 pub use error::{check, DriverError, DriverResult};
-pub use gpu::{Gpu, Kernels};
+pub use gpu::{ContextRef, Gpu, Kernels};
 pub use memory::{DeviceBuffer, HostBuffer, HostKind, PageableBuffer};
 pub use peer::PeerLink;
 pub use probe::{device_handle, NoGpu};
-pub use stream::{Event, Stream, StreamHandle, StreamKind};
+pub use stream::{Event, EventRef, Stream, StreamHandle, StreamKind};

@@ -20,11 +20,7 @@ impl<'g> Module<'g> {
     /// `cuModuleLoadData` and nothing else (it is the call of the module-load cases). The caller has made
     /// `gpu`'s context current.
     pub fn load(gpu: &'g Gpu, image: &CStr) -> DriverResult<Module<'g>> {
-        let mut raw = null_mut();
-        // SAFETY: `raw` is a valid out-pointer; `image` is NUL-terminated PTX that lives through the call (the
-        // driver keeps its own copy of what it needs); the caller made `gpu`'s (live) context current.
-        unsafe { crate::drv!(cuModuleLoadData(&mut raw, image.as_ptr().cast()))? };
-        Ok(Module { raw, gpu })
+        module_load_data(image).map(|raw| Module { raw, gpu })
     }
 
     /// `cuModuleGetFunction`: the kernel `name` (under lazy loading, this loads it into the context).
@@ -35,6 +31,26 @@ impl<'g> Module<'g> {
         unsafe { crate::drv!(cuModuleGetFunction(&mut f, self.raw, name.as_ptr()))? };
         Ok(f)
     }
+}
+
+/// `cuModuleLoadData` into the current context, and nothing else: a module handle the caller unloads
+/// (`module_unload`). `Module::load` is the owning form.
+#[inline]
+pub fn module_load_data(image: &CStr) -> DriverResult<sys::CUmodule> {
+    let mut raw = null_mut();
+    // SAFETY: `raw` is a valid out-pointer; `image` is NUL-terminated PTX that lives through the call (the driver
+    // keeps its own copy of what it needs); without a current context the driver returns an error code.
+    unsafe { crate::drv!(cuModuleLoadData(&mut raw, image.as_ptr().cast()))? };
+    Ok(raw)
+}
+
+/// `cuModuleUnload`.
+///
+/// # Safety
+/// `module` comes from `module_load_data`, is not unloaded yet, and nothing of it runs or is used any more.
+pub unsafe fn module_unload(module: sys::CUmodule) -> DriverResult<()> {
+    // SAFETY: the caller promises a loaded module nothing uses any more.
+    unsafe { crate::drv!(cuModuleUnload(module)) }
 }
 
 impl Drop for Module<'_> {
@@ -117,18 +133,17 @@ impl Kernel<'_> {
     ///
     /// # Safety
     /// `params` holds one pointer per kernel parameter, to a value of that parameter's exact type, and every
-    /// device pointer among them stays valid until the kernel has finished; `stream` is a live stream of the
-    /// GPU's context.
+    /// device pointer among them stays valid until the kernel has finished.
     pub unsafe fn launch(
         self,
         grid: u32,
         block: u32,
-        stream: sys::CUstream,
+        stream: StreamHandle<'_>,
         params: &mut [*mut std::ffi::c_void],
     ) -> DriverResult<()> {
         // SAFETY: cuLaunchKernel's API reference (CUDA 12.0 on) accepts a CUkernel from cuLibraryGetKernel cast
-        // to CUfunction; the library stays loaded while `self` exists (its lifetime); the rest is the caller's
-        // promise.
+        // to CUfunction; the library stays loaded while `self` exists (its lifetime); the stream is live (its
+        // lifetime); the rest is the caller's promise.
         unsafe {
             crate::drv!(cuLaunchKernel(
                 self.raw.cast(),
@@ -139,7 +154,7 @@ impl Kernel<'_> {
                 1,
                 1,
                 0,
-                stream,
+                stream.raw(),
                 params.as_mut_ptr(),
                 null_mut()
             ))

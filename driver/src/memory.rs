@@ -2,6 +2,7 @@
 
 use super::error::{check, DriverResult};
 use super::gpu::Gpu;
+use super::stream::StreamHandle;
 use super::sys::{self, CUdeviceptr};
 use std::alloc::{self, Layout};
 use std::ffi::c_void;
@@ -215,4 +216,250 @@ impl Drop for HostBuffer<'_> {
         }
         drop(self.pageable.take());
     }
+}
+
+// The allocation, copy and memset calls the experiments time, one function per driver call. None of them
+// makes a context current (the callers bind before the clock starts), so a measured span holds exactly the
+// one driver call.
+
+/// `cuMemAlloc`: `len` bytes of device memory in the current context.
+#[inline]
+pub fn mem_alloc(len: usize) -> DriverResult<CUdeviceptr> {
+    let mut ptr = 0;
+    // SAFETY: `ptr` is a valid out-pointer; the driver reports a missing context as an error.
+    unsafe { check(sys::cuMemAlloc_v2(&mut ptr, len), "cuMemAlloc_v2")? };
+    Ok(ptr)
+}
+
+/// `cuMemFree`.
+///
+/// # Safety
+/// `ptr` must come from `cuMemAlloc` or `cuMemAllocManaged` (or their runtime counterparts) in the current
+/// context, not be freed yet, and not be used again, by the host or by pending GPU work.
+#[inline]
+pub unsafe fn mem_free(ptr: CUdeviceptr) -> DriverResult<()> {
+    // SAFETY: the caller promises a live allocation that nothing uses any more.
+    unsafe { check(sys::cuMemFree_v2(ptr), "cuMemFree_v2") }
+}
+
+/// `cuMemAllocHost`: `len` bytes of pinned host memory.
+#[inline]
+pub fn mem_alloc_host(len: usize) -> DriverResult<*mut c_void> {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `p` is a valid out-pointer.
+    unsafe { check(sys::cuMemAllocHost_v2(&mut p, len), "cuMemAllocHost_v2")? };
+    Ok(p)
+}
+
+/// `cuMemFreeHost`.
+///
+/// # Safety
+/// `p` must come from `cuMemAllocHost` or `cuMemHostAlloc` (or `cudaMallocHost`), not be freed yet, and not
+/// be used again.
+#[inline]
+pub unsafe fn mem_free_host(p: *mut c_void) -> DriverResult<()> {
+    // SAFETY: the caller promises a live pinned allocation that nothing uses any more.
+    unsafe { check(sys::cuMemFreeHost(p), "cuMemFreeHost") }
+}
+
+/// `cuMemHostRegister`: pins `len` bytes of host memory at `p` for the GPU.
+///
+/// # Safety
+/// `p..p+len` must be live host memory that stays allocated until `mem_host_unregister` (or its runtime
+/// counterpart) has been called on `p`.
+#[inline]
+pub unsafe fn mem_host_register(p: *mut c_void, len: usize, flags: u32) -> DriverResult<()> {
+    // SAFETY: the caller promises the range is live and outlives the registration.
+    unsafe { check(sys::cuMemHostRegister_v2(p, len, flags), "cuMemHostRegister_v2") }
+}
+
+/// `cuMemHostUnregister`.
+///
+/// # Safety
+/// `p` must have been registered (`mem_host_register`), and no pending GPU work may still use it.
+#[inline]
+pub unsafe fn mem_host_unregister(p: *mut c_void) -> DriverResult<()> {
+    // SAFETY: the caller promises a registered range that no GPU work uses any more.
+    unsafe { check(sys::cuMemHostUnregister(p), "cuMemHostUnregister") }
+}
+
+/// `cuMemAllocManaged`: `len` bytes of managed memory (`flags`: `CU_MEM_ATTACH_GLOBAL` or `_HOST`).
+#[inline]
+pub fn mem_alloc_managed(len: usize, flags: u32) -> DriverResult<CUdeviceptr> {
+    let mut ptr = 0;
+    // SAFETY: `ptr` is a valid out-pointer.
+    unsafe { check(sys::cuMemAllocManaged(&mut ptr, len, flags), "cuMemAllocManaged")? };
+    Ok(ptr)
+}
+
+/// `cuMemAllocAsync`: `len` bytes from the device's current pool, ordered on `stream`.
+#[inline]
+pub fn mem_alloc_async(len: usize, stream: StreamHandle<'_>) -> DriverResult<CUdeviceptr> {
+    let mut ptr = 0;
+    // SAFETY: `ptr` is a valid out-pointer; the handle is a live stream or a default stream.
+    unsafe { check(sys::cuMemAllocAsync(&mut ptr, len, stream.raw()), "cuMemAllocAsync")? };
+    Ok(ptr)
+}
+
+/// `cuMemFreeAsync`: gives `ptr` back to its pool, ordered on `stream`.
+///
+/// # Safety
+/// `ptr` must come from a stream-ordered allocation not freed yet, and nothing may use it after the work
+/// ahead of this call in `stream`.
+#[inline]
+pub unsafe fn mem_free_async(ptr: CUdeviceptr, stream: StreamHandle<'_>) -> DriverResult<()> {
+    // SAFETY: the caller promises a live stream-ordered allocation that nothing uses after the free.
+    unsafe { check(sys::cuMemFreeAsync(ptr, stream.raw()), "cuMemFreeAsync") }
+}
+
+/// A device's default memory pool, which lives as long as the driver does.
+#[derive(Clone, Copy, Debug)]
+pub struct DefaultMemPool(sys::CUmemoryPool);
+
+impl DefaultMemPool {
+    /// `cuDeviceGetDefaultMemPool`.
+    pub fn of(device: sys::CUdevice) -> DriverResult<DefaultMemPool> {
+        let mut pool = std::ptr::null_mut();
+        // SAFETY: `pool` is a valid out-pointer; the driver checks the device handle.
+        unsafe { check(sys::cuDeviceGetDefaultMemPool(&mut pool, device), "cuDeviceGetDefaultMemPool")? };
+        Ok(DefaultMemPool(pool))
+    }
+
+    /// `cuMemPoolSetAttribute(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)`: how many bytes the pool keeps at a
+    /// synchronization instead of giving them back.
+    pub fn set_release_threshold(self, bytes: u64) -> DriverResult<()> {
+        let mut v = bytes;
+        // SAFETY: the pool is a default pool, never destroyed; the attribute takes a pointer to a u64, which
+        // the driver reads during the call.
+        unsafe {
+            check(
+                sys::cuMemPoolSetAttribute(
+                    self.0,
+                    sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                    (&mut v as *mut u64).cast(),
+                ),
+                "cuMemPoolSetAttribute",
+            )
+        }
+    }
+}
+
+// The copies. Addresses are raw because the experiments copy between every kind of memory (device, pinned,
+// registered, managed, pageable) through one probe; the caller vouches for them.
+
+/// `cuMemcpy`: `n` bytes from `src` to `dst`, either side host or device (unified addressing).
+///
+/// # Safety
+/// `src..src+n` must be readable and `dst..dst+n` writable memory the driver can address, both live until
+/// the copy has finished.
+#[inline]
+pub unsafe fn memcpy(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> DriverResult<()> {
+    // SAFETY: the caller promises both ranges are live and addressable.
+    unsafe { check(sys::cuMemcpy(dst, src, n), "cuMemcpy") }
+}
+
+/// `cuMemcpyAsync`: as `memcpy`, ordered on `stream`.
+///
+/// # Safety
+/// As for `memcpy`, and both ranges stay live, and the host leaves them alone, until `stream` has run the copy.
+#[inline]
+pub unsafe fn memcpy_async(dst: CUdeviceptr, src: CUdeviceptr, n: usize, stream: StreamHandle<'_>) -> DriverResult<()> {
+    // SAFETY: the caller promises both ranges stay live and untouched until the stream has copied them.
+    unsafe { check(sys::cuMemcpyAsync(dst, src, n, stream.raw()), "cuMemcpyAsync") }
+}
+
+/// `cuMemcpyHtoD`: `n` bytes from host memory at `src` to device memory at `dst`.
+///
+/// # Safety
+/// `src..src+n` must be readable host memory and `dst..dst+n` a live device range.
+#[inline]
+pub unsafe fn memcpy_htod(dst: CUdeviceptr, src: *const c_void, n: usize) -> DriverResult<()> {
+    // SAFETY: the caller promises both ranges.
+    unsafe { check(sys::cuMemcpyHtoD_v2(dst, src, n), "cuMemcpyHtoD_v2") }
+}
+
+/// `cuMemcpyDtoH`: `n` bytes from device memory at `src` to host memory at `dst`.
+///
+/// # Safety
+/// `dst..dst+n` must be writable host memory and `src..src+n` a live device range.
+#[inline]
+pub unsafe fn memcpy_dtoh(dst: *mut c_void, src: CUdeviceptr, n: usize) -> DriverResult<()> {
+    // SAFETY: the caller promises both ranges.
+    unsafe { check(sys::cuMemcpyDtoH_v2(dst, src, n), "cuMemcpyDtoH_v2") }
+}
+
+/// `cuMemcpyDtoD`: `n` bytes between two device ranges.
+///
+/// # Safety
+/// Both ranges must be live device memory until the copy has finished.
+#[inline]
+pub unsafe fn memcpy_dtod(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> DriverResult<()> {
+    // SAFETY: the caller promises both ranges.
+    unsafe { check(sys::cuMemcpyDtoD_v2(dst, src, n), "cuMemcpyDtoD_v2") }
+}
+
+/// `cuMemcpyHtoDAsync`: as `memcpy_htod`, ordered on `stream`.
+///
+/// # Safety
+/// As for `memcpy_htod`, and both ranges stay live until `stream` has run the copy.
+#[inline]
+pub unsafe fn memcpy_htod_async(
+    dst: CUdeviceptr,
+    src: *const c_void,
+    n: usize,
+    stream: StreamHandle<'_>,
+) -> DriverResult<()> {
+    // SAFETY: the caller promises both ranges, live until the stream has copied them.
+    unsafe { check(sys::cuMemcpyHtoDAsync_v2(dst, src, n, stream.raw()), "cuMemcpyHtoDAsync_v2") }
+}
+
+/// `cuMemcpyDtoHAsync`: as `memcpy_dtoh`, ordered on `stream`.
+///
+/// # Safety
+/// As for `memcpy_dtoh`, and both ranges stay live, and the host leaves `dst` alone, until `stream` has run
+/// the copy.
+#[inline]
+pub unsafe fn memcpy_dtoh_async(
+    dst: *mut c_void,
+    src: CUdeviceptr,
+    n: usize,
+    stream: StreamHandle<'_>,
+) -> DriverResult<()> {
+    // SAFETY: the caller promises both ranges, live until the stream has copied them.
+    unsafe { check(sys::cuMemcpyDtoHAsync_v2(dst, src, n, stream.raw()), "cuMemcpyDtoHAsync_v2") }
+}
+
+/// `cuMemcpyDtoDAsync`: as `memcpy_dtod`, ordered on `stream`.
+///
+/// # Safety
+/// Both ranges must be live device memory until `stream` has run the copy.
+#[inline]
+pub unsafe fn memcpy_dtod_async(
+    dst: CUdeviceptr,
+    src: CUdeviceptr,
+    n: usize,
+    stream: StreamHandle<'_>,
+) -> DriverResult<()> {
+    // SAFETY: the caller promises both ranges, live until the stream has copied them.
+    unsafe { check(sys::cuMemcpyDtoDAsync_v2(dst, src, n, stream.raw()), "cuMemcpyDtoDAsync_v2") }
+}
+
+/// `cuMemsetD8`: sets `n` bytes at `dst` to `value`, on the legacy stream.
+///
+/// # Safety
+/// `dst..dst+n` must be device-accessible memory, live until the device has written it.
+#[inline]
+pub unsafe fn memset_d8(dst: CUdeviceptr, value: u8, n: usize) -> DriverResult<()> {
+    // SAFETY: the caller promises the range.
+    unsafe { check(sys::cuMemsetD8_v2(dst, value, n), "cuMemsetD8_v2") }
+}
+
+/// `cuMemsetD8Async`: as `memset_d8`, ordered on `stream`.
+///
+/// # Safety
+/// As for `memset_d8`, live until `stream` has run the memset.
+#[inline]
+pub unsafe fn memset_d8_async(dst: CUdeviceptr, value: u8, n: usize, stream: StreamHandle<'_>) -> DriverResult<()> {
+    // SAFETY: the caller promises the range, live until the stream has written it.
+    unsafe { check(sys::cuMemsetD8Async(dst, value, n, stream.raw()), "cuMemsetD8Async") }
 }

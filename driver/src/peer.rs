@@ -5,11 +5,13 @@
 //! A's context current lets A's work read and write B's memory. The peer experiments want a copy between A
 //! and B either to go straight across the link (access on, both directions) or to be staged by the driver
 //! through host memory (access off, both directions), so `set_peer_access` sets both directions at once.
+//! The copies between them (`memcpy_peer`, `memcpy_peer_async`) are here too.
 
 use super::error::{check, DriverError, DriverResult};
 use super::gpu::Gpu;
 use super::probe::device_handle;
-use super::sys;
+use super::stream::StreamHandle;
+use super::sys::{self, CUdeviceptr};
 pub use async_lab_core::machine::PeerLink;
 
 /// Whether `from` can map `to`'s memory directly.
@@ -79,6 +81,47 @@ pub fn set_peer_access(a: &Gpu, b: &Gpu, on: bool) -> DriverResult<()> {
 /// measure both directions of every pair).
 pub fn ordered_pairs(n: usize) -> Vec<(usize, usize)> {
     (0..n).flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b))).collect()
+}
+
+/// `cuMemcpyPeer`: `n` bytes from `src` on `src_gpu` to `dst` on `dst_gpu` (through the peer link when access
+/// is on, staged through the host otherwise). It makes no context current (the caller has).
+///
+/// # Safety
+/// `src..src+n` must be live device memory of `src_gpu` and `dst..dst+n` of `dst_gpu`, until the copy has
+/// finished.
+#[inline]
+pub unsafe fn memcpy_peer(
+    dst: CUdeviceptr,
+    dst_gpu: &Gpu,
+    src: CUdeviceptr,
+    src_gpu: &Gpu,
+    n: usize,
+) -> DriverResult<()> {
+    // SAFETY: both contexts are alive (their `Gpu`s are borrowed); the caller promises both ranges.
+    unsafe { check(sys::cuMemcpyPeer(dst, dst_gpu.context(), src, src_gpu.context(), n), "cuMemcpyPeer") }
+}
+
+/// `cuMemcpyPeerAsync`: as `memcpy_peer`, ordered on `stream`.
+///
+/// # Safety
+/// As for `memcpy_peer`, live until `stream` has run the copy.
+#[inline]
+pub unsafe fn memcpy_peer_async(
+    dst: CUdeviceptr,
+    dst_gpu: &Gpu,
+    src: CUdeviceptr,
+    src_gpu: &Gpu,
+    n: usize,
+    stream: StreamHandle<'_>,
+) -> DriverResult<()> {
+    // SAFETY: both contexts are alive (their `Gpu`s are borrowed), the stream too (its lifetime); the caller
+    // promises both ranges.
+    unsafe {
+        check(
+            sys::cuMemcpyPeerAsync(dst, dst_gpu.context(), src, src_gpu.context(), n, stream.raw()),
+            "cuMemcpyPeerAsync",
+        )
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 use super::error::{check, DriverResult};
 use super::gpu::Gpu;
 use super::sys::{self, CUevent, CUstream};
+use std::ffi::c_void;
 use std::marker::PhantomData;
 
 pub use async_lab_core::setup::StreamKind;
@@ -18,6 +19,17 @@ pub struct StreamHandle<'s> {
 impl StreamHandle<'static> {
     /// The legacy default stream.
     pub const LEGACY: StreamHandle<'static> = StreamHandle { raw: sys::CU_STREAM_LEGACY, _stream: PhantomData };
+}
+
+impl<'s> StreamHandle<'s> {
+    /// A handle for a stream made outside `Stream` (the runtime's `cudaStreamCreate`, in the shared primary
+    /// context).
+    ///
+    /// # Safety
+    /// `raw` must be a stream of the primary context, or a default stream, that is not destroyed during `'s`.
+    pub unsafe fn from_raw(raw: CUstream) -> StreamHandle<'s> {
+        StreamHandle { raw, _stream: PhantomData }
+    }
 }
 
 impl StreamHandle<'_> {
@@ -168,6 +180,72 @@ impl<'g> Event<'g> {
         unsafe { check(sys::cuEventElapsedTime(&mut ms, start.raw, self.raw), "cuEventElapsedTime")? };
         Ok((ms as f64 * 1e6) as i64)
     }
+}
+
+impl<'g> Event<'g> {
+    /// A handle another thread can poll (`EventRef::is_done`); it cannot outlive the event.
+    pub fn shared(&self) -> EventRef<'_> {
+        EventRef { raw: self.raw, _event: PhantomData }
+    }
+}
+
+/// A borrowed event that may cross to another thread, to be polled there.
+#[derive(Clone, Copy, Debug)]
+pub struct EventRef<'e> {
+    raw: CUevent,
+    _event: PhantomData<&'e ()>,
+}
+
+// SAFETY: the driver's event calls are thread-safe, the handle is only ever queried (never destroyed) through
+// this type, and its lifetime keeps the event alive.
+unsafe impl Send for EventRef<'_> {}
+
+impl EventRef<'_> {
+    /// The same handle without the borrow, for a thread that is not scoped (one the owner joins by hand).
+    ///
+    /// # Safety
+    /// The event must stay alive (not be destroyed) for as long as the returned handle is used.
+    pub unsafe fn unbounded(self) -> EventRef<'static> {
+        EventRef { raw: self.raw, _event: PhantomData }
+    }
+
+    /// `cuEventQuery`: whether all work captured by the event's last record has finished.
+    #[inline]
+    pub fn is_done(self) -> DriverResult<bool> {
+        // SAFETY: a live event handle (the lifetime says so).
+        match unsafe { sys::cuEventQuery(self.raw) } {
+            sys::CUDA_SUCCESS => Ok(true),
+            sys::CUDA_ERROR_NOT_READY => Ok(false),
+            rc => Err(crate::DriverError::driver(rc, "cuEventQuery")),
+        }
+    }
+}
+
+/// A host function for `launch_host_func`: the driver calls it with the user pointer on a thread of its own.
+pub type HostFn = unsafe extern "C" fn(user: *mut c_void);
+
+/// A stream callback for `stream_add_callback`: (stream, status as a raw code, user pointer).
+pub type StreamCallback = unsafe extern "C" fn(stream: CUstream, status: sys::CuResult, user: *mut c_void);
+
+/// `cuLaunchHostFunc`: `f(user)` runs on a driver thread once the work ahead of it in `stream` is done.
+///
+/// # Safety
+/// `f` must be sound to call with `user` from another thread at any later time (whatever `user` points at
+/// must outlive every pending call).
+#[inline]
+pub unsafe fn launch_host_func(stream: StreamHandle<'_>, f: HostFn, user: *mut c_void) -> DriverResult<()> {
+    // SAFETY: the stream is live (its lifetime); the caller vouches for `f` and `user`.
+    unsafe { check(sys::cuLaunchHostFunc(stream.raw(), Some(f), user), "cuLaunchHostFunc") }
+}
+
+/// `cuStreamAddCallback` (flags 0, the only value allowed): as `launch_host_func`, in the callback form.
+///
+/// # Safety
+/// As for `launch_host_func`.
+#[inline]
+pub unsafe fn stream_add_callback(stream: StreamHandle<'_>, f: StreamCallback, user: *mut c_void) -> DriverResult<()> {
+    // SAFETY: the stream is live (its lifetime); the caller vouches for `f` and `user`.
+    unsafe { check(sys::cuStreamAddCallback(stream.raw(), Some(f), user, 0), "cuStreamAddCallback") }
 }
 
 impl Drop for Event<'_> {

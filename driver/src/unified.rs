@@ -46,14 +46,16 @@ pub enum Place {
 }
 
 impl Place {
-    fn location(self) -> MemLocation {
+    /// As a `CUmemLocation` (the runtime's `cudaMemLocation` has the same layout).
+    pub(crate) fn location(self) -> MemLocation {
         match self {
             Place::Device(d) => MemLocation { kind: CU_MEM_LOCATION_TYPE_DEVICE, id: d },
             Place::Host => MemLocation { kind: CU_MEM_LOCATION_TYPE_HOST, id: 0 },
         }
     }
 
-    fn ordinal(self) -> CUdevice {
+    /// As the older forms' device ordinal (`CU_DEVICE_CPU`, like the runtime's `cudaCpuDeviceId`, is -1).
+    pub(crate) fn ordinal(self) -> CUdevice {
         match self {
             Place::Device(d) => d,
             Place::Host => CU_DEVICE_CPU,

@@ -56,7 +56,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
                 // On stderr: the listing itself stays one experiment per line.
                 eprintln!(
                     "async-lab: the default preset stays fast; the newer families (graphs, unified-memory hints, \
-                     attributes and limits, stream memory operations, virtual memory, batched copies, threads) are in `--preset next` and `--preset full`"
+                     attributes and limits, stream memory operations, virtual memory, batched copies, threads; graphs, \
+                     hints, limits and batched copies through both APIs) are in `--preset next` and `--preset full`"
                 );
             }
             for c in experiments::select_api(experiments::catalogue(preset, None), api) {

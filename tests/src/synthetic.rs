@@ -4,7 +4,7 @@
 //! ones a real run would record.
 //!
 //! It holds text that must come out escaped wherever it is shown (`HOSTILE`), a failed experiment, a partial
-//! older-style recording without a clock offset, and the data of every plot.
+//! older-style recording without a clock offset, the data of every plot, and the threads family's other thread.
 
 use async_lab::experiments::{catalogue, Preset};
 use async_lab_core::classify::Class;
@@ -446,6 +446,53 @@ fn peers(base: u64) -> Vec<CaseRecord> {
     out
 }
 
+/// The threads family: a quick call made while another thread is inside a slow call (`cuMemAllocHost`, which
+/// the launch waits for, returning 4 µs after it), and while a host function runs (which the event record does
+/// not wait for). The other thread's span is kept as the metrics the family records, on the same host clock.
+fn threads(base: u64) -> Vec<CaseRecord> {
+    [
+        ("threads/in-alloc-host/launch/nonblocking/same", 145 * MS, true),
+        ("threads/in-host-func/event-record/nonblocking/same", 30 * MS, false),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(k, (id, other_ns, waits))| {
+        let blocker = 3 * other_ns;
+        let after = blocker as i64 + 3_000;
+        // The other thread starts 40 µs after the blocker's launch; the quick call 50 µs into its call.
+        let (other_at, call_at) = (40 * US, 90 * US);
+        let call_ns = if waits { other_ns - 50 * US + 4 * US } else { 3 * US };
+        let b = Behind {
+            blocker_ns: blocker,
+            call_at,
+            call_ns,
+            work: Some((after, after + 3_000)),
+            waited: false,
+            done: Some(false),
+            captured: None,
+        };
+        let mut reps = reps_behind(&b, base + k as u64 * 10_000 * MS);
+        for r in &mut reps {
+            let t0 = r.host_blocker_launch_ns.unwrap() + other_at;
+            let t1 = t0 + other_ns;
+            let end = r.host_call_start_ns + r.host_call_ns;
+            let m = |v: u64| v as f64;
+            r.metrics = BTreeMap::from([
+                ("overlapped".to_owned(), 1.0),
+                ("waited_for_other_thread".to_owned(), if end >= t1 { 1.0 } else { 0.0 }),
+                ("started_into_other_us".to_owned(), (m(r.host_call_start_ns) - m(t0)) / 1e3),
+                ("returned_after_other_end_us".to_owned(), (m(end) - m(t1)) / 1e3),
+                ("other_start_ns".to_owned(), m(t0)),
+                ("other_end_ns".to_owned(), m(t1)),
+                ("other_call_us".to_owned(), m(other_ns) / 1e3),
+                ("other_alone_us".to_owned(), m(other_ns) / 1e3 * 0.98),
+            ]);
+        }
+        record(setup(Preset::Next, None, id), Some(blocker), reps)
+    })
+    .collect()
+}
+
 fn recording(preset: &str, clock: Option<ClockOffset>, cases: Vec<CaseRecord>) -> Recording {
     Recording {
         kind: RECORDING_KIND.into(),
@@ -473,6 +520,7 @@ pub fn synthetic() -> Vec<Source> {
     cases.extend(seeds(base + 300_000 * MS));
     cases.extend(sweep(base + 400_000 * MS));
     cases.extend(peers(base + 600_000 * MS));
+    cases.extend(threads(base + 2_000_000 * MS));
     let full = recording("synthetic", clock, cases);
 
     let mut older = copies(base);

@@ -46,9 +46,27 @@ fn the_next_preset_holds_the_new_families_full_too_default_none() {
         assert!(next.iter().filter(|c| c.setup.family == family).count() >= 8, "{family:?}");
     }
     assert!(next.iter().all(|c| NEW.contains(&c.setup.family)));
-    // Driver calls only: no probe of these families has a runtime path, so no runtime twin may be made for them
-    // (cuMemFree and friends are in the runtime table, but a twin would run the driver's call under its name).
-    assert!(next.iter().all(|c| c.setup.api == async_lab::api::Api::Driver), "a runtime twin crept in");
+    // Runtime twins only where the probe has a runtime path (graphs, hints, limits, batched copies, and the
+    // threads family's quick calls): the stream memory and VMM probes call the driver only (cuMemFree and friends
+    // are in the runtime table, but a twin there would run the driver's call under the runtime's name). Every
+    // twin has its driver case.
+    use async_lab::api::Api;
+    const WITH_TWINS: [Family; 5] = [Family::Graph, Family::Unified, Family::Limits, Family::Batch, Family::Threads];
+    for c in next.iter().filter(|c| c.setup.api == Api::Runtime) {
+        assert!(WITH_TWINS.contains(&c.setup.family), "a runtime twin crept into {:?}: {}", c.setup.family, c.setup.id);
+        let driver_id = c.setup.id.strip_prefix("runtime/").expect("a twin's id starts with runtime/");
+        assert!(next.iter().any(|d| d.setup.id == driver_id && d.setup.api == Api::Driver), "{}", c.setup.id);
+        assert!(c.setup.call.starts_with("cuda"), "{}: {}", c.setup.id, c.setup.call);
+    }
+    for family in WITH_TWINS {
+        assert!(next.iter().any(|c| c.setup.family == family && c.setup.api == Api::Runtime), "{family:?}");
+    }
+    let threads: Vec<&str> =
+        next.iter().filter(|c| c.setup.family == Family::Threads).map(|c| c.setup.call.as_str()).collect();
+    assert_eq!(threads.len(), 25, "{threads:?}");
+    for call in ["cudaLaunchKernel", "cudaMemcpyAsync(HostToDevice)"] {
+        assert_eq!(threads.iter().filter(|&&c| c == call).count(), 5, "{call}");
+    }
     let full: Vec<String> = catalogue(Preset::Full, None).into_iter().map(|c| c.setup.id).collect();
     assert!(next.iter().all(|c| full.contains(&c.setup.id)));
     assert!(catalogue(Preset::Default, None).iter().all(|c| !NEW.contains(&c.setup.family)));
@@ -78,10 +96,22 @@ fn list_shows_the_new_families_with_their_rules() {
         ("vmm/create/legacy", "VM1"),
         ("batch/htod/pageable/during-call/nonblocking/same/4MiB", "BC2"),
         ("batch/dtoh/pinned/any/nonblocking/same/4MiB", "BC1"),
-        ("threads/module-load/launch/nonblocking/same", "TH1"),
+        ("threads/in-module-load/launch/nonblocking/same", "TH1"),
+        ("threads/in-host-func/event-record/nonblocking/same", "TH1"),
+        ("runtime/threads/in-host-func/launch/nonblocking/same", "TH1"),
+        ("runtime/threads/in-alloc-host/pinned-copy-async/nonblocking/same", "TH1"),
+        ("graph/launch-full-queue/nonblocking/same", "GR3"),
+        ("runtime/graph/launch-full-queue/nonblocking/same", "GR3"),
+        ("runtime/graph/instantiate-upload/nonblocking/same", "GR2"),
+        ("runtime/unified/advise/read-mostly/legacy/64MiB", "UM2"),
+        ("runtime/limits/mem-get-info/legacy", "LM3"),
+        ("runtime/limits/func-set-attribute/idle-kernel/nonblocking", "LM4"),
+        ("runtime/batch/htod/pinned/during-call/nonblocking/same/4MiB", "BC2"),
     ] {
         assert!(out.lines().any(|l| l.split_whitespace().take(2).eq([id, rule])), "no {id} {rule} in:\n{out}");
     }
+    // The runtime cannot name the running blocker's kernel: that case has no twin.
+    assert!(!out.contains("runtime/limits/func-set-attribute/running-kernel"), "{out}");
     // The default preset's listing says where the newer families went.
     let o = run_with_stub(&["list"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("--preset next"), "{}", String::from_utf8_lossy(&o.stderr));
@@ -219,11 +249,14 @@ fn the_flags_of_the_held_and_in_use_cases_reach_explain_and_the_findings() {
     assert!(r.explanation.contains("hangs here"), "{}", r.explanation);
     let r = by_id("streammem/held/launch-other-stream/nonblocking");
     assert!(r.explanation.contains("write the value afterwards"), "{}", r.explanation);
-    // Two threads, as on the H200: the quick call came only after the other thread's call, and the blocker's
-    // launch, made while that call ran, had waited for it.
+    // Two threads, as on the H200 in the older order (a recording's id of then): the quick call came only after
+    // the other thread's call, and the blocker's launch, made while that call ran, had waited for it.
     let threads = {
-        let mut rec =
-            record("threads/alloc-host/launch/nonblocking/same", (0..5).map(|_| rep(4, false, Some(false))).collect());
+        let mut rec = record(
+            "threads/in-alloc-host/launch/nonblocking/same",
+            (0..5).map(|_| rep(4, false, Some(false))).collect(),
+        );
+        rec.setup.id = "threads/alloc-host/launch/nonblocking/same".into();
         for r in &mut rec.reps {
             for (k, v) in [
                 ("overlapped", 0.0),
@@ -242,6 +275,34 @@ fn the_flags_of_the_held_and_in_use_cases_reach_explain_and_the_findings() {
         "{}",
         r.explanation
     );
+    // In today's order: the quick call made 50 µs into the other thread's call, returning 4 µs after it ended.
+    let inside = |waited: f64, returned_after_us: f64| {
+        let mut rec = record(
+            "threads/in-alloc-host/launch/nonblocking/same",
+            (0..5).map(|_| rep(4, false, Some(false))).collect(),
+        );
+        for r in &mut rec.reps {
+            for (k, v) in [
+                ("overlapped", 1.0),
+                ("waited_for_other_thread", waited),
+                ("started_into_other_us", 50.0),
+                ("returned_after_other_end_us", returned_after_us),
+                ("other_call_us", 62_000.0),
+            ] {
+                r.metrics.insert(k.into(), v);
+            }
+        }
+        result(&rec, None)
+    };
+    let r = inside(1.0, 4.0);
+    assert!(
+        r.explanation.contains("for 50 µs when it started")
+            && r.explanation.contains("(4 µs after): it waited for the other thread"),
+        "{}",
+        r.explanation
+    );
+    let r = inside(0.0, -61_900.0);
+    assert!(r.explanation.contains("it did not wait for the other thread"), "{}", r.explanation);
     // Without the flag, no finding.
     let quiet = flagged(
         "vmm/unmap-in-use/nonblocking",

@@ -204,3 +204,33 @@ fn the_loopback_recordings_copy_within_one_gpu_and_say_so() {
         assert!(report.summary.findings.iter().all(|f| !f.contains("peer access")), "{:?}", report.summary.findings);
     }
 }
+
+/// The facts a recording's setups carry (some given when read, to recordings made before the field existed)
+/// are the facts today's catalogue gives the same experiment: the direction of a copy and how its call was
+/// timed are read from these fields, never from ids, so a migration that got one wrong would change a report
+/// without changing a snapshot's class.
+#[test]
+fn recorded_setups_carry_the_facts_todays_catalogue_gives() {
+    use async_lab::experiments::{catalogue, Preset};
+    use std::collections::BTreeMap;
+    let presets = [Preset::Full, Preset::Seed, Preset::Sweep, Preset::Overhead, Preset::Next, Preset::Loading];
+    let today: BTreeMap<String, _> = presets
+        .into_iter()
+        .flat_map(|p| catalogue(p, None))
+        .map(|c| (c.setup.id.clone(), (c.setup.direction, c.setup.timing)))
+        .collect();
+    let mut compared = 0;
+    for path in recordings() {
+        let rec = Recording::load(&path).unwrap();
+        for case in &rec.cases {
+            if let Some(&(direction, timing)) = today.get(&case.setup.id) {
+                assert_eq!(case.setup.direction, direction, "{}: {}", path.display(), case.setup.id);
+                assert_eq!(case.setup.timing, timing, "{}: {}", path.display(), case.setup.id);
+                compared += 1;
+            }
+        }
+    }
+    let wall_clock_only = today.values().filter(|(_, t)| *t == async_lab_core::setup::CallTiming::WallClockOnly);
+    assert!(wall_clock_only.count() > 0, "the overhead preset times some calls with the wall clock alone");
+    assert!(compared > 1000, "only {compared} recorded experiments matched today's ids");
+}

@@ -36,7 +36,7 @@ fn every_unsafe_block_has_a_safety_comment() {
     let mut missing = Vec::new();
     // Every crate of both workspaces (clippy's `undocumented_unsafe_blocks` covers the stable one too; the
     // kernels are built on a nightly that clippy does not run on).
-    for dir in ["core", "host", "gpu-kernels", "xtask", "tests"] {
+    for dir in ["core", "driver", "ptx-abi", "host", "gpu-kernels", "xtask", "tests"] {
         for file in rust_files(&project_root().join(dir)) {
             let text = fs::read_to_string(&file).unwrap();
             let lines: Vec<&str> = text.lines().collect();
@@ -67,6 +67,38 @@ fn the_core_and_the_kernel_list_forbid_unsafe_code() {
         let text = fs::read_to_string(project_root().join(lib)).unwrap();
         assert!(text.lines().any(|l| l.trim() == "#![forbid(unsafe_code)]"), "{lib} lacks #![forbid(unsafe_code)]");
     }
+}
+
+/// The experiments reach the GPU through the driver crate's named functions (`docs/crates.md`, "Where `unsafe`
+/// may be"): no raw declaration of `sys` called from `host/`, no raw-call macro.
+#[test]
+fn the_host_crate_calls_the_driver_only_through_named_functions() {
+    let mut raw = Vec::new();
+    for file in rust_files(&project_root().join("host/src")) {
+        let text = fs::read_to_string(&file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            let raw_call = ["sys::cu", "drv!(", "rt!("].iter().any(|needle| {
+                code.match_indices(needle).any(|(at, _)| {
+                    // A whole word: `assert!(` is not `rt!(`.
+                    let starts_word = !code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+                    // `sys::cuXxx(` calls a raw function; `sys::CUstream`, `sys::cudaStream_t` only name types.
+                    let rest = &code[at + needle.len()..];
+                    let name_end = rest.find(|c: char| !c.is_alphanumeric() && c != '_').unwrap_or(rest.len());
+                    starts_word && (!needle.starts_with("sys::") || rest[name_end..].starts_with('('))
+                })
+            });
+            if raw_call {
+                let file = file.strip_prefix(project_root()).unwrap_or(&file);
+                raw.push(format!("{}:{}: {}", file.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        raw.is_empty(),
+        "raw driver or runtime calls in host/ (add a named function to the driver crate, see docs/crates.md):\n{}",
+        raw.join("\n")
+    );
 }
 
 fn rust_files(dir: &Path) -> Vec<PathBuf> {

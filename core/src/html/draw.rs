@@ -25,6 +25,7 @@ fn text_width(text: &str) -> f64 {
 fn span_class(kind: Kind) -> String {
     match kind {
         Kind::Host => "span host".into(),
+        Kind::Other => "span other".into(),
         Kind::Blocker => "span blocker".into(),
         Kind::Work => "span work".into(),
         Kind::Step(k) => format!("span step{}", k % 5),

@@ -120,6 +120,10 @@ pub fn render(sources: &[Source]) -> String {
             .join(", ")
     );
     o.push_str(LEGEND);
+    if sources.iter().any(|s| has_other_thread(&s.recording)) {
+        o.push_str(LEGEND_OTHER_THREAD);
+    }
+    o.push_str(LEGEND_REST);
     o.push_str("</header>\n<main>\n");
     for (i, source) in sources.iter().enumerate() {
         recording_section(&mut o, &mut ids, i + 1, source);
@@ -142,7 +146,13 @@ const LEGEND: &str = r#"<div class="legend">
 <table>
 <tr><th>on a timeline</th><th>means</th></tr>
 <tr><td><span class="swatch host"></span>host thread</td><td>the calling thread inside the call under test (host clock)</td></tr>
-<tr><td><span class="swatch blocker"></span>GPU: blocker</td><td>the blocker kernel enqueued before the call (its <code>%globaltimer</code> stamps)</td></tr>
+"#;
+
+/// The legend's row for the threads family's second host lane, on pages that draw one.
+const LEGEND_OTHER_THREAD: &str = r#"<tr><td><span class="swatch other"></span>other thread</td><td>threads family: another thread inside its slow call while the call under test was made (its own host times, same clock)</td></tr>
+"#;
+
+const LEGEND_REST: &str = r#"<tr><td><span class="swatch blocker"></span>GPU: blocker</td><td>the blocker kernel enqueued before the call (its <code>%globaltimer</code> stamps)</td></tr>
 <tr><td><span class="swatch work"></span>GPU: the call's work</td><td>from the event before the call's work to the one after it (CUDA events)</td></tr>
 <tr><td><span class="swatch returned"></span>call returned</td><td>the host thread had control again</td></tr>
 <tr><td><span class="swatch finished"></span>operation finished</td><td>the call's own work was done on the GPU</td></tr>
@@ -150,6 +160,11 @@ const LEGEND: &str = r#"<div class="legend">
 </table>
 </div>
 "#;
+
+/// Whether a recording has a repetition with another thread's call to draw (the threads family).
+fn has_other_thread(rec: &Recording) -> bool {
+    rec.cases.iter().flat_map(|c| &c.reps).any(timeline::has_other_thread)
+}
 
 fn recording_section(o: &mut String, ids: &mut Ids, number: usize, source: &Source) {
     let rec = &source.recording;

@@ -85,6 +85,11 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// The raw handle, as the runtime's calls that take a kernel as `const void *func` want it.
+    pub(crate) fn raw(&self) -> sys::cudaKernel_t {
+        self.raw
+    }
+
     /// `cudaLaunchKernel` of this kernel on `stream` (a driver stream handle: both APIs share the context).
     ///
     /// # Safety
@@ -95,7 +100,7 @@ impl Kernel {
         &self,
         grid: u32,
         block: u32,
-        stream: crate::sys::CUstream,
+        stream: crate::stream::StreamHandle<'_>,
         params: &mut [*mut c_void],
     ) -> DriverResult<()> {
         let dim = |x| sys::dim3 { x, y: 1, z: 1 };
@@ -109,7 +114,7 @@ impl Kernel {
                 dim(block),
                 params.as_mut_ptr(),
                 0,
-                stream.cast()
+                stream.raw().cast()
             ))
         }
     }
@@ -120,11 +125,12 @@ impl Kernel {
     ///
     /// # Safety
     /// This kernel is `spin_wait_ns` and its library is still loaded.
-    pub unsafe fn launch_spin(&self, stream: crate::sys::CUstream, ns: u64) -> DriverResult<()> {
+    pub unsafe fn launch_spin(&self, stream: crate::stream::StreamHandle<'_>, ns: u64) -> DriverResult<()> {
         let (mut ns, mut stamps) = (ns, 0u64);
         let mut params = [(&mut ns as *mut u64).cast::<c_void>(), (&mut stamps as *mut u64).cast()];
         // SAFETY: spin_wait_ns(u64 ns, *mut u64 stamps) skips the stamps for a null pointer; `params` lives
-        // through the call, which copies the values; the library is loaded (the caller's promise).
+        // through the call, which copies the values; the library is loaded (the caller's promise); `stream` is
+        // live (its lifetime says so).
         unsafe { self.launch(1, 1, stream, &mut params) }
     }
 }

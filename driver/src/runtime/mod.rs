@@ -10,8 +10,14 @@
 //! `Context` retains that same primary context), so streams, events and buffers made through the driver are
 //! valid arguments to runtime calls, and only the call under test changes API.
 
+pub mod batch;
+pub mod graph;
 pub mod library;
+pub mod limits;
 pub mod locate;
+pub mod memory;
+pub mod stream;
+pub mod unified;
 
 use crate::DriverError;
 use async_lab_core::api::Api;
@@ -20,8 +26,12 @@ use std::ffi::{c_int, c_void, CStr};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// Every runtime function async-lab calls. Each is looked up when the library loads, so a runtime that lacks
-/// one is reported as unusable up front (cudarc's lazy lookup would panic at the first call instead).
+/// Every runtime function async-lab calls through cudarc's declarations. Each is looked up when the library
+/// loads, so a runtime that lacks one is reported as unusable up front (cudarc's lazy lookup would panic at the
+/// first call instead). Calls newer than CUDA 12.0, or whose signature changed between major versions
+/// (`cudaMemPrefetchAsync`, `cudaMemAdvise`, `cudaMemcpyBatchAsync`), are not here: they are looked up by name
+/// when an experiment needs them (`rt_resolve!`), in the form the loaded runtime's version gives them, and a
+/// runtime without them leaves only those experiments *not run*.
 pub const REQUIRED: &[&str] = &[
     "cudaRuntimeGetVersion",
     "cudaDriverGetVersion",
@@ -54,12 +64,22 @@ pub const REQUIRED: &[&str] = &[
     "cudaLibraryLoadData",
     "cudaLibraryUnload",
     "cudaLibraryGetKernel",
+    "cudaGraphInstantiateWithFlags",
+    "cudaGraphUpload",
+    "cudaGraphLaunch",
+    "cudaFuncSetAttribute",
+    "cudaFuncGetAttributes",
+    "cudaDeviceSetLimit",
+    "cudaDeviceGetLimit",
+    "cudaMemGetInfo",
+    "cudaDeviceGetAttribute",
 ];
 
 /// The loaded runtime.
 pub struct Runtime {
-    /// Keeps the library mapped for the life of the process (cudarc's handle refers to the same mapping).
-    _lib: libloading::os::unix::Library,
+    /// Keeps the library mapped for the life of the process (cudarc's handle refers to the same mapping); also
+    /// the handle `symbol` looks names up in.
+    lib: libloading::os::unix::Library,
     pub path: PathBuf,
     pub source: &'static str,
     /// `cudaRuntimeGetVersion`, e.g. 13000.
@@ -69,6 +89,50 @@ pub struct Runtime {
 }
 
 pub use async_lab_core::machine::RuntimeInfo;
+
+impl Runtime {
+    /// The address of this library's exported function `name`, or `None` where it has none. For the calls
+    /// `REQUIRED` leaves out (see there); `rt_resolve!` gives it a type.
+    pub fn symbol(&self, name: &CStr) -> Option<*mut c_void> {
+        // SAFETY: only the symbol's address is read; it is not called here. `name` is NUL-terminated.
+        let found = unsafe { self.lib.get::<*mut c_void>(name.to_bytes_with_nul()) };
+        found.ok().map(|s| *s).filter(|p| !p.is_null())
+    }
+}
+
+/// Looks up the runtime's exported function `$name` in the loaded libcudart and casts it to the function
+/// pointer type `$ty`: `rt_resolve!(cudaMemPrefetchAsync_v2: PrefetchLocated)`. The caller's type must be the
+/// C signature that exact name has in the loaded runtime's version (check `get()?.version` first where the
+/// signature changed between versions). Errs with a sentence naming the function when it is missing.
+#[macro_export]
+macro_rules! rt_resolve {
+    ($name:ident : $ty:ty) => {
+        $crate::runtime::get()
+            .ok()
+            .and_then(|rt| {
+                rt.symbol(
+                    std::ffi::CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes())
+                        .expect("a function name has no NUL"),
+                )
+            })
+            .map(|p| {
+                // SAFETY: `p` is the address of the runtime's exported function `$name`, whose C signature `$ty`
+                // spells (the caller's promise); data and function pointers have the same size on the platforms
+                // CUDA supports.
+                unsafe { std::mem::transmute::<*mut std::ffi::c_void, $ty>(p) }
+            })
+            .ok_or(concat!("the CUDA runtime library has no ", stringify!($name)))
+    };
+}
+
+/// Turns the raw result of a runtime function called through `rt_resolve!` (declared to return a C `int`, so
+/// that a code the bindings' enum lacks is still a plain number) into `Ok(())` or an error naming `call`.
+pub fn check_code(code: c_int, call: &'static str) -> Result<(), DriverError> {
+    match code {
+        0 => Ok(()),
+        c => Err(DriverError { code: c as u32, call, api: Api::Runtime }),
+    }
+}
 
 static EXPLICIT: OnceLock<Option<PathBuf>> = OnceLock::new();
 static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
@@ -171,7 +235,7 @@ fn load(found: locate::Found) -> Result<Runtime, String> {
             version_string(driver_version)
         ));
     }
-    Ok(Runtime { _lib: lib, path: found.path, source: found.source, version, driver_version })
+    Ok(Runtime { lib, path: found.path, source: found.source, version, driver_version })
 }
 
 /// Turns a runtime result into `Ok(())` or an error that names `call` and reads the runtime's own codes.
@@ -274,6 +338,20 @@ pub fn set_device(ordinal: i32) -> Result<(), DriverError> {
     })?;
     // SAFETY: plain call with an ordinal; the runtime answers an error for a bad one.
     unsafe { rt!(cudaSetDevice(ordinal)) }
+}
+
+/// `cudaGetDeviceFlags`: the flags of the runtime's current device (set by `set_device` first).
+pub fn device_flags() -> Result<u32, DriverError> {
+    let mut flags = 0u32;
+    // SAFETY: `flags` is a valid out-pointer.
+    unsafe { rt!(cudaGetDeviceFlags(&mut flags))? };
+    Ok(flags)
+}
+
+/// `cudaSetDeviceFlags`: sets the current device's flags (its primary context's scheduling flags among them).
+pub fn set_device_flags(flags: u32) -> Result<(), DriverError> {
+    // SAFETY: plain call with a flags word; the runtime answers an error for one it refuses.
+    unsafe { rt!(cudaSetDeviceFlags(flags)) }
 }
 
 #[cfg(test)]

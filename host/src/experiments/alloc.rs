@@ -6,10 +6,12 @@ use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::api::Api;
 use crate::classify::Class::*;
+use crate::driver::memory::{self as mem, DefaultMemPool};
 use crate::driver::{sys, DriverResult, Gpu, PageableBuffer, Stream, StreamHandle, StreamKind};
-use crate::drv;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::runtime::memory as rtmem;
+use crate::setup::CallTiming;
 use std::ffi::c_void;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,6 +141,7 @@ impl AllocOp {
                 api: crate::api::Api::Driver,
                 peer: None,
                 direction: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Alloc(self),
         }
@@ -177,7 +180,7 @@ struct AllocProbe<'a, 'g> {
     op: AllocOp,
     api: Api,
     stream: &'a Stream<'g>,
-    pool: sys::CUmemoryPool,
+    pool: DefaultMemPool,
     /// What the call allocates or frees.
     device: u64,
     host: *mut c_void,
@@ -186,15 +189,7 @@ struct AllocProbe<'a, 'g> {
 
 impl AllocProbe<'_, '_> {
     fn set_threshold(&self, value: u64) -> anyhow::Result<()> {
-        let mut v = value;
-        // SAFETY: the pool is the device's default pool; the attribute takes a pointer to a u64.
-        unsafe {
-            drv!(cuMemPoolSetAttribute(
-                self.pool,
-                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                (&mut v as *mut u64).cast()
-            ))?
-        };
+        self.pool.set_release_threshold(value)?;
         Ok(())
     }
 
@@ -205,15 +200,15 @@ impl AllocProbe<'_, '_> {
         unsafe {
             match self.op.call {
                 AllocCall::MemAlloc | AllocCall::AllocManaged | AllocCall::MemFree if self.device != 0 => {
-                    drv!(cuMemFree_v2(self.device))?;
+                    mem::mem_free(self.device)?;
                 }
-                AllocCall::AllocHost | AllocCall::FreeHost if !self.host.is_null() => drv!(cuMemFreeHost(self.host))?,
+                AllocCall::AllocHost | AllocCall::FreeHost if !self.host.is_null() => mem::mem_free_host(self.host)?,
                 AllocCall::HostRegister | AllocCall::HostUnregister if !self.host.is_null() => {
-                    drv!(cuMemHostUnregister(self.host))?
+                    mem::mem_host_unregister(self.host)?
                 }
                 AllocCall::AllocAsync | AllocCall::FreeAsync if self.device != 0 => {
-                    drv!(cuMemFreeAsync(self.device, self.stream.raw()))?;
-                    drv!(cuStreamSynchronize(self.stream.raw()))?;
+                    mem::mem_free_async(self.device, self.stream.handle())?;
+                    self.stream.synchronize()?;
                 }
                 _ => {}
             }
@@ -228,31 +223,29 @@ impl AllocProbe<'_, '_> {
     /// The runtime's counterpart of each call. What it allocates is freed by `release` through the driver:
     /// both APIs work in the same primary context, and the runtime's default pool is the device's.
     fn call_runtime(&mut self) -> DriverResult<()> {
-        use crate::rt;
-        use crate::runtime::sys as rs;
         let n = self.op.bytes as usize;
-        let s: rs::cudaStream_t = self.stream.raw().cast();
-        let mut p: *mut c_void = std::ptr::null_mut();
-        // SAFETY: out-pointers are locals or fields of `self`; frees and unregistrations act on what `prepare`
-        // made, and each result is stored where `release` finds it.
+        let s = self.stream.handle();
+        // SAFETY: frees and unregistrations act on what `prepare` made (the pageable buffer registered here
+        // lives in `self` until `release` has unregistered it), and each result is stored where `release`
+        // finds it.
         unsafe {
             match self.op.call {
-                AllocCall::MemAlloc => rt!(cudaMalloc(&mut p, n)).map(|()| self.device = p as u64),
-                AllocCall::MemFree => rt!(cudaFree(self.device as *mut c_void)).map(|()| self.device = 0),
-                AllocCall::AllocHost => rt!(cudaMallocHost(&mut self.host, n)),
-                AllocCall::FreeHost => rt!(cudaFreeHost(self.host)).map(|()| self.host = std::ptr::null_mut()),
+                AllocCall::MemAlloc => rtmem::malloc(n).map(|p| self.device = p),
+                AllocCall::MemFree => rtmem::free(self.device).map(|()| self.device = 0),
+                AllocCall::AllocHost => rtmem::malloc_host(n).map(|p| self.host = p),
+                AllocCall::FreeHost => rtmem::free_host(self.host).map(|()| self.host = std::ptr::null_mut()),
                 AllocCall::HostRegister => {
                     let q = self.pageable.as_ref().expect("made in run").as_ptr();
-                    rt!(cudaHostRegister(q.cast(), n, 0)).map(|()| self.host = q.cast())
+                    rtmem::host_register(q.cast(), n, 0).map(|()| self.host = q.cast())
                 }
                 AllocCall::HostUnregister => {
-                    rt!(cudaHostUnregister(self.host)).map(|()| self.host = std::ptr::null_mut())
+                    rtmem::host_unregister(self.host).map(|()| self.host = std::ptr::null_mut())
                 }
                 AllocCall::AllocManaged => {
-                    rt!(cudaMallocManaged(&mut p, n, 1 /* cudaMemAttachGlobal */)).map(|()| self.device = p as u64)
+                    rtmem::malloc_managed(n, 1 /* cudaMemAttachGlobal */).map(|p| self.device = p)
                 }
-                AllocCall::AllocAsync => rt!(cudaMallocAsync(&mut p, n, s)).map(|()| self.device = p as u64),
-                AllocCall::FreeAsync => rt!(cudaFreeAsync(self.device as *mut c_void, s)).map(|()| self.device = 0),
+                AllocCall::AllocAsync => rtmem::malloc_async(n, s).map(|p| self.device = p),
+                AllocCall::FreeAsync => rtmem::free_async(self.device, s).map(|()| self.device = 0),
             }
         }
     }
@@ -265,61 +258,60 @@ impl Probe for AllocProbe<'_, '_> {
         if self.op.call.stream_ordered() {
             self.set_threshold(if self.op.pool == Pool::Warm { u64::MAX } else { 0 })?;
         }
-        // SAFETY: every pointer written is a valid out-pointer; what is allocated here is what `call` frees or
-        // unregisters, and `release` cleans up whatever is left.
-        unsafe {
-            match self.op.call {
-                AllocCall::MemFree => drv!(cuMemAlloc_v2(&mut self.device, n))?,
-                AllocCall::FreeHost => drv!(cuMemAllocHost_v2(&mut self.host, n))?,
-                AllocCall::HostUnregister => {
-                    let p = self.pageable.as_ref().expect("made in run").as_ptr();
-                    drv!(cuMemHostRegister_v2(p.cast(), n, sys::CU_MEMHOSTREGISTER_DEFAULT))?;
-                    self.host = p.cast();
-                }
-                AllocCall::FreeAsync => {
-                    drv!(cuMemAllocAsync(&mut self.device, n, self.stream.raw()))?;
-                    drv!(cuStreamSynchronize(self.stream.raw()))?;
-                }
-                AllocCall::AllocAsync if self.op.pool == Pool::Warm => {
-                    // Prime the pool so that the measured allocation is served from memory it keeps.
-                    let mut d = 0;
-                    drv!(cuMemAllocAsync(&mut d, n, self.stream.raw()))?;
-                    drv!(cuMemFreeAsync(d, self.stream.raw()))?;
-                    drv!(cuStreamSynchronize(self.stream.raw()))?;
-                }
-                _ => {}
+        // What is allocated here is what `call` frees or unregisters, and `release` cleans up whatever is left.
+        match self.op.call {
+            AllocCall::MemFree => self.device = mem::mem_alloc(n)?,
+            AllocCall::FreeHost => self.host = mem::mem_alloc_host(n)?,
+            AllocCall::HostUnregister => {
+                let p = self.pageable.as_ref().expect("made in run").as_ptr();
+                // SAFETY: `p..p+n` is the live pageable buffer `self` owns; `release` unregisters it before
+                // the probe (and the buffer with it) is dropped.
+                unsafe { mem::mem_host_register(p.cast(), n, sys::CU_MEMHOSTREGISTER_DEFAULT)? };
+                self.host = p.cast();
             }
+            AllocCall::FreeAsync => {
+                self.device = mem::mem_alloc_async(n, self.stream.handle())?;
+                self.stream.synchronize()?;
+            }
+            AllocCall::AllocAsync if self.op.pool == Pool::Warm => {
+                // Prime the pool so that the measured allocation is served from memory it keeps.
+                let d = mem::mem_alloc_async(n, self.stream.handle())?;
+                // SAFETY: `d` was just allocated on this stream and is not used again.
+                unsafe { mem::mem_free_async(d, self.stream.handle())? };
+                self.stream.synchronize()?;
+            }
+            _ => {}
         }
         Ok(())
     }
 
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
         let n = self.op.bytes as usize;
-        let s = self.stream.raw();
+        let s = self.stream.handle();
         if self.api == Api::Runtime {
             return self.call_runtime();
         }
-        // SAFETY: out-pointers are fields of `self`; frees and unregistrations act on what `prepare` made.
+        // SAFETY: frees and unregistrations act on what `prepare` made (the pageable buffer registered here
+        // lives in `self` until `release` has unregistered it), and each result is stored where `release`
+        // finds it.
         unsafe {
             match self.op.call {
-                AllocCall::MemAlloc => drv!(cuMemAlloc_v2(&mut self.device, n)),
-                AllocCall::MemFree => drv!(cuMemFree_v2(self.device)).map(|()| self.device = 0),
-                AllocCall::AllocHost => drv!(cuMemAllocHost_v2(&mut self.host, n)),
-                AllocCall::FreeHost => drv!(cuMemFreeHost(self.host)).map(|()| self.host = std::ptr::null_mut()),
+                AllocCall::MemAlloc => mem::mem_alloc(n).map(|p| self.device = p),
+                AllocCall::MemFree => mem::mem_free(self.device).map(|()| self.device = 0),
+                AllocCall::AllocHost => mem::mem_alloc_host(n).map(|p| self.host = p),
+                AllocCall::FreeHost => mem::mem_free_host(self.host).map(|()| self.host = std::ptr::null_mut()),
                 AllocCall::HostRegister => {
                     let p = self.pageable.as_ref().expect("made in run").as_ptr();
-                    let r = drv!(cuMemHostRegister_v2(p.cast(), n, sys::CU_MEMHOSTREGISTER_DEFAULT));
-                    if r.is_ok() {
-                        self.host = p.cast();
-                    }
-                    r
+                    mem::mem_host_register(p.cast(), n, sys::CU_MEMHOSTREGISTER_DEFAULT).map(|()| self.host = p.cast())
                 }
                 AllocCall::HostUnregister => {
-                    drv!(cuMemHostUnregister(self.host)).map(|()| self.host = std::ptr::null_mut())
+                    mem::mem_host_unregister(self.host).map(|()| self.host = std::ptr::null_mut())
                 }
-                AllocCall::AllocManaged => drv!(cuMemAllocManaged(&mut self.device, n, sys::CU_MEM_ATTACH_GLOBAL)),
-                AllocCall::AllocAsync => drv!(cuMemAllocAsync(&mut self.device, n, s)),
-                AllocCall::FreeAsync => drv!(cuMemFreeAsync(self.device, s)).map(|()| self.device = 0),
+                AllocCall::AllocManaged => {
+                    mem::mem_alloc_managed(n, sys::CU_MEM_ATTACH_GLOBAL).map(|p| self.device = p)
+                }
+                AllocCall::AllocAsync => mem::mem_alloc_async(n, s).map(|p| self.device = p),
+                AllocCall::FreeAsync => mem::mem_free_async(self.device, s).map(|()| self.device = 0),
             }
         }
     }
@@ -352,9 +344,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: AllocOp, reps: usize) -> anyhow::Result<C
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let blocker_stream =
         Stream::new(gpu, if op.call.stream_ordered() { StreamKind::NonBlocking } else { op.blocker_stream })?;
-    let mut pool = std::ptr::null_mut();
-    // SAFETY: valid out-pointer; the device handle is live.
-    unsafe { drv!(cuDeviceGetDefaultMemPool(&mut pool, gpu.device))? };
+    let pool = DefaultMemPool::of(gpu.device)?;
     let plan = BlockerPlan {
         stream: if op.call.stream_ordered() && op.blocker == BlockerPlacement::Same {
             stream.handle()

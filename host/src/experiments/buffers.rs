@@ -6,8 +6,8 @@
 //! the GPU can read the destination (device, pinned, write-combined and managed memory; host reads of
 //! write-combined memory are very slow), and by comparing with the reference on the host otherwise.
 
+use crate::driver::memory::memset_d8;
 use crate::driver::{DeviceBuffer, Gpu, HostBuffer, HostKind};
-use crate::drv;
 use crate::pattern::{self, checksum_term, pattern_byte};
 use anyhow::{bail, ensure};
 
@@ -114,7 +114,7 @@ impl<'g> Checker<'g> {
         gpu.bind()?;
         // SAFETY: `side` holds `len` device-accessible bytes (device or managed memory); the device is
         // synchronized after `prepare`, before the call under test.
-        unsafe { drv!(cuMemsetD8_v2(side.addr(), 0x5A, self.len as usize))? };
+        unsafe { memset_d8(side.addr(), 0x5A, self.len as usize)? };
         Ok(())
     }
 
@@ -148,10 +148,10 @@ impl<'g> Checker<'g> {
     pub fn poison(&self, side: &mut Side) -> anyhow::Result<()> {
         match side {
             Side::Device(d) => {
-                self.gpu.bind()?;
-                // SAFETY: `d` holds `len` bytes; the memset is synchronous for device memory once followed by the
+                // `d` holds `len` bytes (both are the case's size); the memset is done once followed by the
                 // device synchronization that every repetition does after `prepare`.
-                unsafe { drv!(cuMemsetD8_v2(d.ptr, 0x5A, self.len as usize))? }
+                self.gpu.bind()?;
+                d.set_bytes(0x5A)?;
             }
             // SAFETY: between repetitions, nothing on the GPU uses the buffer.
             Side::Host(h) => unsafe { h.bytes_mut() }.fill(0x5A),

@@ -9,11 +9,13 @@ use super::method::{measure_with, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::api::Api;
 use crate::classify::Class::*;
+use crate::driver::stream;
 use crate::driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
-use crate::drv;
 use crate::measure::monotonic_ns;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
+use crate::runtime::stream as rtstream;
+use crate::setup::CallTiming;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -67,6 +69,7 @@ pub fn cases() -> Vec<Case> {
                     api: crate::api::Api::Driver,
                     peer: None,
                     direction: None,
+                    timing: CallTiming::Stopwatch,
                 },
                 op: Op::Callback(op),
             }
@@ -108,21 +111,16 @@ impl Probe for HostFuncProbe<'_, '_> {
     }
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
         let user = (self.ran_at as *const AtomicU64) as *mut c_void;
-        let (s, add) = (self.stream.raw(), matches!(self.op, CallbackOp::StreamAddCallback));
+        let (s, add) = (self.stream.handle(), matches!(self.op, CallbackOp::StreamAddCallback));
         // SAFETY: the functions only store into the atomic, which is leaked (`'static`): it outlives any
         // callback, even one still pending when a repetition fails.
-        // The runtime shares the stream's primary context. Flags must be 0 for the stream-callback form.
+        // The runtime shares the stream's primary context.
         unsafe {
             match (self.api, add) {
-                (Api::Driver, false) => drv!(cuLaunchHostFunc(s, Some(note_time), user)),
-                (Api::Driver, true) => drv!(cuStreamAddCallback(s, Some(note_time_callback), user, 0)),
-                (Api::Runtime, false) => crate::rt!(cudaLaunchHostFunc(s.cast(), Some(note_time), user)),
-                (Api::Runtime, true) => crate::rt!(cudaStreamAddCallback(
-                    s.cast(),
-                    crate::runtime::stream_callback(note_time_runtime),
-                    user,
-                    0
-                )),
+                (Api::Driver, false) => stream::launch_host_func(s, note_time, user),
+                (Api::Driver, true) => stream::stream_add_callback(s, note_time_callback, user),
+                (Api::Runtime, false) => rtstream::launch_host_func(s, note_time, user),
+                (Api::Runtime, true) => rtstream::stream_add_callback(s, note_time_runtime, user),
             }
         }
     }
@@ -153,29 +151,22 @@ fn host_func(gpu: &Gpu, case: &Case, op: CallbackOp, reps: usize) -> anyhow::Res
 
     // The delay: poll the blocker's end event from a second thread while the callback waits behind it.
     let blocker = Blocker::new(gpu)?;
-    let mut ctx = std::ptr::null_mut();
-    // SAFETY: valid out-pointer.
-    unsafe { drv!(cuCtxGetCurrent(&mut ctx))? };
-    let (ctx_addr, event_addr) = (ctx as usize, blocker.end_event().raw() as usize);
+    let (context, end) = (gpu.context_ref(), blocker.end_event().shared());
     for rep in out.iter_mut() {
         probe.ran_at.store(0, Ordering::SeqCst);
         blocker.launch(probe.stream.handle(), BLOCKER_NS)?;
         probe.call(gpu)?;
         let seen_at = std::thread::scope(|s| {
             s.spawn(move || -> DriverResult<u64> {
-                // SAFETY: the context and event outlive this scoped thread (both are owned by the caller, which
-                // joins the thread before dropping them); making a context current on a thread is always
-                // allowed, and event queries are thread-safe.
-                unsafe {
-                    drv!(cuCtxSetCurrent(ctx_addr as sys::CUcontext))?;
-                    loop {
-                        match sys::cuEventQuery(event_addr as sys::CUevent) {
-                            sys::CUDA_ERROR_NOT_READY => std::hint::spin_loop(),
-                            rc => {
-                                let t = monotonic_ns();
-                                crate::driver::check(rc, "cuEventQuery")?;
-                                return Ok(t);
-                            }
+                // The context and the event outlive this scoped thread (their lifetimes say so).
+                context.bind()?;
+                loop {
+                    match end.is_done() {
+                        Ok(false) => std::hint::spin_loop(),
+                        done => {
+                            let t = monotonic_ns();
+                            done?;
+                            return Ok(t);
                         }
                     }
                 }

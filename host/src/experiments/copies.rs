@@ -12,10 +12,12 @@ use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::api::Api;
 use crate::classify::Class::{self, *};
+use crate::driver::memory as mem;
 use crate::driver::{DriverResult, Gpu, HostKind, Stream, StreamHandle, StreamKind};
-use crate::drv;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::runtime::memory as rtmem;
+use crate::setup::CallTiming;
 use crate::setup::Direction;
 use crate::units::format_size;
 
@@ -211,6 +213,7 @@ impl CopyOp {
                 api: crate::api::Api::Driver,
                 peer: None,
                 direction: Some(self.dir),
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Copy(self),
         }
@@ -249,7 +252,7 @@ impl Probe for CopyProbe<'_, '_> {
     }
 
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
-        let (n, s) = (self.op.bytes as usize, self.stream.raw());
+        let (n, s) = (self.op.bytes as usize, self.stream.handle());
         let (dst, src) = (self.dst.addr(), self.src.addr());
         if self.api == Api::Runtime {
             use crate::runtime::sys::cudaMemcpyKind as K;
@@ -259,13 +262,12 @@ impl Probe for CopyProbe<'_, '_> {
                 (Entry::Typed, Direction::DtoH) => K::cudaMemcpyDeviceToHost,
                 (Entry::Typed, Direction::DtoD) => K::cudaMemcpyDeviceToDevice,
             };
-            let (d, sr) = (dst as *mut std::ffi::c_void, src as *const std::ffi::c_void);
             // SAFETY: as for the driver calls below: live buffers of `n` bytes, untouched until synchronized;
             // the stream is a driver stream of the primary context the runtime uses too.
             return unsafe {
                 match self.op.form {
-                    Form::Sync => crate::rt!(cudaMemcpy(d, sr, n, kind)),
-                    Form::Async => crate::rt!(cudaMemcpyAsync(d, sr, n, kind, s.cast())),
+                    Form::Sync => rtmem::memcpy(dst, src, n, kind),
+                    Form::Async => rtmem::memcpy_async(dst, src, n, kind, s),
                 }
             };
         }
@@ -274,14 +276,14 @@ impl Probe for CopyProbe<'_, '_> {
         // the staging probe, see `probe_source`).
         unsafe {
             match self.op.call() {
-                "cuMemcpy" => drv!(cuMemcpy(dst, src, n)),
-                "cuMemcpyAsync" => drv!(cuMemcpyAsync(dst, src, n, s)),
-                "cuMemcpyHtoD" => drv!(cuMemcpyHtoD_v2(dst, src as *const _, n)),
-                "cuMemcpyDtoH" => drv!(cuMemcpyDtoH_v2(dst as *mut _, src, n)),
-                "cuMemcpyDtoD" => drv!(cuMemcpyDtoD_v2(dst, src, n)),
-                "cuMemcpyHtoDAsync" => drv!(cuMemcpyHtoDAsync_v2(dst, src as *const _, n, s)),
-                "cuMemcpyDtoHAsync" => drv!(cuMemcpyDtoHAsync_v2(dst as *mut _, src, n, s)),
-                "cuMemcpyDtoDAsync" => drv!(cuMemcpyDtoDAsync_v2(dst, src, n, s)),
+                "cuMemcpy" => mem::memcpy(dst, src, n),
+                "cuMemcpyAsync" => mem::memcpy_async(dst, src, n, s),
+                "cuMemcpyHtoD" => mem::memcpy_htod(dst, src as *const _, n),
+                "cuMemcpyDtoH" => mem::memcpy_dtoh(dst as *mut _, src, n),
+                "cuMemcpyDtoD" => mem::memcpy_dtod(dst, src, n),
+                "cuMemcpyHtoDAsync" => mem::memcpy_htod_async(dst, src as *const _, n, s),
+                "cuMemcpyDtoHAsync" => mem::memcpy_dtoh_async(dst as *mut _, src, n, s),
+                "cuMemcpyDtoDAsync" => mem::memcpy_dtod_async(dst, src, n, s),
                 other => unreachable!("no copy call named {other}"),
             }
         }

@@ -1,18 +1,27 @@
 //! CUDA graphs (rules GR1–GR3): instantiating a graph (plain, and with the upload flag), uploading it, and
 //! launching it the first time and once it is warm, next to a blocker in the call's stream or on another
-//! stream; and a graph whose one node is a host function. Each graph has one node, so that what is timed is
-//! the graph machinery, not the work in it.
+//! stream; a graph whose one node is a host function; and a warm graph launched into a full launch queue
+//! (launched again and again behind a long blocker until a launch waits for room, as the launch family's
+//! queue-depth case does with kernels: `queue.rs`). Each graph has one node, so that what is timed is the graph
+//! machinery, not the work in it.
 //!
 //! The kernel node writes the GPU's timer to a buffer that `prepare` zeroes: a launch that did not run its node
 //! is an error, not a class. The host node bumps a counter that `verify` checks the same way.
+//!
+//! The runtime twins (`runtime/graph/...`) build the same graph through the driver and make the call under
+//! test through the runtime (`cudaGraphInstantiateWithFlags`, `cudaGraphInstantiateWithParams`,
+//! `cudaGraphUpload`, `cudaGraphLaunch`): a `cudaGraph_t` is a `CUgraph`, and both APIs share the context. The
+//! graphs a runtime case instantiates or launches in `prepare` are made through the runtime too.
 
 use super::method::{measure, BlockerPlan, Probe};
-use super::{case_record, Case, Op};
+use super::{case_record, queue, Case, Op};
+use crate::api::Api;
 use crate::driver::graph::{Graph, GraphExec, InstantiateWithParams, Node};
 use crate::driver::{DeviceBuffer, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
-use crate::drv;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::runtime::graph as rtgraph;
+use crate::setup::CallTiming;
 use anyhow::ensure;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +40,9 @@ pub enum GraphCall {
     LaunchSteady,
     /// `cuGraphLaunch` of a warm graph whose one node is a host function.
     LaunchHostNode,
+    /// `cuGraphLaunch` of a warm graph, again and again behind a long blocker until a launch waits: the launch
+    /// into a full queue.
+    LaunchFullQueue,
 }
 
 impl GraphCall {
@@ -42,6 +54,7 @@ impl GraphCall {
             GraphCall::LaunchFirst => "launch-first",
             GraphCall::LaunchSteady => "launch-steady",
             GraphCall::LaunchHostNode => "launch-host-node",
+            GraphCall::LaunchFullQueue => "launch-full-queue",
         }
     }
 
@@ -50,7 +63,10 @@ impl GraphCall {
             GraphCall::Instantiate => "cuGraphInstantiateWithFlags",
             GraphCall::InstantiateUpload => "cuGraphInstantiateWithParams",
             GraphCall::Upload => "cuGraphUpload",
-            GraphCall::LaunchFirst | GraphCall::LaunchSteady | GraphCall::LaunchHostNode => "cuGraphLaunch",
+            GraphCall::LaunchFirst
+            | GraphCall::LaunchSteady
+            | GraphCall::LaunchHostNode
+            | GraphCall::LaunchFullQueue => "cuGraphLaunch",
         }
     }
 
@@ -69,6 +85,10 @@ impl GraphCall {
             GraphCall::LaunchFirst => "the first launch of a one-kernel graph instantiated just before, never uploaded",
             GraphCall::LaunchSteady => "launching a one-kernel graph that was launched before",
             GraphCall::LaunchHostNode => "launching a graph whose one node is a host function, launched before",
+            GraphCall::LaunchFullQueue => {
+                "launching a warm one-kernel graph again and again behind a 300 ms blocker until a launch has to \
+                 wait; the call measured is that launch"
+            }
         }
     }
 }
@@ -90,7 +110,10 @@ impl GraphOp {
         let rule = match c {
             GraphCall::Instantiate => "GR1",
             GraphCall::InstantiateUpload | GraphCall::Upload => "GR2",
-            GraphCall::LaunchFirst | GraphCall::LaunchSteady | GraphCall::LaunchHostNode => "GR3",
+            GraphCall::LaunchFirst
+            | GraphCall::LaunchSteady
+            | GraphCall::LaunchHostNode
+            | GraphCall::LaunchFullQueue => "GR3",
         };
         let expected = Expected::undocumented();
         let same = self.blocker == BlockerPlacement::Same;
@@ -126,6 +149,7 @@ impl GraphOp {
                 what: format!("{} ({}), with a blocker {where_}", c.words(), c.name()),
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Graph(self),
         }
@@ -148,6 +172,15 @@ pub fn cases() -> Vec<Case> {
             v.push(GraphOp { call, blocker, blocker_stream: StreamKind::NonBlocking }.case());
         }
     }
+    // The queue fills only behind a blocker in the launches' own stream.
+    v.push(
+        GraphOp {
+            call: GraphCall::LaunchFullQueue,
+            blocker: BlockerPlacement::Same,
+            blocker_stream: StreamKind::NonBlocking,
+        }
+        .case(),
+    );
     v
 }
 
@@ -162,6 +195,7 @@ unsafe extern "C" fn count_run(user: *mut c_void) {
 
 struct GraphProbe<'a, 'g> {
     op: GraphOp,
+    api: Api,
     stream: &'a Stream<'g>,
     graph: Graph<'g>,
     exec: Option<GraphExec<'g>>,
@@ -171,11 +205,32 @@ struct GraphProbe<'a, 'g> {
     runs: &'a AtomicU64,
     runs_before: u64,
     with_params: Option<InstantiateWithParams>,
+    /// The runtime's `cudaGraphInstantiateWithParams`, for its upload case.
+    rt_with_params: Option<rtgraph::InstantiateWithParams>,
 }
 
-impl GraphProbe<'_, '_> {
+impl<'g> GraphProbe<'_, 'g> {
     fn launches(&self) -> bool {
-        matches!(self.op.call, GraphCall::LaunchFirst | GraphCall::LaunchSteady | GraphCall::LaunchHostNode)
+        matches!(
+            self.op.call,
+            GraphCall::LaunchFirst | GraphCall::LaunchSteady | GraphCall::LaunchHostNode | GraphCall::LaunchFullQueue
+        )
+    }
+
+    /// An executable graph of `self.graph`, instantiated through the API under test (flags 0).
+    fn instantiate(&self) -> DriverResult<GraphExec<'g>> {
+        match self.api {
+            Api::Driver => self.graph.instantiate(),
+            Api::Runtime => rtgraph::instantiate(&self.graph),
+        }
+    }
+
+    /// A launch of `exec` through the API under test.
+    fn launch(&self, exec: &GraphExec<'_>, s: StreamHandle<'_>) -> DriverResult<()> {
+        match self.api {
+            Api::Driver => exec.launch(s),
+            Api::Runtime => rtgraph::launch(exec, s),
+        }
     }
 }
 
@@ -187,35 +242,49 @@ impl Probe for GraphProbe<'_, '_> {
             // A fresh executable graph, never uploaded nor launched.
             GraphCall::Upload | GraphCall::LaunchFirst => {
                 self.exec = None;
-                self.exec = Some(self.graph.instantiate()?);
+                self.exec = Some(self.instantiate()?);
             }
             // A warm graph: instantiated once, launched here before every repetition.
             GraphCall::LaunchSteady | GraphCall::LaunchHostNode => {
                 if self.exec.is_none() {
-                    self.exec = Some(self.graph.instantiate()?);
+                    self.exec = Some(self.instantiate()?);
                 }
-                self.exec.as_ref().expect("just made").launch(self.stream.handle())?;
+                self.launch(self.exec.as_ref().expect("just made"), self.stream.handle())?;
                 self.stream.synchronize()?;
             }
+            GraphCall::LaunchFullQueue => anyhow::bail!("the full-queue launch is measured by `queue.rs`"),
         }
         gpu.bind()?;
-        // SAFETY: `out` holds 8 device bytes; nothing on the GPU uses it between repetitions.
-        unsafe { drv!(cuMemsetD8_v2(self.out.ptr, 0, 8))? };
+        // Nothing on the GPU uses `out` between repetitions.
+        self.out.set_bytes(0)?;
         self.runs_before = self.runs.load(Ordering::SeqCst);
         Ok(())
     }
 
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
         let s = self.stream.handle();
-        match self.op.call {
-            GraphCall::Instantiate => self.exec = Some(self.graph.instantiate()?),
-            GraphCall::InstantiateUpload => {
+        match (self.op.call, self.api) {
+            (GraphCall::Instantiate, _) => self.exec = Some(self.instantiate()?),
+            (GraphCall::InstantiateUpload, Api::Driver) => {
                 let f = self.with_params.expect("checked in run");
                 self.exec = Some(self.graph.instantiate_uploading(f, s)?);
             }
-            GraphCall::Upload => self.exec.as_ref().expect("made in prepare").upload(s)?,
-            GraphCall::LaunchFirst | GraphCall::LaunchSteady | GraphCall::LaunchHostNode => {
-                self.exec.as_ref().expect("made in prepare").launch(s)?
+            (GraphCall::InstantiateUpload, Api::Runtime) => {
+                let f = self.rt_with_params.expect("checked in run");
+                self.exec = Some(rtgraph::instantiate_uploading(&self.graph, f, s)?);
+            }
+            (GraphCall::Upload, Api::Driver) => self.exec.as_ref().expect("made in prepare").upload(s)?,
+            (GraphCall::Upload, Api::Runtime) => rtgraph::upload(self.exec.as_ref().expect("made in prepare"), s)?,
+            (GraphCall::LaunchFirst | GraphCall::LaunchSteady | GraphCall::LaunchHostNode, _) => {
+                self.launch(self.exec.as_ref().expect("made in prepare"), s)?
+            }
+            // Never measured through this probe (`run` hands it to `queue.rs`).
+            (GraphCall::LaunchFullQueue, _) => {
+                return Err(crate::driver::DriverError {
+                    code: crate::driver::sys::CUDA_ERROR_INVALID_VALUE,
+                    call: "cuGraphLaunch (the full-queue case is measured by queue.rs)",
+                    api: self.api,
+                })
             }
         }
         Ok(())
@@ -228,10 +297,9 @@ impl Probe for GraphProbe<'_, '_> {
     fn verify(&mut self, gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
         ensure!(self.exec.is_some(), "{} left no executable graph", self.op.call.name());
         let runs = self.runs.load(Ordering::SeqCst) - self.runs_before;
-        let mut stamp = 0u64;
         gpu.bind()?;
-        // SAFETY: 8 bytes into a u64; the device is synchronized before `verify`.
-        unsafe { drv!(cuMemcpyDtoH_v2((&mut stamp as *mut u64).cast(), self.out.ptr, 8))? };
+        // The device is synchronized before `verify`.
+        let stamp = self.out.read_u64s(1)?[0];
         let ran = match self.op.call {
             GraphCall::LaunchHostNode => runs,
             _ => u64::from(stamp != 0),
@@ -247,11 +315,23 @@ impl Probe for GraphProbe<'_, '_> {
 }
 
 pub fn run(gpu: &Gpu, case: &Case, op: GraphOp, reps: usize) -> anyhow::Result<CaseRecord> {
+    let api = case.setup.api;
     let with_params = crate::resolve!(cuGraphInstantiateWithParams: InstantiateWithParams);
+    let rt_with_params = match api {
+        Api::Runtime => rtgraph::resolve_instantiate_with_params(),
+        Api::Driver => Err("not looked up for a driver case"),
+    };
     if op.call == GraphCall::InstantiateUpload {
-        if let Err(why) = with_params {
+        let missing = match api {
+            Api::Driver => with_params.err(),
+            Api::Runtime => rt_with_params.err(),
+        };
+        if let Some(why) = missing {
             return Ok(super::runner::not_run(case, why));
         }
+    }
+    if op.call == GraphCall::LaunchFullQueue {
+        return full_queue(gpu, case, api, reps);
     }
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let other = Stream::new(gpu, op.blocker_stream)?;
@@ -275,6 +355,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: GraphOp, reps: usize) -> anyhow::Result<C
     };
     let mut probe = GraphProbe {
         op,
+        api,
         stream: &stream,
         graph,
         exec: None,
@@ -282,10 +363,38 @@ pub fn run(gpu: &Gpu, case: &Case, op: GraphOp, reps: usize) -> anyhow::Result<C
         runs: &runs,
         runs_before: 0,
         with_params: with_params.ok(),
+        rt_with_params: rt_with_params.ok(),
     };
     let (warmup, blocker_ns, reps) = measure(gpu, &mut probe, plan, reps)?;
     drop(probe);
     Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
+}
+
+/// A warm one-kernel graph launched into a full launch queue (`queue::fill_until_a_launch_waits`), through
+/// the API under test; afterwards, its node must have run.
+fn full_queue(gpu: &Gpu, case: &Case, api: Api, reps: usize) -> anyhow::Result<CaseRecord> {
+    let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
+    let out = DeviceBuffer::new(gpu, 8)?;
+    out.set_bytes(0)?;
+    // Declared after `out` and `stream`: the executable graph and the graph go first (the exec's drop waits
+    // for the device), while what the node writes to is still allocated.
+    let graph = Graph::one_node(gpu, Node::WriteTimer(out.ptr))?;
+    let exec = match api {
+        Api::Driver => graph.instantiate()?,
+        Api::Runtime => rtgraph::instantiate(&graph)?,
+    };
+    let launch = || match api {
+        Api::Driver => exec.launch(stream.handle()),
+        Api::Runtime => rtgraph::launch(&exec, stream.handle()),
+    };
+    let record = queue::fill_until_a_launch_waits(gpu, case, &stream, reps, launch)?;
+    gpu.synchronize()?;
+    gpu.bind()?;
+    let stamp = out.read_u64s(1)?[0];
+    ensure!(stamp != 0, "{}: the graph's node never ran in the full-queue launches", case.setup.call);
+    drop(exec);
+    drop(graph);
+    Ok(record)
 }
 
 #[cfg(test)]
@@ -304,5 +413,32 @@ mod tests {
         assert_eq!(plain.len(), 2);
         assert!(plain.iter().all(|c| c.setup.stream.is_none() && !c.setup.blocker_ahead));
         assert!(cases.iter().all(|c| c.setup.family == Family::Graph && c.setup.id.starts_with("graph/")));
+    }
+
+    #[test]
+    fn the_full_queue_launch_is_one_undocumented_case_behind_a_blocker_in_its_stream() {
+        let full: Vec<Case> = cases()
+            .into_iter()
+            .filter(|c| matches!(c.op, Op::Graph(o) if o.call == GraphCall::LaunchFullQueue))
+            .collect();
+        assert_eq!(full.len(), 1);
+        let s = &full[0].setup;
+        assert_eq!(s.id, "graph/launch-full-queue/nonblocking/same");
+        assert_eq!((s.call.as_str(), s.rule.as_str()), ("cuGraphLaunch", "GR3"));
+        assert_eq!(s.expected, Expected::undocumented());
+        assert!(s.blocker_ahead && s.stream == Some(StreamKind::NonBlocking));
+        let twin = super::super::runtime_twin(&full[0]).expect("a runtime twin");
+        assert_eq!(twin.setup.id, "runtime/graph/launch-full-queue/nonblocking/same");
+        assert_eq!(twin.setup.call, "cudaGraphLaunch");
+    }
+
+    #[test]
+    fn every_graph_case_has_a_runtime_twin_naming_the_runtime_call() {
+        for c in cases() {
+            let twin = super::super::runtime_twin(&c).unwrap_or_else(|| panic!("{} has no twin", c.setup.id));
+            let want = c.setup.call.replacen("cu", "cuda", 1);
+            assert_eq!(twin.setup.call, want, "{}", c.setup.id);
+            assert_eq!(twin.setup.api, Api::Runtime);
+        }
     }
 }

@@ -5,17 +5,17 @@
 //! CUDA_LAUNCH_BLOCKING is read once, when the driver starts, so that experiment runs in a child process of
 //! async-lab with the variable set (see `runner.rs`).
 
-use super::method::{measure_with, Blocker, BlockerPlan, Probe};
+use super::method::{measure_with, BlockerPlan, Probe};
+use super::queue;
 use super::{case_record, Case, Op};
 use crate::api::Api;
 use crate::classify::Class::*;
 use crate::driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
-use crate::measure::{monotonic_ns, Stopwatch};
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel, Library};
+use crate::setup::CallTiming;
 use async_lab_ptx::kernels;
-use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug)]
 pub enum LaunchOp {
@@ -27,11 +27,8 @@ pub enum LaunchOp {
 /// How long the kernel of the CUDA_LAUNCH_BLOCKING experiment runs: long enough that an asynchronous launch
 /// returns well before it ends.
 const ENV_BLOCKING_KERNEL_NS: u64 = 1_000_000;
-/// The launch-queue experiment: a long blocker, then short kernels until a launch has to wait.
-const QUEUE_BLOCKER_NS: u64 = 300_000_000;
+/// The launch-queue experiment's short kernels (the queue is filled behind `queue::BLOCKER_NS`).
 const QUEUE_FILLER_NS: u64 = 20_000;
-const QUEUE_MAX_LAUNCHES: usize = 16_384;
-const QUEUE_AFTER: usize = 256;
 
 impl LaunchOp {
     pub fn child_env(&self) -> Option<(&'static str, &'static str)> {
@@ -89,6 +86,7 @@ impl LaunchOp {
                 api: crate::api::Api::Driver,
                 peer: None,
                 direction: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Launch(self),
         }
@@ -130,12 +128,12 @@ impl RuntimeKernels {
     /// `spin_wait_ns(ns, stamps = null)` through `cudaLaunchKernel`.
     fn launch_spin(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<()> {
         // SAFETY: the kernel is `spin_wait_ns`; the library is held by `self`.
-        unsafe { self.spin_wait_ns.launch_spin(stream.raw(), ns) }
+        unsafe { self.spin_wait_ns.launch_spin(stream, ns) }
     }
 
     fn launch_empty(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
         // SAFETY: `empty` takes no parameters; the library is held by `self`.
-        unsafe { self.empty.launch(1, 1, stream.raw(), &mut []) }
+        unsafe { self.empty.launch(1, 1, stream, &mut []) }
     }
 }
 
@@ -177,7 +175,8 @@ pub fn run(gpu: &Gpu, case: &Case, op: LaunchOp, reps: usize) -> anyhow::Result<
     }
 }
 
-/// Launches short kernels behind a long blocker until a launch returns only after the blocker finished.
+/// Launches short kernels behind a long blocker until a launch returns only after the blocker finished
+/// (`queue::fill_until_a_launch_waits`), through the API under test.
 fn queue_depth(
     gpu: &Gpu,
     case: &Case,
@@ -185,94 +184,9 @@ fn queue_depth(
     runtime: Option<&RuntimeKernels>,
     reps: usize,
 ) -> anyhow::Result<CaseRecord> {
-    let blocker = Blocker::new(gpu)?;
-    // The filler kernel, through the API under test.
-    let filler = |ns| match runtime {
-        Some(rt) => rt.launch_spin(stream.handle(), ns),
-        None => gpu.launch_spin_wait_ns_timed(stream.handle(), ns),
+    let filler = || match runtime {
+        Some(rt) => rt.launch_spin(stream.handle(), QUEUE_FILLER_NS),
+        None => gpu.launch_spin_wait_ns_timed(stream.handle(), QUEUE_FILLER_NS),
     };
-    // The timed launches do not make the context current themselves (one driver call per measured span).
-    gpu.bind()?;
-    let mut out = Vec::new();
-    let mut series = None;
-    // One warm-up round of launches so that the first measured one is not a first launch.
-    filler(QUEUE_FILLER_NS)?;
-    gpu.synchronize()?;
-    for _ in 0..reps {
-        let blocker_launch = blocker.launch(stream.handle(), QUEUE_BLOCKER_NS)?;
-        let mut times = Vec::new();
-        let mut blocked: Option<(usize, u64, bool)> = None;
-        let mut host_call_start_ns = 0;
-        let mut cpu_ns = 0;
-        while times.len() < QUEUE_MAX_LAUNCHES {
-            let start = monotonic_ns();
-            let w = Stopwatch::start();
-            filler(QUEUE_FILLER_NS)?;
-            let t = w.stop();
-            times.push(t.wall_ns);
-            if blocker.is_done()? {
-                let op_done = stream.handle().is_idle()?;
-                blocked = Some((times.len() - 1, t.wall_ns, op_done));
-                host_call_start_ns = start;
-                cpu_ns = t.cpu_ns;
-                break;
-            }
-        }
-        if blocked.is_some() {
-            for _ in 0..QUEUE_AFTER {
-                let w = Stopwatch::start();
-                filler(QUEUE_FILLER_NS)?;
-                times.push(w.stop().wall_ns);
-            }
-        }
-        gpu.synchronize()?;
-        let (blocker_device_ns, stamps) = blocker.read()?;
-        let median = |s: &[u64]| -> f64 {
-            let mut v: Vec<f64> = s.iter().map(|&x| x as f64 / 1e3).collect();
-            crate::stats::median(&mut v).unwrap_or(f64::NAN)
-        };
-        let mut metrics = BTreeMap::new();
-        let rep = match blocked {
-            Some((depth, call_ns, op_done)) => {
-                metrics.insert("queue_depth".into(), depth as f64);
-                metrics.insert("launch_us_before_full".into(), median(&times[..depth]));
-                metrics.insert("launch_us_blocked".into(), call_ns as f64 / 1e3);
-                metrics.insert("launch_us_after_full".into(), median(&times[depth + 1..]));
-                Rep {
-                    host_call_ns: call_ns,
-                    host_cpu_ns: cpu_ns,
-                    blocker_done_at_return: Some(true),
-                    op_done_at_return: Some(op_done),
-                    blocker_device_ns: Some(blocker_device_ns),
-                    host_call_start_ns,
-                    host_blocker_launch_ns: Some(blocker_launch),
-                    blocker_gpu_ns: Some(stamps),
-                    metrics,
-                    ..Rep::default()
-                }
-            }
-            None => {
-                // No launch waited: the queue holds more than we tried. Report the last launch.
-                metrics.insert("queue_depth_at_least".into(), times.len() as f64);
-                metrics.insert("launch_us_before_full".into(), median(&times));
-                Rep {
-                    host_call_ns: *times.last().unwrap_or(&0),
-                    blocker_done_at_return: Some(false),
-                    op_done_at_return: Some(false),
-                    blocker_device_ns: Some(blocker_device_ns),
-                    host_blocker_launch_ns: Some(blocker_launch),
-                    blocker_gpu_ns: Some(stamps),
-                    metrics,
-                    ..Rep::default()
-                }
-            }
-        };
-        if series.is_none() {
-            series = Some(times.iter().map(|&t| t as f64 / 1e3).collect());
-        }
-        out.push(rep);
-    }
-    let mut record = case_record(case, None, Some(QUEUE_BLOCKER_NS), out);
-    record.series = series;
-    Ok(record)
+    queue::fill_until_a_launch_waits(gpu, case, stream, reps, filler)
 }

@@ -6,15 +6,28 @@
 //!
 //! Every setter's value is restored in `prepare`, so that each repetition really changes it, and read back in
 //! `verify`: a setting that did not take is an error.
+//!
+//! The runtime twins (`runtime/limits/...`) make the runtime's calls on the same primary context:
+//! `cudaDeviceSetLimit`, `cudaDeviceGetLimit`, `cudaMemGetInfo`, `cudaDeviceGetAttribute`, and
+//! `cudaFuncSetAttribute` of the `checksum` kernel the runtime loaded itself (`cudaLibraryLoadData`; the
+//! runtime names a kernel by a `cudaKernel_t`, and under lazy loading its first `cudaFuncSetAttribute` may load
+//! it, which the warm-up repetition absorbs). The running-kernel case has no twin: the running kernel is the
+//! blocker, a driver module's function, which the runtime has no handle for.
 
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
+use crate::api::Api;
 use crate::classify::Class::*;
+use crate::driver::device::{attribute, memory_free_and_total};
 use crate::driver::limits::{self as lim, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYN_SHARED};
 use crate::driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::runtime::library::{Kernel, Library};
+use crate::runtime::limits::{self as rtlim, DeviceAttr, Limit};
+use crate::setup::CallTiming;
 use anyhow::ensure;
+use async_lab_ptx::kernels;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LimitCall {
@@ -63,6 +76,12 @@ impl LimitCall {
             LimitCall::DeviceGetAttribute => "cuDeviceGetAttribute",
             LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => "cuFuncSetAttribute",
         }
+    }
+
+    /// Whether the runtime can name the kernel this call changes: only one it loaded itself, not the
+    /// blocker's (a driver module's function), so the running-kernel case has no runtime twin.
+    pub fn runtime_can_name_kernel(self) -> bool {
+        self != LimitCall::FuncSetAttributeRunning
     }
 
     fn words(self) -> &'static str {
@@ -128,6 +147,7 @@ impl LimitOp {
                 ),
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Limits(self),
         }
@@ -154,8 +174,12 @@ pub fn cases() -> Vec<Case> {
 
 struct LimitProbe {
     op: LimitOp,
+    api: Api,
     /// What the queries read, kept so that the call's result is used.
     read: u64,
+    /// For the runtime's `cudaFuncSetAttribute`: the `checksum` kernel the runtime loaded, and its library
+    /// (kept loaded while the probe lives).
+    runtime_kernel: Option<(Kernel, Library)>,
 }
 
 impl LimitProbe {
@@ -175,26 +199,17 @@ impl Probe for LimitProbe {
     }
 
     fn call(&mut self, gpu: &Gpu) -> DriverResult<()> {
+        if self.api == Api::Runtime {
+            return self.runtime_call(gpu);
+        }
         match self.op.call {
             LimitCall::SetStackSize => lim::set_limit(lim::CU_LIMIT_STACK_SIZE, STACK_TO),
             LimitCall::SetPrintfFifo => lim::set_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE, FIFO_TO),
             LimitCall::GetStackSize => lim::get_limit(lim::CU_LIMIT_STACK_SIZE).map(|v| self.read = v as u64),
-            LimitCall::MemGetInfo => {
-                let (mut free, mut total) = (0usize, 0usize);
-                // SAFETY: valid out-pointers; the GPU's context is current (the protocol binds before the call).
-                unsafe { crate::drv!(cuMemGetInfo_v2(&mut free, &mut total)) }.map(|()| self.read = total as u64)
-            }
+            LimitCall::MemGetInfo => memory_free_and_total().map(|(_, total)| self.read = total as u64),
             LimitCall::DeviceGetAttribute => {
-                let mut v = 0;
-                // SAFETY: valid out-pointer; the device handle is live.
-                unsafe {
-                    crate::drv!(cuDeviceGetAttribute(
-                        &mut v,
-                        sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                        gpu.device
-                    ))
-                }
-                .map(|()| self.read = v as u64)
+                attribute(gpu.device, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                    .map(|v| self.read = v as u64)
             }
             LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => {
                 // SAFETY: as in `reset`.
@@ -220,8 +235,12 @@ impl Probe for LimitProbe {
                 ensure!(v >= FIFO_TO, "{name}: the printf FIFO reads {v} bytes after setting {FIFO_TO}");
             }
             LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => {
-                // SAFETY: as in `reset`.
-                let v = unsafe { lim::function_attribute(self.function(gpu), MAX_DYN_SHARED)? };
+                let v = match &self.runtime_kernel {
+                    // SAFETY: the kernel's library is held by the probe.
+                    Some((k, _)) => unsafe { rtlim::max_dynamic_shared(*k)? },
+                    // SAFETY: as in `reset`.
+                    None => unsafe { lim::function_attribute(self.function(gpu), MAX_DYN_SHARED)? },
+                };
                 ensure!(
                     v == SHARED_TO,
                     "{name}: the kernel's maximum dynamic shared memory reads {v} after setting {SHARED_TO}"
@@ -234,16 +253,38 @@ impl Probe for LimitProbe {
 }
 
 impl LimitProbe {
+    /// The runtime's counterpart of each call (the runtime uses the current context, which `run_case` made
+    /// the GPU's primary one, the driver-side objects' too).
+    fn runtime_call(&mut self, gpu: &Gpu) -> DriverResult<()> {
+        match self.op.call {
+            LimitCall::SetStackSize => rtlim::set_limit(Limit::cudaLimitStackSize, STACK_TO),
+            LimitCall::SetPrintfFifo => rtlim::set_limit(Limit::cudaLimitPrintfFifoSize, FIFO_TO),
+            LimitCall::GetStackSize => rtlim::get_limit(Limit::cudaLimitStackSize).map(|v| self.read = v as u64),
+            LimitCall::MemGetInfo => rtlim::mem_get_info().map(|(_, total)| self.read = total as u64),
+            LimitCall::DeviceGetAttribute => {
+                rtlim::device_attribute(DeviceAttr::cudaDevAttrMultiProcessorCount, gpu.ordinal)
+                    .map(|v| self.read = v as u64)
+            }
+            LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => {
+                let (k, _) = self.runtime_kernel.as_ref().expect("loaded in run for a runtime attribute case");
+                // SAFETY: the kernel's library is held by the probe.
+                unsafe { rtlim::set_max_dynamic_shared(*k, SHARED_TO) }
+            }
+        }
+    }
+
     /// Puts the setting back where each repetition starts (1 KiB of stack, a 1 MiB FIFO, attribute 0).
     fn reset(&self, gpu: &Gpu) -> anyhow::Result<()> {
         gpu.bind()?;
         match self.op.call {
             LimitCall::SetStackSize => lim::set_limit(lim::CU_LIMIT_STACK_SIZE, STACK_FROM)?,
             LimitCall::SetPrintfFifo => lim::set_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE, FIFO_FROM)?,
-            LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => {
+            LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => match &self.runtime_kernel {
+                // SAFETY: the kernel's library is held by the probe.
+                Some((k, _)) => unsafe { rtlim::set_max_dynamic_shared(*k, 0)? },
                 // SAFETY: one of the `Gpu`'s kernels, whose module stays loaded while the `Gpu` lives.
-                unsafe { lim::set_function_attribute(self.function(gpu), MAX_DYN_SHARED, 0)? }
-            }
+                None => unsafe { lim::set_function_attribute(self.function(gpu), MAX_DYN_SHARED, 0)? },
+            },
             _ => {}
         }
         Ok(())
@@ -253,7 +294,20 @@ impl LimitProbe {
 pub fn run(gpu: &Gpu, case: &Case, op: LimitOp, reps: usize) -> anyhow::Result<CaseRecord> {
     let blocker_stream = Stream::new(gpu, op.blocker_stream)?;
     let plan = BlockerPlan { stream: blocker_stream.handle(), ahead: false };
-    let mut probe = LimitProbe { op, read: 0 };
+    let runtime_attribute = case.setup.api == Api::Runtime
+        && matches!(op.call, LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning);
+    anyhow::ensure!(
+        case.setup.api == Api::Driver || op.call.runtime_can_name_kernel(),
+        "{}: the runtime has no handle for the running blocker's kernel",
+        case.setup.id
+    );
+    let runtime_kernel = if runtime_attribute {
+        let library = Library::load(gpu.ptx.text())?;
+        Some((library.kernel(kernels::CHECKSUM.name)?, library))
+    } else {
+        None
+    };
+    let mut probe = LimitProbe { op, api: case.setup.api, read: 0, runtime_kernel };
     // What the limit was before, so the run leaves the context as it found it.
     gpu.bind()?;
     let before = match op.call {
@@ -276,6 +330,25 @@ pub fn run(gpu: &Gpu, case: &Case, op: LimitOp, reps: usize) -> anyhow::Result<C
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runtime_twins_name_the_runtime_calls_and_skip_the_running_kernel() {
+        for c in cases() {
+            let Op::Limits(op) = c.op else { unreachable!("a limits case") };
+            let twin = super::super::runtime_twin(&c);
+            assert_eq!(twin.is_some(), op.call.runtime_can_name_kernel(), "{}", c.setup.id);
+            let Some(twin) = twin else { continue };
+            let want = match op.call {
+                LimitCall::SetStackSize | LimitCall::SetPrintfFifo => "cudaDeviceSetLimit",
+                LimitCall::GetStackSize => "cudaDeviceGetLimit",
+                LimitCall::MemGetInfo => "cudaMemGetInfo",
+                LimitCall::DeviceGetAttribute => "cudaDeviceGetAttribute",
+                LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => "cudaFuncSetAttribute",
+            };
+            assert_eq!(twin.setup.call, want, "{}", c.setup.id);
+            assert_eq!(twin.setup.id, format!("runtime/{}", c.setup.id));
+        }
+    }
 
     #[test]
     fn every_call_next_to_both_blockers_and_only_the_stack_size_has_a_rule_to_match() {

@@ -18,25 +18,25 @@
 //!
 //! Each in up to three situations: a blocker kernel ahead of the call in its own stream (launches only: the
 //! other calls take no stream), a blocker on another non-blocking stream, and 256 MiB host → device copies from
-//! pinned memory on another non-blocking stream. The blockers follow `method.rs` as they are; the copies take
-//! the blocker's place in `copy_rep`, which mirrors `method::run_rep`.
+//! pinned memory on another non-blocking stream. Both follow `method.rs`'s protocol: the copies take the
+//! blocker's place as another `method::Background` (`Copies`).
 //!
 //! Every repetition starts from fresh code: what the call starts from (a module, a library, a kernel handle) is
 //! loaded before the timed span, and what it used or loaded is unloaded after the device was synchronized,
 //! outside the timed span (`repetition`).
 
-use super::method::{self, blocker_ns_for, run_rep, Blocker, BlockerPlan, Probe};
+use super::method::{blocker_ns_for, run_rep, Background, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::api::Api;
 use crate::classify::Class::*;
 use crate::driver::library::{Kernel, Library, Module};
 use crate::driver::{DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
-use crate::measure::{monotonic_ns, Stopwatch};
+use crate::measure::monotonic_ns;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel as RtKernel, Library as RtLibrary};
+use crate::setup::CallTiming;
 use async_lab_ptx::kernels;
-use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
 
 /// The kernel every case looks up and launches: no parameters, no work.
@@ -246,6 +246,7 @@ impl LoadOp {
                 api,
                 peer: None,
                 direction: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Load(self),
         }
@@ -364,7 +365,7 @@ impl Probe for LoadProbe<'_> {
             // SAFETY: the kernel is `spin_wait_ns`; its library is the repetition's `Loaded`, which `repetition`
             // unloads only after this probe is gone and the device is idle; `self.stream` is live (its lifetime
             // says so) and belongs to the primary context, the runtime's current device's.
-            Step::RtFirstLaunch(k) => unsafe { k.launch_spin(self.stream.raw(), FIRST_LAUNCH_NS) },
+            Step::RtFirstLaunch(k) => unsafe { k.launch_spin(self.stream, FIRST_LAUNCH_NS) },
         }
     }
 
@@ -377,25 +378,20 @@ impl Probe for LoadProbe<'_> {
     }
 }
 
-/// The work that keeps the GPU busy during the call, made once per case.
-enum Background<'a> {
-    Blocker(Blocker<'a>, BlockerPlan<'a>),
-    Copies(Copies<'a>),
-}
-
 pub fn run(gpu: &Gpu, case: &Case, op: LoadOp, reps: usize) -> anyhow::Result<CaseRecord> {
     // The PTX as the driver takes it, made once, outside every timed span.
     let image = CString::new(gpu.ptx.text())?;
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let other = Stream::new(gpu, StreamKind::NonBlocking)?;
-    let background = match op.situation {
-        Situation::Same | Situation::Other => {
-            let on = if op.situation == Situation::Same { stream.handle() } else { other.handle() };
-            Background::Blocker(Blocker::new(gpu)?, BlockerPlan { stream: on, ahead: case.setup.blocker_ahead })
-        }
-        Situation::Copy => Background::Copies(Copies::new(gpu, other.handle())?),
+    // The work that keeps the GPU busy during the call, made once per case: the blocker, or the copies on the
+    // other stream (never ahead of the call).
+    let on = if op.situation == Situation::Same { stream.handle() } else { other.handle() };
+    let plan = BlockerPlan { stream: on, ahead: case.setup.blocker_ahead };
+    let background: Box<dyn Background + '_> = match op.situation {
+        Situation::Same | Situation::Other => Box::new(Blocker::new(gpu)?),
+        Situation::Copy => Box::new(Copies::new(gpu, other.handle())?),
     };
-    let one = |ns| repetition(gpu, op, &image, stream.handle(), &background, ns);
+    let one = |ns| repetition(gpu, op, &image, stream.handle(), background.as_ref(), plan, ns);
     // The warm-up is the call alone (on fresh code too); it sizes the blocker or the copies, as in `method.rs`.
     let warmup = one(0)?;
     let ns = blocker_ns_for(&warmup);
@@ -412,18 +408,15 @@ fn repetition(
     op: LoadOp,
     image: &CStr,
     stream: StreamHandle<'_>,
-    background: &Background<'_>,
+    background: &dyn Background,
+    plan: BlockerPlan<'_>,
     ns: u64,
 ) -> anyhow::Result<Rep> {
     let loaded = Loaded::for_call(gpu, op.call, image)?;
     let mut probe = LoadProbe { gpu, step: Step::new(op.call, &loaded)?, stream, image, made: Loaded::Nothing };
-    let rep = match background {
-        // The loading calls read no host memory, so no repetition is discarded for the staging probe.
-        Background::Blocker(blocker, plan) => {
-            run_rep(gpu, &mut probe, *plan, blocker, ns)?.ok_or_else(|| anyhow::anyhow!("a load never probes a source"))
-        }
-        Background::Copies(copies) => copy_rep(gpu, &mut probe, copies, ns),
-    };
+    // The loading calls read no host memory, so no repetition is discarded for the staging probe.
+    let rep = run_rep(gpu, &mut probe, plan, background, ns)
+        .and_then(|rep| rep.ok_or_else(|| anyhow::anyhow!("a load never probes a source")));
     // Whatever happened, nothing from this repetition's code may still run when it is unloaded (the runtime's
     // `Library` does not wait by itself).
     let settled = gpu.synchronize();
@@ -473,12 +466,12 @@ impl<'a> Copies<'a> {
             // which synchronizes the device before they are freed (`Drop`); `self.stream` is live (its lifetime).
             // What the source holds does not matter: nothing reads what arrives.
             unsafe {
-                crate::drv!(cuMemcpyHtoDAsync_v2(
+                crate::driver::memory::memcpy_htod_async(
                     self.device.ptr,
                     self.host.as_ptr().cast_const().cast(),
                     COPY_BYTES,
-                    self.stream.raw()
-                ))?
+                    self.stream,
+                )?
             };
         }
         self.end.record(self.stream)?;
@@ -500,88 +493,37 @@ fn copies_for(ns: u64, one_ns: u64) -> usize {
     usize::try_from(ns.div_ceil(one_ns.max(1))).unwrap_or(MAX_COPIES).clamp(1, MAX_COPIES)
 }
 
+/// The copies in the blocker's place (`method::run_rep`): "the blocker had finished" becomes "the copies had
+/// finished" (their end event). They are on another stream, never ahead of the call, so `classify_rep` calls a
+/// call that waited for them `device-sync`.
+impl Background for Copies<'_> {
+    /// `ns` of copies on their own stream (`stream`, the plan's, is that same stream).
+    fn launch(&self, _stream: StreamHandle<'_>, ns: u64) -> DriverResult<u64> {
+        Copies::launch(self, copies_for(ns, self.one_ns))
+    }
+    fn is_done(&self) -> DriverResult<bool> {
+        self.are_done()
+    }
+    /// Copies leave no `%globaltimer` stamps: timelines cannot place them on the GPU's clock.
+    fn read(&self) -> DriverResult<(u64, Option<[u64; 2]>)> {
+        Ok((self.device_ns()?, None))
+    }
+    fn start_event(&self) -> Option<&Event<'_>> {
+        None
+    }
+    fn gpu(&self) -> &Gpu {
+        self.gpu
+    }
+    fn metrics(&self, ns: u64) -> Vec<(String, f64)> {
+        vec![("copies_in_flight".into(), copies_for(ns, self.one_ns) as f64)]
+    }
+}
+
 impl Drop for Copies<'_> {
     fn drop(&mut self) {
         // After an error copies may still be in flight; the buffers are freed right after this.
         let _ = self.gpu.synchronize();
     }
-}
-
-/// `method::run_rep` with the copies in the blocker's place: "the blocker had finished" becomes "the copies had
-/// finished" (their end event). They are on another stream, never ahead of the call, so `classify_rep` calls a
-/// call that waited for them `device-sync`. `ns == 0` runs without them (the warm-up).
-fn copy_rep(gpu: &Gpu, probe: &mut dyn Probe, copies: &Copies, ns: u64) -> anyhow::Result<Rep> {
-    let (op_start, op_end) = (Event::new(gpu)?, Event::new(gpu)?);
-    probe.prepare(gpu)?;
-    if !probe.prepared_work_in_flight() {
-        probe.settle(gpu)?;
-    }
-
-    let count = if ns > 0 { copies_for(ns, copies.one_ns) } else { 0 };
-    let copies_launch = if count > 0 { Some(copies.launch(count)?) } else { None };
-    gpu.bind()?;
-    if let Some(s) = probe.op_stream() {
-        op_start.record(s)?;
-    }
-    // Nothing is ahead of the call in its stream: let the GPU reach the start event first (see `run_rep`).
-    let start_pending = !method::reach_start_event(&op_start, probe.op_stream().is_some())?;
-
-    let watch = Stopwatch::start();
-    let host_call_start_ns = watch.started_at_ns();
-    let result = probe.call(gpu);
-    let wall_end = watch.stop_wall();
-
-    // Signals first, errors after, as in `run_rep`.
-    let op_query = match (probe.op_stream(), &result) {
-        (Some(s), Ok(())) => Some(method::timed_query(host_call_start_ns, || s.is_idle())?),
-        _ => None,
-    };
-    let copies_query = if copies_launch.is_some() {
-        Some(method::timed_query(host_call_start_ns, || copies.are_done())?)
-    } else {
-        None
-    };
-    let (op_done, copies_done) = (op_query.map(|q| q.0), copies_query.map(|q| q.0));
-    let timed = watch.finish(wall_end, monotonic_ns().saturating_sub(wall_end));
-    let op_end_recorded = probe.op_stream().map(|s| op_end.record(s));
-    result?;
-    if let Some(r) = op_end_recorded {
-        r?;
-    }
-
-    probe.settle(gpu)?;
-    let copies_device_ns = match copies_launch {
-        Some(_) => Some(copies.device_ns()?),
-        None => None,
-    };
-    let op_device_ns = match probe.op_stream() {
-        Some(_) => Some(op_end.ns_since(&op_start)?),
-        None => None,
-    };
-    probe.verify(gpu, false)?;
-    let mut metrics = BTreeMap::new();
-    if count > 0 {
-        metrics.insert("copies_in_flight".into(), count as f64);
-    }
-    if start_pending {
-        metrics.insert("start_event_pending".into(), 1.0);
-    }
-    Ok(Rep {
-        host_call_ns: timed.wall_ns,
-        host_cpu_ns: timed.cpu_ns,
-        blocker_done_at_return: copies_done,
-        op_done_at_return: op_done,
-        blocker_device_ns: copies_device_ns,
-        op_device_ns,
-        host_call_start_ns,
-        host_blocker_launch_ns: copies_launch,
-        // Copies leave no `%globaltimer` stamps: timelines cannot place them on the GPU's clock.
-        blocker_gpu_ns: None,
-        op_query_ns: op_query.map(|q| q.1),
-        blocker_query_ns: copies_query.map(|q| q.1),
-        metrics,
-        ..Rep::default()
-    })
 }
 
 #[cfg(test)]

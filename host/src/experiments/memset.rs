@@ -5,11 +5,13 @@ use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::api::Api;
 use crate::classify::Class::*;
+use crate::driver::memory as mem;
 use crate::driver::{DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
-use crate::drv;
 use crate::pattern::checksum_term;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::runtime::memory as rtmem;
+use crate::setup::CallTiming;
 use crate::units::format_size;
 use anyhow::ensure;
 
@@ -85,6 +87,7 @@ impl MemsetOp {
                 api: crate::api::Api::Driver,
                 peer: None,
                 direction: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Memset(self),
         }
@@ -154,29 +157,28 @@ impl MemsetProbe<'_, '_> {
 impl Probe for MemsetProbe<'_, '_> {
     fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
         // SAFETY: the buffer holds `bytes` bytes; the device is idle between repetitions.
-        unsafe { drv!(cuMemsetD8_v2(self.addr(), 0, self.op.bytes as usize))? };
+        unsafe { mem::memset_d8(self.addr(), 0, self.op.bytes as usize)? };
         Ok(())
     }
 
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
         let (addr, n) = (self.addr(), self.op.bytes as usize);
         if self.api == Api::Runtime {
-            let (p, v) = (addr as *mut std::ffi::c_void, VALUE as std::ffi::c_int);
             // SAFETY: as below; the stream is a driver stream of the primary context the runtime shares.
             return unsafe {
                 if self.op.asynchronous {
-                    crate::rt!(cudaMemsetAsync(p, v, n, self.stream.raw().cast()))
+                    rtmem::memset_async(addr, VALUE, n, self.stream.handle())
                 } else {
-                    crate::rt!(cudaMemset(p, v, n))
+                    rtmem::memset(addr, VALUE, n)
                 }
             };
         }
         // SAFETY: `addr..addr+n` is device-accessible memory owned by this probe and alive until verified.
         unsafe {
             if self.op.asynchronous {
-                drv!(cuMemsetD8Async(addr, VALUE, n, self.stream.raw()))
+                mem::memset_d8_async(addr, VALUE, n, self.stream.handle())
             } else {
-                drv!(cuMemsetD8_v2(addr, VALUE, n))
+                mem::memset_d8(addr, VALUE, n)
             }
         }
     }

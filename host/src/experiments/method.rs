@@ -8,7 +8,8 @@
 //! 3. Read the host clocks, make THE call, read the clocks again. Nothing else happens in between.
 //!    With nothing ahead of the call in its stream, first wait until the GPU has reached the event recorded
 //!    before the call: otherwise the query after the return may see that event's few µs of submission
-//!    latency instead of the call's own work.
+//!    latency instead of the call's own work. Then the probe's `before_call` runs (nothing, for most
+//!    probes; the threads family lets another thread into a slow call there), and the clocks start.
 //! 4. Right after the return, ask: had the call's own work finished (a query of its stream, before anything
 //!    else is enqueued)? Had the blocker finished (did the call wait for it)? Each query's start and end are
 //!    timed, and the GPU's times later bound each answer (`timing`). For copies out of host memory that had not run yet,
@@ -43,10 +44,23 @@ pub trait Probe {
         false
     }
     /// Whether `prepare` left work in flight on purpose, work the call must meet (a kernel queued behind a
-    /// wait, another thread inside a slow call): the protocol then does not synchronize after `prepare`.
+    /// wait): the protocol then does not synchronize after `prepare`. (What must start only after the blocker's
+    /// launch, such as another thread's slow call, goes in `before_call`.)
     /// Asked right after `prepare`; derived from what `prepare` made.
     fn prepared_work_in_flight(&self) -> bool {
         false
+    }
+    /// Runs right before the clocks start for THE call: after the blocker and the event before the call are
+    /// enqueued (and, with nothing ahead of the call in its stream, after the GPU reached that event), so
+    /// with the blocker already running. For what must begin only once the protocol's own driver calls are
+    /// made and must still be going on when THE call starts: the threads family releases another thread into
+    /// a slow driver call here and returns once that thread is inside it. It may wait and make host-side
+    /// calls; it must not enqueue work in the call's stream or the blocker's, nor synchronize anything (the
+    /// blocker must still run, and the stream query after the return must see only the call's work). Its
+    /// time is in no reading (it lies between `host_blocker_launch_ns` and `host_call_start_ns`). An error
+    /// ends the repetition, with the blocker in flight. Default: nothing.
+    fn before_call(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
+        Ok(())
     }
     /// Waits until every GPU the call touches is idle. One GPU unless the call spans two (the peer copies).
     fn settle(&self, gpu: &Gpu) -> DriverResult<()> {
@@ -104,10 +118,8 @@ impl<'g> Blocker<'g> {
     /// After synchronization: the blocker's device time and its `%globaltimer` stamps.
     pub fn read(&self) -> DriverResult<(u64, [u64; 2])> {
         self.gpu.bind()?;
-        let mut stamps = [0u64; 2];
-        // SAFETY: 16 bytes from a 16-byte device buffer into a [u64; 2]; the caller synchronized the device.
-        unsafe { crate::drv!(cuMemcpyDtoH_v2(stamps.as_mut_ptr().cast(), self.stamps.ptr, 16))? };
-        Ok((self.end.ns_since(&self.start)?, stamps))
+        let stamps = self.stamps.read_u64s(2)?;
+        Ok((self.end.ns_since(&self.start)?, [stamps[0], stamps[1]]))
     }
 }
 
@@ -119,14 +131,54 @@ pub struct BlockerPlan<'s> {
     pub ahead: bool,
 }
 
+/// What the protocol puts on the GPU before the call, to see whether the call waits for it: the blocker kernel
+/// (every family), or the loading family's back-to-back copies on another stream (`loading::Copies`). One
+/// protocol (`run_rep`) serves both.
+pub trait Background {
+    /// Enqueues about `ns` of work (on `stream`, or on a stream of its own); returns the host time just before.
+    fn launch(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<u64>;
+    /// Whether all of it has finished (an event query).
+    fn is_done(&self) -> DriverResult<bool>;
+    /// After synchronization: its device time, and its `%globaltimer` start and end where it stamps them.
+    fn read(&self) -> DriverResult<(u64, Option<[u64; 2]>)>;
+    /// The event recorded right before it, where the call's work may be placed against it on the GPU's
+    /// timeline (`None`: no placement).
+    fn start_event(&self) -> Option<&Event<'_>>;
+    /// The GPU it runs on.
+    fn gpu(&self) -> &Gpu;
+    /// What a repetition records about it, for `ns` of work (nothing, for the blocker).
+    fn metrics(&self, _ns: u64) -> Vec<(String, f64)> {
+        Vec::new()
+    }
+}
+
+impl Background for Blocker<'_> {
+    fn launch(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<u64> {
+        Blocker::launch(self, stream, ns)
+    }
+    fn is_done(&self) -> DriverResult<bool> {
+        Blocker::is_done(self)
+    }
+    fn read(&self) -> DriverResult<(u64, Option<[u64; 2]>)> {
+        Blocker::read(self).map(|(ns, stamps)| (ns, Some(stamps)))
+    }
+    fn start_event(&self) -> Option<&Event<'_>> {
+        Some(&self.start)
+    }
+    fn gpu(&self) -> &Gpu {
+        self.gpu
+    }
+}
+
 /// Runs one repetition; `blocker_ns == 0` runs without a blocker (the warm-up). `None` when the repetition
 /// cannot be used: the staging probe overwrote the source, but the blocker ahead had ended by the time the
 /// overwrite was done, so the copy may have read the source before or after it (the caller repeats it).
+/// `blocker` is whatever runs in the background (see `Background`); "the blocker" below means it.
 pub fn run_rep(
     gpu: &Gpu,
     probe: &mut dyn Probe,
     plan: BlockerPlan,
-    blocker: &Blocker,
+    blocker: &dyn Background,
     blocker_ns: u64,
 ) -> anyhow::Result<Option<Rep>> {
     let (op_start, op_end) = (Event::new(gpu)?, Event::new(gpu)?);
@@ -144,6 +196,7 @@ pub fn run_rep(
     let op_stream_clear = blocker_launch.is_none() || !plan.ahead;
     let start_pending =
         if op_stream_clear { !reach_start_event(&op_start, probe.op_stream().is_some())? } else { false };
+    probe.before_call(gpu)?;
 
     let watch = Stopwatch::start();
     let host_call_start_ns = watch.started_at_ns();
@@ -176,7 +229,7 @@ pub fn run_rep(
     let (blocker_device_ns, blocker_gpu_ns) = match blocker_launch {
         Some(_) => {
             let (ns, stamps) = blocker.read()?;
-            (Some(ns), Some(stamps))
+            (Some(ns), stamps)
         }
         None => (None, None),
     };
@@ -187,9 +240,9 @@ pub fn run_rep(
     // Where the call's work sat on the GPU's timeline, relative to the blocker's start (for timelines). Events
     // of two GPUs have no common clock, so a blocker on another GPU gives no placement.
     let same_gpu = blocker.gpu().ordinal == gpu.ordinal;
-    let op_gpu_ns_from_blocker = match (probe.op_stream(), blocker_launch) {
-        (Some(_), Some(_)) if same_gpu => {
-            Some([op_start.signed_ns_since(blocker.start_event())?, op_end.signed_ns_since(blocker.start_event())?])
+    let op_gpu_ns_from_blocker = match (probe.op_stream(), blocker_launch, blocker.start_event()) {
+        (Some(_), Some(_), Some(start)) if same_gpu => {
+            Some([op_start.signed_ns_since(start)?, op_end.signed_ns_since(start)?])
         }
         _ => None,
     };
@@ -199,6 +252,11 @@ pub fn run_rep(
         return Ok(None);
     }
     let data_captured_at_return = probe.verify(gpu, probed)?;
+    let mut metrics: std::collections::BTreeMap<String, f64> =
+        if blocker_launch.is_some() { blocker.metrics(blocker_ns).into_iter().collect() } else { Default::default() };
+    if start_pending {
+        metrics.insert("start_event_pending".into(), 1.0);
+    }
     Ok(Some(Rep {
         host_call_ns: timed.wall_ns,
         host_cpu_ns: timed.cpu_ns,
@@ -215,7 +273,7 @@ pub fn run_rep(
         gpu_origin_ns: None,
         op_query_ns: op_query.map(|q| q.1),
         blocker_query_ns: blocker_query.map(|q| q.1),
-        metrics: if start_pending { [("start_event_pending".to_string(), 1.0)].into() } else { Default::default() },
+        metrics,
     }))
 }
 

@@ -17,6 +17,7 @@ pub mod memset;
 pub mod method;
 pub mod overhead;
 pub mod peer;
+pub mod queue;
 pub mod runner;
 pub mod seed;
 pub mod seed_runtime;
@@ -57,7 +58,7 @@ pub enum Op {
     /// A copy between two GPUs; one run yields a record per ordered pair of GPUs.
     Peer(peer::PeerOp),
     /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
-    Overhead(overhead::OverheadOp, overhead::Timing),
+    Overhead(overhead::OverheadOp, crate::setup::CallTiming),
     /// CUDA graphs: instantiation, upload, launches (`graphs.rs`).
     Graph(graphs::GraphOp),
     /// Unified-memory hints: prefetch and advice (`unified.rs`).
@@ -171,6 +172,18 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
         "cuStreamDestroy" => "cudaStreamDestroy",
         "cuStreamSynchronize" => "cudaStreamSynchronize",
         "cuEventSynchronize" => "cudaEventSynchronize",
+        "cuGraphInstantiateWithFlags" => "cudaGraphInstantiateWithFlags",
+        "cuGraphInstantiateWithParams" => "cudaGraphInstantiateWithParams",
+        "cuGraphUpload" => "cudaGraphUpload",
+        "cuGraphLaunch" => "cudaGraphLaunch",
+        "cuMemPrefetchAsync" => "cudaMemPrefetchAsync",
+        "cuMemAdvise" => "cudaMemAdvise",
+        "cuCtxSetLimit" => "cudaDeviceSetLimit",
+        "cuCtxGetLimit" => "cudaDeviceGetLimit",
+        "cuMemGetInfo" => "cudaMemGetInfo",
+        "cuDeviceGetAttribute" => "cudaDeviceGetAttribute",
+        "cuFuncSetAttribute" => "cudaFuncSetAttribute",
+        "cuMemcpyBatchAsync" => "cudaMemcpyBatchAsync",
         _ => return None,
     })
 }
@@ -180,17 +193,13 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
 /// `seed_runtime.rs`; the peer copies wait for a machine with two GPUs).
 pub fn runtime_twin(case: &Case) -> Option<Case> {
     // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`). The
-    // stream-memory and thread families' calls go through the driver only: their probes have no runtime path.
+    // stream-memory family's calls go through the driver only: its probe has no runtime path. The runtime can
+    // name only a kernel it loaded itself, never the blocker's (a driver module's), so setting the running
+    // blocker's attribute has no runtime twin (`LimitCall::runtime_can_name_kernel`).
     let no_twin = matches!(
         case.op,
-        Op::Seed(_)
-            | Op::SeedRuntime(_)
-            | Op::Peer(_)
-            | Op::Load(_)
-            | Op::Overhead(..)
-            | Op::StreamMem(_)
-            | Op::Threads(_)
-    );
+        Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..) | Op::StreamMem(_)
+    ) || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
     if case.setup.api != Api::Driver || no_twin {
         return None;
     }
@@ -380,7 +389,8 @@ mod tests {
                 assert_eq!(
                     ids.contains(twin.as_str()),
                     runtime_call(&c.setup.call).is_some()
-                        && !matches!(c.op, Op::Peer(_) | Op::StreamMem(_) | Op::Threads(_)),
+                        && !matches!(c.op, Op::Peer(_) | Op::StreamMem(_))
+                        && !matches!(c.op, Op::Limits(l) if !l.call.runtime_can_name_kernel()),
                     "{}",
                     c.setup.id
                 );

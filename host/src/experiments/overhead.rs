@@ -23,11 +23,13 @@
 use super::method::Blocker;
 use super::{case_record, Case, Op};
 use crate::api::Api;
-use crate::driver::{DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamKind};
+use crate::driver::{memory, DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamKind};
 use crate::measure::{monotonic_ns, Stopwatch, Timed};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel, Library};
+use crate::runtime::memory as rtmem;
+use crate::setup::CallTiming;
 use anyhow::{bail, Context as _};
 use async_lab_ptx::kernels;
 
@@ -38,17 +40,6 @@ pub const BLOCKER_NS: u64 = 200_000_000;
 /// The copy's size, and what it carries (checked on the device after the measured round).
 const COPY_BYTES: usize = 4;
 const PATTERN: [u8; COPY_BYTES] = [0xA5, 0x11, 0xCE, 0x5A];
-
-/// How each call is timed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Timing {
-    /// As every experiment times its call: `Stopwatch`, which reads the thread's CPU time (a system call)
-    /// just before the wall clock starts and just after it stops.
-    Stopwatch,
-    /// The wall clock alone (`Instant`, no system call), as the C++ reference times: the difference between
-    /// the two is what the CPU-time reads cost the call itself.
-    WallOnly,
-}
 
 /// The call a case times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,7 +67,7 @@ impl OverheadOp {
         }
     }
 
-    fn case(self, api: Api, timing: Timing) -> Case {
+    fn case(self, api: Api, timing: CallTiming) -> Case {
         let driver_call = self.driver_call();
         let call = match api {
             Api::Driver => driver_call,
@@ -90,7 +81,7 @@ impl OverheadOp {
                     "{}overhead/{}{}",
                     api.id_prefix(),
                     self.slug(),
-                    if timing == Timing::WallOnly { "/wall-only" } else { "" }
+                    if timing == CallTiming::WallClockOnly { "/wall-only" } else { "" }
                 ),
                 family: Family::Overhead,
                 call: call.to_owned(),
@@ -108,7 +99,7 @@ impl OverheadOp {
                      --overhead{}",
                     if memcpy { "4-byte copies from pinned host memory" } else { "launches of an empty kernel" },
                     BLOCKER_NS / 1_000_000,
-                    if timing == Timing::WallOnly {
+                    if timing == CallTiming::WallClockOnly {
                         "; timed with the wall clock alone (no CPU-time reads around the call)"
                     } else {
                         ""
@@ -117,6 +108,7 @@ impl OverheadOp {
                 api,
                 peer: None,
                 direction: None,
+                timing,
             },
             op: Op::Overhead(self, timing),
         }
@@ -126,7 +118,7 @@ impl OverheadOp {
 /// The driver cases and, made here rather than by `runtime_twin`, their runtime counterparts.
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
-    for timing in [Timing::Stopwatch, Timing::WallOnly] {
+    for timing in [CallTiming::Stopwatch, CallTiming::WallClockOnly] {
         for op in OverheadOp::ALL {
             v.extend([op.case(Api::Driver, timing), op.case(Api::Runtime, timing)]);
         }
@@ -170,7 +162,7 @@ struct Round {
 fn round(
     stream: &Stream,
     blocker: &Blocker,
-    timing: Timing,
+    timing: CallTiming,
     call: &dyn Fn() -> DriverResult<()>,
 ) -> anyhow::Result<Round> {
     // `launch` makes the GPU's context current; nothing in the loop below calls the driver but `call`.
@@ -179,12 +171,12 @@ fn round(
     for _ in 0..ENQUEUES {
         let start = monotonic_ns();
         let (result, timed) = match timing {
-            Timing::Stopwatch => {
+            CallTiming::Stopwatch => {
                 let watch = Stopwatch::start();
                 let result = call();
                 (result, watch.stop())
             }
-            Timing::WallOnly => {
+            CallTiming::WallClockOnly => {
                 let wall = std::time::Instant::now();
                 let result = call();
                 (result, Timed { wall_ns: wall.elapsed().as_nanos() as u64, cpu_ns: 0 })
@@ -197,7 +189,7 @@ fn round(
     Ok(Round { blocker_launch_ns, calls, blocker_running_at_end })
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp, timing: Timing) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp, timing: CallTiming) -> anyhow::Result<CaseRecord> {
     let runtime = case.setup.api == Api::Runtime;
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let blocker = Blocker::new(gpu)?;
@@ -205,13 +197,12 @@ pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp, timing: Timing) -> anyhow::Re
     let device = DeviceBuffer::new(gpu, COPY_BYTES)?;
     // SAFETY: the buffer was just allocated; no copy touches it yet.
     unsafe { host.bytes_mut() }.copy_from_slice(&PATTERN);
-    // SAFETY: `device` is a live allocation of COPY_BYTES bytes in the current context (bound by `new`).
-    unsafe { crate::drv!(cuMemsetD8_v2(device.ptr, 0, COPY_BYTES))? };
+    device.set_bytes(0)?;
     // The memset went to the legacy stream, which the calls' non-blocking stream is not ordered with.
     gpu.synchronize()?;
     let empty = (runtime && op == OverheadOp::LaunchEmpty).then(|| RuntimeEmpty::load(gpu)).transpose()?;
 
-    let (src, dst, s) = (host.as_ptr(), device.ptr, stream.raw());
+    let (src, dst, s) = (host.as_ptr(), device.ptr, stream.handle());
     let call = || -> DriverResult<()> {
         match (op, &empty) {
             (OverheadOp::MemcpyHtoDPinned4B, _) if runtime => {
@@ -219,21 +210,13 @@ pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp, timing: Timing) -> anyhow::Re
                 // SAFETY: `src` and `dst` are live buffers of COPY_BYTES bytes; both outlive every copy (the
                 // device is synchronized before `run` returns, on errors too) and the host does not write
                 // `src` meanwhile. `s` is a driver stream of the primary context the runtime uses too.
-                unsafe {
-                    crate::rt!(cudaMemcpyAsync(
-                        dst as *mut std::ffi::c_void,
-                        src as *const std::ffi::c_void,
-                        COPY_BYTES,
-                        cudaMemcpyHostToDevice,
-                        s.cast()
-                    ))
-                }
+                unsafe { rtmem::memcpy_async(dst, src as u64, COPY_BYTES, cudaMemcpyHostToDevice, s) }
             }
             // SAFETY: as for the runtime's copy: `src` (pinned, host) and `dst` (device) hold COPY_BYTES bytes
             // each and stay allocated, and `src` unwritten, until the device is synchronized, which `run` does
             // before they are dropped, on errors too; `s` is a live stream of the current context.
             (OverheadOp::MemcpyHtoDPinned4B, _) => unsafe {
-                crate::drv!(cuMemcpyHtoDAsync_v2(dst, src as *const std::ffi::c_void, COPY_BYTES, s))
+                memory::memcpy_htod_async(dst, src as *const std::ffi::c_void, COPY_BYTES, s)
             },
             // SAFETY: the kernel `empty` takes no parameters, so an empty parameter array matches it; its
             // library is held by `rt` (in `empty`), which is dropped only after `run` synchronized the device.
@@ -258,8 +241,8 @@ pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp, timing: Timing) -> anyhow::Re
     let (blocker_device_ns, blocker_gpu_ns) = blocker.read()?;
     if op == OverheadOp::MemcpyHtoDPinned4B {
         let mut arrived = [0u8; COPY_BYTES];
-        // SAFETY: COPY_BYTES from a live device buffer into an array of that size; the device is synchronized.
-        unsafe { crate::drv!(cuMemcpyDtoH_v2(arrived.as_mut_ptr().cast(), device.ptr, COPY_BYTES))? };
+        // The device is synchronized.
+        device.copy_to_host(&mut arrived)?;
         if arrived != PATTERN {
             bail!("the copies delivered {arrived:02x?}, not {PATTERN:02x?}");
         }
@@ -336,7 +319,7 @@ mod tests {
 
     #[test]
     fn a_record_reads_as_times_not_as_a_verdict_on_waiting() {
-        let case = OverheadOp::LaunchEmpty.case(Api::Driver, Timing::Stopwatch);
+        let case = OverheadOp::LaunchEmpty.case(Api::Driver, CallTiming::Stopwatch);
         let mut reps: Vec<Rep> =
             [3000, 1000, 2000, 5000, 4000].iter().map(|&ns| Rep { host_call_ns: ns, ..Rep::default() }).collect();
         for (name, v) in [("p10_us", 1.4), ("median_us", 3.0), ("p90_us", 4.6)] {

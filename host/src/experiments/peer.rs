@@ -17,11 +17,12 @@ use super::buffers::{Checker, Side};
 use super::method::{measure_using, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::classify::Class::Async;
-use crate::driver::peer::{can_access_peer, ordered_pairs, set_peer_access};
+use crate::driver::memory;
+use crate::driver::peer::{self, can_access_peer, ordered_pairs, set_peer_access};
 use crate::driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
-use crate::drv;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, PeerSetup};
 use crate::rules::Expected;
+use crate::setup::CallTiming;
 use crate::units::format_size;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +160,7 @@ impl PeerOp {
                 api: crate::api::Api::Driver,
                 peer: Some(PeerSetup { src_gpu: None, dst_gpu: None, access: self.access }),
                 direction: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Peer(self),
         }
@@ -209,15 +211,15 @@ impl Probe for PeerProbe<'_, '_> {
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
         let n = self.op.bytes as usize;
         let (dst, src) = (self.dst.addr(), self.src.addr());
-        let (dst_ctx, src_ctx) = (self.dst_gpu.context(), self.src_gpu.context());
+        let (dst_gpu, src_gpu, stream) = (self.dst_gpu, self.src_gpu, self.stream.handle());
         // SAFETY: `dst` and `src` are live device allocations of `n` bytes on the two GPUs, owned by this probe
-        // and untouched until both GPUs are synchronized; both contexts are alive (their `Gpu`s outlive the
-        // probe), and `run_rep` made the source GPU's context, which owns `self.stream`, current.
+        // and untouched until both GPUs are synchronized; `run_rep` made the source GPU's context, which owns
+        // `self.stream`, current.
         unsafe {
             match self.op.call {
-                PeerCall::Peer => drv!(cuMemcpyPeer(dst, dst_ctx, src, src_ctx, n)),
-                PeerCall::PeerAsync => drv!(cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, n, self.stream.raw())),
-                PeerCall::DtoDAsync => drv!(cuMemcpyDtoDAsync_v2(dst, src, n, self.stream.raw())),
+                PeerCall::Peer => peer::memcpy_peer(dst, dst_gpu, src, src_gpu, n),
+                PeerCall::PeerAsync => peer::memcpy_peer_async(dst, dst_gpu, src, src_gpu, n, stream),
+                PeerCall::DtoDAsync => memory::memcpy_dtod_async(dst, src, n, stream),
             }
         }
     }

@@ -23,16 +23,19 @@ use super::Case;
 use crate::classify::Class::*;
 use crate::clock::ClockOffset;
 use crate::driver::library::Library;
-use crate::driver::{sys, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamKind};
-use crate::drv;
+use crate::driver::memory::memcpy_async;
+use crate::driver::stream::stream_add_callback;
+use crate::driver::{
+    sys, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind,
+};
 use crate::measure::{monotonic_ns, Stopwatch, Timed};
 use crate::pattern;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
+use crate::setup::CallTiming;
 use anyhow::ensure;
 use async_lab_ptx::kernels;
 use std::ffi::c_void;
-use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The seed program's sizes.
@@ -99,6 +102,7 @@ impl Step {
             api: crate::api::Api::Driver,
             peer: None,
             direction: None,
+            timing: CallTiming::Stopwatch,
         }
     }
 }
@@ -198,21 +202,14 @@ pub(super) fn time_call<T>(call: impl FnOnce() -> T) -> (u64, Timed, T) {
     (start, w.stop(), result)
 }
 
-/// A stream a `Sequence` can run on.
-///
-/// # Safety
-/// `cu_stream` returns a stream of the primary context that stays alive (is not destroyed) for as long as
-/// `self` is borrowed.
-pub(super) unsafe trait SeedStream {
-    fn cu_stream(&self) -> sys::CUstream;
+/// A stream of the primary context a `Sequence` can run on (the handle's lifetime keeps it alive).
+pub(super) trait SeedStream {
+    fn stream(&self) -> StreamHandle<'_>;
 }
 
-// SAFETY: a `Stream` is one of the two default streams, which always exist, or a stream it created in the
-// primary context (`Gpu`'s) and destroys only in `drop` or `destroy_timed`, neither of which can run while it
-// is borrowed.
-unsafe impl SeedStream for Stream<'_> {
-    fn cu_stream(&self) -> sys::CUstream {
-        self.raw()
+impl SeedStream for Stream<'_> {
+    fn stream(&self) -> StreamHandle<'_> {
+        self.handle()
     }
 }
 
@@ -233,8 +230,7 @@ struct HostStep {
 /// it) are never freed under work still running, also when an error cut a repetition short.
 pub(super) struct Sequence<'s, 'g> {
     gpu: &'g Gpu,
-    stream: sys::CUstream,
-    _stream: PhantomData<&'s ()>,
+    stream: StreamHandle<'s>,
     /// `events[0]` right after the stamp; `events[k + 1]` right after step `k`.
     events: Vec<Event<'g>>,
     origin: DeviceBuffer<'g>,
@@ -248,64 +244,32 @@ impl<'s, 'g> Sequence<'s, 'g> {
         let events: Vec<Event> = (0..=steps).map(|_| Event::new(gpu)).collect::<Result<_, _>>()?;
         let origin = DeviceBuffer::new(gpu, 8)?;
         let clock = crate::calibrate::calibrate(gpu, 50)?;
-        Ok(Sequence {
-            gpu,
-            stream: stream.cu_stream(),
-            _stream: PhantomData,
-            events,
-            origin,
-            clock,
-            host: vec![HostStep::default(); steps],
-        })
+        Ok(Sequence { gpu, stream: stream.stream(), events, origin, clock, host: vec![HostStep::default(); steps] })
     }
 
     /// The GPU's clock at the sequence's start, for timelines: the stamp kernel runs at once (the stream is
     /// idle) and the first event completes right after it.
     pub fn start(&mut self) -> DriverResult<()> {
         self.host.fill(HostStep::default());
-        self.gpu.bind()?;
-        let mut out = self.origin.ptr;
-        // SAFETY: write_globaltimer(*mut u64) gets one pointer to an 8-byte device buffer owned by `self`; the
-        // stream is alive while `self` is (`SeedStream`), in the GPU's context, just made current.
-        unsafe {
-            self.gpu.launch(
-                self.gpu.kernels.write_globaltimer,
-                1,
-                1,
-                self.stream,
-                &mut [(&mut out as *mut u64).cast::<c_void>()],
-            )?;
-            drv!(cuEventRecord(self.events[0].raw(), self.stream))
-        }
+        self.gpu.launch_write_globaltimer(self.stream, self.origin.ptr)?;
+        self.events[0].record(self.stream)
     }
 
     /// Step `k`: makes `call` (exactly one CUDA call) between two clock readings, asks the stream at the
     /// return whether its work was done, then records the step's end event. The call's error comes last.
     pub fn step(&mut self, k: usize, call: impl FnOnce() -> DriverResult<()>) -> DriverResult<()> {
         let (start_ns, timed, result) = time_call(call);
-        let own_done = if result.is_ok() { Some(self.is_idle()?) } else { None };
+        let own_done = if result.is_ok() { Some(self.stream.is_idle()?) } else { None };
         self.host[k] = HostStep { start_ns, timed, own_done };
-        // SAFETY: a live event of this GPU and a live stream (`SeedStream`).
-        unsafe { drv!(cuEventRecord(self.events[k + 1].raw(), self.stream))? };
+        self.events[k + 1].record(self.stream)?;
         result
-    }
-
-    /// Whether all work enqueued on the stream so far has finished (`cuStreamQuery`).
-    fn is_idle(&self) -> DriverResult<bool> {
-        // SAFETY: the stream is alive while `self` is (`SeedStream`).
-        match unsafe { sys::cuStreamQuery(self.stream) } {
-            sys::CUDA_SUCCESS => Ok(true),
-            sys::CUDA_ERROR_NOT_READY => Ok(false),
-            rc => Err(crate::driver::DriverError::driver(rc, "cuStreamQuery")),
-        }
     }
 
     /// After the stream is synchronized: one `Rep` per step, on the GPU's timeline and the host's clock.
     pub fn reps(&self) -> anyhow::Result<Vec<Rep>> {
         let events = &self.events;
-        let mut gpu_origin_ns = 0u64;
-        // SAFETY: 8 bytes into a u64; the stream is synchronized, so the stamp has been written.
-        unsafe { drv!(cuMemcpyDtoH_v2((&mut gpu_origin_ns as *mut u64).cast(), self.origin.ptr, 8))? };
+        // The stream is synchronized, so the stamp has been written.
+        let gpu_origin_ns = self.origin.read_u64s(1)?[0];
         let origin_host = self.clock.to_host(gpu_origin_ns);
         let mut out = Vec::with_capacity(self.host.len());
         for (step, h) in self.host.iter().enumerate() {
@@ -368,16 +332,15 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
     for rep in 0..=reps {
         // SAFETY: the device is idle between repetitions (synchronized at the end of the last one).
         unsafe { host.bytes_mut() }.copy_from_slice(&reference);
-        // SAFETY: `device` holds BUFFER_BYTES bytes.
-        unsafe { drv!(cuMemsetD8_v2(device.ptr, 0, BUFFER_BYTES))? };
+        device.set_bytes(0)?;
         flag.reset();
         gpu.bind()?;
         let dummy = library.insert(Library::load(gpu, &image)?).kernel(kernels::SPIN_SLEEP.c_name)?;
         gpu.synchronize()?;
-        let s = stream.raw();
+        let s = stream.handle();
 
         seq.start()?;
-        for (k, (step, call)) in Step::ALL.into_iter().zip(CALLS).enumerate() {
+        for (k, step) in Step::ALL.into_iter().enumerate() {
             // SAFETY: the buffers are live and `BUFFER_BYTES` long; they are not touched by the host until the
             // stream is synchronized below (`seq`, dropped before them, waits for the GPU on every path).
             // spin_sleep takes (u64 cycles, *mut u64 out) and `out` holds one u64 per thread; its library is
@@ -385,22 +348,15 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
             // address is a valid unified address (UVA), as `cudaMemcpyDefault` takes it.
             seq.step(k, || unsafe {
                 match step {
-                    Step::HtoD => {
-                        crate::driver::check(sys::cuMemcpyAsync(device.ptr, host.addr(), BUFFER_BYTES, s), call)
-                    }
+                    Step::HtoD => memcpy_async(device.ptr, host.addr(), BUFFER_BYTES, s),
                     Step::Launch => {
                         let (mut cycles, mut out_ptr) = (KERNEL_CYCLES, out.ptr);
                         let mut params =
                             [(&mut cycles as *mut u64).cast::<c_void>(), (&mut out_ptr as *mut u64).cast::<c_void>()];
                         dummy.launch(GRID, BLOCK, s, &mut params)
                     }
-                    Step::DtoH => {
-                        crate::driver::check(sys::cuMemcpyAsync(host.addr(), device.ptr, BUFFER_BYTES, s), call)
-                    }
-                    Step::Callback => crate::driver::check(
-                        sys::cuStreamAddCallback(s, Some(set_flag_on_callback), flag.user(), 0),
-                        call,
-                    ),
+                    Step::DtoH => memcpy_async(host.addr(), device.ptr, BUFFER_BYTES, s),
+                    Step::Callback => stream_add_callback(s, set_flag_on_callback, flag.user()),
                 }
             })?;
         }

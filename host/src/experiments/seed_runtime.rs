@@ -44,18 +44,19 @@ use super::seed::{
 use super::{Case, Op};
 use crate::api::Api;
 use crate::classify::Class::Async;
-use crate::driver::{DriverResult, Gpu, HostKind, PageableBuffer};
+use crate::driver::{Gpu, HostKind, StreamHandle};
 use crate::pattern;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
-use crate::rt;
 use crate::rules::Expected;
 use crate::runtime::library::Library;
+use crate::runtime::memory::{self as rtmem, DeviceBuffer as RtDevice, HostBuffer as RtHost};
+use crate::runtime::stream::{self as rtstream, Stream as RtStream};
 use crate::runtime::sys as rs;
+use crate::setup::CallTiming;
 use crate::units::format_size;
-use anyhow::{bail, ensure};
+use anyhow::ensure;
 use async_lab_ptx::kernels;
 use std::ffi::c_void;
-use std::marker::PhantomData;
 
 /// The accepted answer's buffer: 2 GiB, "to ensure a measurable copy time" (`--seed-bytes` changes it).
 pub const ANSWER_BYTES: u64 = 2 << 30;
@@ -177,6 +178,7 @@ fn step_setup(op: SeedRuntimeOp, step: RtStep) -> CaseSetup {
                 api,
                 peer: None,
                 direction: None,
+                timing: CallTiming::Stopwatch,
             }
         }
     };
@@ -240,109 +242,9 @@ fn what(op: SeedRuntimeOp, step: RtStep) -> String {
     }
 }
 
-/// The stream of the programs: `cudaStreamCreateWithFlags(cudaStreamNonBlocking)`, destroyed on drop.
-struct RtStream<'g> {
-    raw: rs::cudaStream_t,
-    _gpu: PhantomData<&'g Gpu>,
-}
-
-impl<'g> RtStream<'g> {
-    fn new(_gpu: &'g Gpu) -> DriverResult<RtStream<'g>> {
-        let mut raw: rs::cudaStream_t = std::ptr::null_mut();
-        // SAFETY: a valid out-pointer; the runner made the GPU the runtime's current device (`set_device`).
-        unsafe { rt!(cudaStreamCreateWithFlags(&mut raw, rs::cudaStreamNonBlocking))? };
-        Ok(RtStream { raw, _gpu: PhantomData })
-    }
-
-    /// `cudaStreamSynchronize`, the question's own call.
-    fn synchronize(&self) -> DriverResult<()> {
-        // SAFETY: a live stream (destroyed only in `drop`).
-        unsafe { rt!(cudaStreamSynchronize(self.raw)) }
-    }
-}
-
-// SAFETY: the stream is a stream of the primary context (the runtime's current device's), destroyed only in
-// `drop`, which cannot run while `self` is borrowed. A `cudaStream_t` is a `CUstream`.
-unsafe impl SeedStream for RtStream<'_> {
-    fn cu_stream(&self) -> crate::driver::sys::CUstream {
-        self.raw.cast()
-    }
-}
-
-impl Drop for RtStream<'_> {
-    fn drop(&mut self) {
-        // SAFETY: created in `new`, destroyed once here; the GPU's context outlives `'g`.
-        unsafe { rs::cudaStreamDestroy(self.raw) };
-    }
-}
-
-/// Device memory from `cudaMalloc`, freed with `cudaFree` on drop.
-struct RtDevice<'g> {
-    ptr: *mut c_void,
-    _gpu: PhantomData<&'g Gpu>,
-}
-
-impl<'g> RtDevice<'g> {
-    fn new(_gpu: &'g Gpu, len: usize) -> DriverResult<RtDevice<'g>> {
-        let mut ptr = std::ptr::null_mut();
-        // SAFETY: a valid out-pointer; the runtime's current device is the GPU (see `RtStream::new`).
-        unsafe { rt!(cudaMalloc(&mut ptr, len.max(1)))? };
-        Ok(RtDevice { ptr, _gpu: PhantomData })
-    }
-}
-
-impl Drop for RtDevice<'_> {
-    fn drop(&mut self) {
-        // SAFETY: allocated by cudaMalloc in `new`, freed once here, while the context is alive (`'g`).
-        unsafe { rs::cudaFree(self.ptr) };
-    }
-}
-
-/// Host memory as the programs allocate it: pageable (a plain Rust allocation, as `new char[]` and `malloc`
-/// give) or pinned (`cudaMallocHost`), freed on drop the way it was allocated.
-struct RtHost<'g> {
-    ptr: *mut u8,
-    len: usize,
-    /// Owns pageable memory; `None` for pinned memory, which `drop` frees with `cudaFreeHost`.
-    pageable: Option<PageableBuffer>,
-    _gpu: PhantomData<&'g Gpu>,
-}
-
-impl<'g> RtHost<'g> {
-    fn new(_gpu: &'g Gpu, kind: HostKind, len: usize) -> anyhow::Result<RtHost<'g>> {
-        let (ptr, pageable) = match kind {
-            HostKind::Pageable => {
-                let b = PageableBuffer::new(len);
-                (b.as_ptr(), Some(b))
-            }
-            HostKind::Pinned => {
-                let mut p: *mut c_void = std::ptr::null_mut();
-                // SAFETY: a valid out-pointer; the runtime's current device is the GPU (see `RtStream::new`).
-                unsafe { rt!(cudaMallocHost(&mut p, len.max(1)))? };
-                (p.cast(), None)
-            }
-            other => bail!("the seed programs use pageable or pinned memory, not {}", other.slug()),
-        };
-        Ok(RtHost { ptr, len, pageable, _gpu: PhantomData })
-    }
-
-    /// The bytes, for the host to read or write.
-    ///
-    /// # Safety
-    /// No copy that touches this buffer may be pending on the GPU while the slice is in use.
-    unsafe fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: `ptr` is a live allocation of at least `len` bytes owned by `self`; the caller rules out the
-        // GPU writing it meanwhile.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-}
-
-impl Drop for RtHost<'_> {
-    fn drop(&mut self) {
-        if self.pageable.is_none() {
-            // SAFETY: allocated by cudaMallocHost in `new`, freed once here, while the context is alive (`'g`).
-            unsafe { rs::cudaFreeHost(self.ptr.cast()) };
-        }
+impl SeedStream for RtStream<'_> {
+    fn stream(&self) -> StreamHandle<'_> {
+        self.handle()
     }
 }
 
@@ -359,7 +261,7 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
     let bytes = usize::try_from(op.bytes)?;
     let steps = op.program.steps();
     // The program's objects, made once (the programs make them before the calls they time).
-    let stream = RtStream::new(gpu)?;
+    let stream = RtStream::new_non_blocking(gpu)?;
     let mut host = RtHost::new(gpu, op.kind, bytes)?;
     let device = RtDevice::new(gpu, bytes)?;
     let out = RtDevice::new(gpu, (GRID * BLOCK) as usize * 8)?;
@@ -370,7 +272,7 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
     let mut library: Option<Library> = None;
     let mut seq = Sequence::new(gpu, &stream, Step::ALL.len())?;
     let mut records: Vec<CaseRecord> = steps.iter().map(|&s| step_record(step_setup(op, s))).collect();
-    let (s, cu) = (stream.raw, stream.cu_stream());
+    let s = stream.handle();
     let copy = rs::cudaMemcpyKind::cudaMemcpyDefault;
 
     for rep in 0..=reps {
@@ -378,15 +280,14 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
         // SAFETY: the device is idle between repetitions (synchronized at the end of the last one).
         unsafe { host.bytes_mut() }.copy_from_slice(&reference);
         // SAFETY: `device` holds `bytes` bytes. (On the legacy stream: the synchronization below waits for it.)
-        unsafe { rt!(cudaMemset(device.ptr, 0, bytes))? };
+        unsafe { rtmem::memset(device.addr(), 0, bytes)? };
         flag.reset();
         let kernel = library.insert(Library::load(gpu.ptx.text())?).kernel(kernels::SPIN_SLEEP.name)?;
         gpu.synchronize()?;
 
         // 2. The answer's cudaFree(0), with nothing in flight.
         let free = if op.program == Program::Answer {
-            // SAFETY: a null pointer, which cudaFree documents as no operation; it frees nothing.
-            let (start, timed, result) = time_call(|| unsafe { rt!(cudaFree(std::ptr::null_mut())) });
+            let (start, timed, result) = time_call(rtmem::free_null);
             result?;
             Some(Rep {
                 host_call_ns: timed.wall_ns,
@@ -409,17 +310,15 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
             // The stream is the runtime's, in the primary context the driver-side objects share.
             seq.step(k, || unsafe {
                 match step {
-                    Step::HtoD => rt!(cudaMemcpyAsync(device.ptr, host.ptr.cast(), bytes, copy, s)),
+                    Step::HtoD => rtmem::memcpy_async(device.addr(), host.addr(), bytes, copy, s),
                     Step::Launch => {
-                        let (mut cycles, mut out_ptr) = (KERNEL_CYCLES, out.ptr as u64);
+                        let (mut cycles, mut out_ptr) = (KERNEL_CYCLES, out.addr());
                         let mut params =
                             [(&mut cycles as *mut u64).cast::<c_void>(), (&mut out_ptr as *mut u64).cast::<c_void>()];
-                        kernel.launch(GRID, BLOCK, cu, &mut params)
+                        kernel.launch(GRID, BLOCK, s, &mut params)
                     }
-                    Step::DtoH => rt!(cudaMemcpyAsync(host.ptr.cast(), device.ptr, bytes, copy, s)),
-                    Step::Callback => {
-                        rt!(cudaStreamAddCallback(s, crate::runtime::stream_callback(set_flag_runtime), flag.user(), 0))
-                    }
+                    Step::DtoH => rtmem::memcpy_async(host.addr(), device.addr(), bytes, copy, s),
+                    Step::Callback => rtstream::stream_add_callback(s, set_flag_runtime, flag.user()),
                 }
             })?;
         }

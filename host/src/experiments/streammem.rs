@@ -15,15 +15,18 @@
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use crate::classify::Class::*;
+use crate::driver::gpu::ctx_synchronize;
 use crate::driver::library::Module;
+use crate::driver::memory;
 use crate::driver::streammem::StreamMemOps;
 use crate::driver::{
-    sys, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind,
+    sys, ContextRef, DeviceBuffer, DriverResult, Event, EventRef, Gpu, HostBuffer, HostKind, Stream, StreamHandle,
+    StreamKind,
 };
-use crate::drv;
 use crate::measure::monotonic_ns;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::setup::CallTiming;
 use anyhow::ensure;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -181,6 +184,7 @@ impl MemOpOp {
                 direction: None,
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::StreamMem(self),
         }
@@ -211,22 +215,22 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
-/// What the watchdog thread needs: raw handles, which the thread uses only while the probe (their owner) waits
-/// for it to end.
+/// What the watchdog thread needs: handles, which the thread uses only while the probe (their owner) waits for
+/// it to end.
 struct Release {
-    context: usize,
+    context: ContextRef<'static>,
     /// The stream that writes the value should the GPU not see the host's write.
     fallback: usize,
     /// An event recorded right after the wait in the waiting stream: done once the wait is satisfied.
-    passed: usize,
+    passed: EventRef<'static>,
     flag: usize,
     value: u32,
     ops: StreamMemOps,
 }
 
-// SAFETY: the handles are plain driver handles (usable from any thread once the context is current there) and
-// the address of an `AtomicU32` in pinned memory; the probe that owns all of them joins the thread before it
-// drops any (in `verify`, or in its `Drop`).
+// SAFETY: the stream is a plain driver handle (usable from any thread once the context is current there) and
+// `flag` the address of an `AtomicU32` in pinned memory; the probe that owns both joins the thread before it
+// drops either (in `verify`, or in its `Drop`).
 unsafe impl Send for Release {}
 
 /// The watchdog: waits `WATCHDOG`, writes the value from the host, and makes sure the GPU saw it. Returns the host
@@ -236,16 +240,15 @@ fn watchdog(r: Release) -> (u64, bool) {
     let t = monotonic_ns();
     // SAFETY: `flag` is the address of a live, aligned `AtomicU32` in pinned memory (see `Release`).
     unsafe { (*(r.flag as *const AtomicU32)).store(r.value, Ordering::SeqCst) };
-    // SAFETY: a live context (see `Release`); making it current on this thread affects only this thread.
-    if unsafe { sys::cuCtxSetCurrent(r.context as sys::CUcontext) } != sys::CUDA_SUCCESS {
+    // Making the context current on this thread affects only this thread.
+    if r.context.bind().is_err() {
         return (t, false);
     }
     let start = Instant::now();
     loop {
-        // SAFETY: a live event of the current context (see `Release`).
-        match unsafe { sys::cuEventQuery(r.passed as sys::CUevent) } {
-            sys::CUDA_ERROR_NOT_READY if start.elapsed() < GPU_GRACE => std::thread::sleep(Duration::from_millis(1)),
-            sys::CUDA_ERROR_NOT_READY => break,
+        match r.passed.is_done() {
+            Ok(false) if start.elapsed() < GPU_GRACE => std::thread::sleep(Duration::from_millis(1)),
+            Ok(false) => break,
             _ => return (t, false),
         }
     }
@@ -310,8 +313,8 @@ impl Probe for MemOpProbe<'_, '_> {
         }
         if self.op.call == MemOpCall::LegacyCopyDtoH {
             let d = self.device.as_ref().expect("made above");
-            // SAFETY: `d` holds BYTES bytes; the device is idle between repetitions.
-            unsafe { drv!(cuMemsetD8_v2(d.ptr, 0x3C, BYTES))? };
+            // `d` holds BYTES bytes; the device is idle between repetitions.
+            d.set_bytes(0x3C)?;
             self.host.fill(0);
         }
         gpu.synchronize()?;
@@ -332,10 +335,13 @@ impl Probe for MemOpProbe<'_, '_> {
         // addressing); the watchdog writes the value, and the probe joins it and synchronizes before freeing.
         unsafe { self.ops.wait_geq(self.waiting.handle(), self.flag_addr(), self.value)? };
         self.passed.record(self.waiting.handle())?;
+        // SAFETY: the GPU and the event outlive the watchdog: the probe that holds the event borrows the GPU,
+        // and joins the thread (in `verify`, or in its `Drop`) before either can go.
+        let (context, passed) = unsafe { (gpu.context_ref().unbounded(), self.passed.shared().unbounded()) };
         let release = Release {
-            context: gpu.context() as usize,
+            context,
             fallback: self.fallback.raw() as usize,
-            passed: self.passed.raw() as usize,
+            passed,
             flag: self.flag.as_ptr() as usize,
             value: self.value,
             ops: self.ops,
@@ -357,16 +363,16 @@ impl Probe for MemOpProbe<'_, '_> {
             match self.op.call {
                 MemOpCall::EnqueueWait => self.ops.wait_geq(s, self.flag_addr(), self.value),
                 MemOpCall::EnqueueWrite => self.ops.write(s, self.flag_addr(), self.value),
-                MemOpCall::CtxSynchronize => drv!(cuCtxSynchronize()),
-                MemOpCall::MemFree => drv!(cuMemFree_v2(self.device.take().expect("made in prepare").into_raw())),
-                MemOpCall::MemAlloc => drv!(cuMemAlloc_v2(&mut self.allocated, BYTES)),
+                MemOpCall::CtxSynchronize => ctx_synchronize(),
+                MemOpCall::MemFree => memory::mem_free(self.device.take().expect("made in prepare").into_raw()),
+                MemOpCall::MemAlloc => memory::mem_alloc(BYTES).map(|p| self.allocated = p),
                 MemOpCall::ModuleLoad => Module::load(self.gpu, self.ptx).map(|m| self.module = Some(m)),
                 MemOpCall::LegacyCopyDtoH => {
                     let d = self.device.as_ref().expect("made in prepare").ptr;
-                    drv!(cuMemcpyDtoH_v2(self.host.as_mut_ptr().cast(), d, BYTES))
+                    memory::memcpy_dtoh(self.host.as_mut_ptr().cast(), d, BYTES)
                 }
                 MemOpCall::LegacyMemset => {
-                    drv!(cuMemsetD8_v2(self.device.as_ref().expect("made in prepare").ptr, 0x3C, BYTES))
+                    memory::memset_d8(self.device.as_ref().expect("made in prepare").ptr, 0x3C, BYTES)
                 }
                 MemOpCall::LaunchOther => gpu.launch_empty(s),
             }
@@ -395,7 +401,7 @@ impl Probe for MemOpProbe<'_, '_> {
             MemOpCall::MemAlloc => {
                 ensure!(self.allocated != 0, "cuMemAlloc returned no address");
                 // SAFETY: allocated by the call, freed once, here; the device is idle.
-                unsafe { drv!(cuMemFree_v2(self.allocated))? };
+                unsafe { memory::mem_free(self.allocated)? };
                 self.allocated = 0;
             }
             MemOpCall::ModuleLoad => ensure!(self.module.take().is_some(), "the module load left no module"),
@@ -414,7 +420,7 @@ impl Drop for MemOpProbe<'_, '_> {
         let _ = self.join_watchdog();
         if self.allocated != 0 {
             // SAFETY: allocated by a call that succeeded and was not freed in `verify` (an error came first).
-            unsafe { sys::cuMemFree_v2(self.allocated) };
+            let _ = unsafe { memory::mem_free(self.allocated) };
         }
     }
 }

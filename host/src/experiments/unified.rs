@@ -7,6 +7,10 @@
 //! Before a prefetch to the GPU the pages are written by the host (so they sit in host memory), before a
 //! prefetch to the host by a kernel (so they sit on the GPU); the data is checked on the GPU afterwards, so a
 //! prefetch that lost or changed bytes is an error, not a class.
+//!
+//! The runtime twins (`runtime/unified/...`) make the same calls through `cudaMemPrefetchAsync` and
+//! `cudaMemAdvise`, in the form the loaded runtime has (CUDA 13 changed both signatures; see
+//! `runtime::unified`), naming the GPU by its runtime device ordinal.
 
 use super::buffers::{Checker, Side};
 use super::method::{measure, BlockerPlan, Probe};
@@ -16,6 +20,8 @@ use crate::driver::unified::{self as um, Hints, Place};
 use crate::driver::{sys, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::runtime::unified as rtum;
+use crate::setup::CallTiming;
 use crate::units::format_size;
 use anyhow::ensure;
 
@@ -141,6 +147,7 @@ impl HintOp {
                 direction: None,
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Unified(self),
         }
@@ -162,9 +169,50 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
+/// The calls' entry points through the API under test.
+#[derive(Clone, Copy)]
+enum Via {
+    Driver(Hints),
+    Runtime(rtum::Hints),
+}
+
+impl Via {
+    /// # Safety
+    /// As for `Hints::prefetch`.
+    unsafe fn prefetch(&self, ptr: u64, n: usize, to: Place, stream: StreamHandle<'_>) -> DriverResult<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe {
+            match self {
+                Via::Driver(h) => h.prefetch(ptr, n, to, stream),
+                Via::Runtime(h) => h.prefetch(ptr, n, to, stream),
+            }
+        }
+    }
+
+    /// # Safety
+    /// As for `Hints::advise`.
+    unsafe fn advise(&self, ptr: u64, n: usize, advice: i32, place: Place) -> DriverResult<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe {
+            match self {
+                Via::Driver(h) => h.advise(ptr, n, advice, place),
+                Via::Runtime(h) => h.advise(ptr, n, advice, place),
+            }
+        }
+    }
+
+    /// Whether the form used takes a location (the `_v2` names, or CUDA 13's runtime plain names).
+    fn located(&self, prefetch: bool) -> bool {
+        match self {
+            Via::Driver(h) => if prefetch { h.prefetch_name } else { h.advise_name }.ends_with("_v2"),
+            Via::Runtime(h) => h.located,
+        }
+    }
+}
+
 struct HintProbe<'a, 'g> {
     op: HintOp,
-    hints: Hints,
+    hints: Via,
     stream: &'a Stream<'g>,
     side: Side<'g>,
     checker: Checker<'g>,
@@ -221,12 +269,7 @@ impl Probe for HintProbe<'_, '_> {
 /// Whether the GPU can take part in `call` (concurrent managed access; for pageable memory, access to it); the
 /// reason it cannot.
 fn support(gpu: &Gpu, call: HintCall) -> anyhow::Result<Option<&'static str>> {
-    let attribute = |a| -> anyhow::Result<i32> {
-        let mut v = 0;
-        // SAFETY: valid out-pointer; the device handle is live.
-        unsafe { crate::drv!(cuDeviceGetAttribute(&mut v, a, gpu.device))? };
-        Ok(v)
-    };
+    let attribute = |a| -> anyhow::Result<i32> { Ok(crate::driver::device::attribute(gpu.device, a)?) };
     use sys::CUdevice_attribute as A;
     if attribute(A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? == 0 {
         return Ok(Some(
@@ -240,7 +283,11 @@ fn support(gpu: &Gpu, call: HintCall) -> anyhow::Result<Option<&'static str>> {
 }
 
 pub fn run(gpu: &Gpu, case: &Case, op: HintOp, reps: usize) -> anyhow::Result<CaseRecord> {
-    let hints = match Hints::resolve() {
+    let hints = match case.setup.api {
+        crate::api::Api::Driver => Hints::resolve().map(Via::Driver),
+        crate::api::Api::Runtime => rtum::Hints::resolve().map(Via::Runtime),
+    };
+    let hints = match hints {
         Ok(h) => h,
         Err(why) => return Ok(super::runner::not_run(case, why)),
     };
@@ -260,13 +307,17 @@ pub fn run(gpu: &Gpu, case: &Case, op: HintOp, reps: usize) -> anyhow::Result<Ca
         },
         ahead: case.setup.blocker_ahead,
     };
-    let mut probe = HintProbe { op, hints, stream: &stream, side, checker, gpu_place: Place::Device(gpu.device) };
+    // The driver names the GPU by its `CUdevice`, the runtime by its device ordinal.
+    let gpu_place = match hints {
+        Via::Driver(_) => Place::Device(gpu.device),
+        Via::Runtime(_) => Place::Device(gpu.ordinal),
+    };
+    let mut probe = HintProbe { op, hints, stream: &stream, side, checker, gpu_place };
     let (warmup, blocker_ns, mut reps) = measure(gpu, &mut probe, plan, reps)?;
-    // Which exported form of the call ran (the `_v2` one takes a `CUmemLocation`).
-    let v2 =
-        if op.call.is_prefetch() { hints.prefetch_name.ends_with("_v2") } else { hints.advise_name.ends_with("_v2") };
+    // Which form of the call ran: one that takes a location (1), or a device ordinal (0).
+    let located = hints.located(op.call.is_prefetch());
     for r in &mut reps {
-        r.metrics.insert("location_form".into(), f64::from(u8::from(v2)));
+        r.metrics.insert("location_form".into(), f64::from(u8::from(located)));
     }
     if let Some((_, unset)) = op.call.advice() {
         // Leave the range as it was found (it is freed next, but a failed unset would say something is wrong).

@@ -11,11 +11,12 @@
 
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
+use crate::driver::memory;
 use crate::driver::vmm::Vmm;
 use crate::driver::{DriverResult, Event, Gpu, Stream, StreamHandle, StreamKind};
-use crate::drv;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
 use crate::rules::Expected;
+use crate::setup::CallTiming;
 use anyhow::ensure;
 use std::time::Duration;
 
@@ -115,6 +116,7 @@ impl VmmOp {
                 },
                 api: crate::api::Api::Driver,
                 peer: None,
+                timing: CallTiming::Stopwatch,
             },
             op: Op::Vmm(self),
         }
@@ -176,7 +178,7 @@ impl VmmProbe<'_, '_> {
         gpu.bind()?;
         let mut v = 0u64;
         // SAFETY: the range is mapped with read-write access and holds at least 8 bytes; the device is idle.
-        unsafe { drv!(cuMemcpyDtoH_v2((&mut v as *mut u64).cast(), self.vmm.va, 8))? };
+        unsafe { memory::memcpy_dtoh((&mut v as *mut u64).cast(), self.vmm.va, 8)? };
         Ok(v)
     }
 }
@@ -211,7 +213,7 @@ impl Probe for VmmProbe<'_, '_> {
         self.in_use_at_return = false;
         if self.op.call == VmmCall::UnmapInUse && self.prepared > 1 {
             // SAFETY: the range is mapped with access; 8 bytes; the device is idle.
-            unsafe { drv!(cuMemsetD8_v2(self.vmm.va, 0, 8))? };
+            unsafe { memory::memset_d8(self.vmm.va, 0, 8)? };
             gpu.synchronize()?;
             // The spin kernel, then the kernel that writes the GPU's timer into the range; the protocol's
             // blocker follows in the same stream.

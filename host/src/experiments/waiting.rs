@@ -11,13 +11,13 @@
 //! kernel's device time: it includes the launch latency, a few microseconds.
 
 use super::{case_record, Case, Op};
-use crate::driver::{check, sys, Event, Gpu, Stream, StreamKind};
-use crate::drv;
+use crate::driver::gpu::FlaggedContext;
+use crate::driver::{sys, Event, Gpu, Stream, StreamKind};
 use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::{Expected, WaitStyle};
-use async_lab_ptx::kernels;
-use std::ffi::c_void;
+use crate::runtime::{self, stream as rtstream};
+use crate::setup::CallTiming;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchedFlag {
@@ -135,109 +135,23 @@ fn case(id: String, call: &str, rule: &str, expected: Expected, what: String, op
             api: crate::api::Api::Driver,
             peer: None,
             direction: None,
+            timing: CallTiming::Stopwatch,
         },
         op: Op::Wait(op),
     }
 }
 
-/// A context created with a scheduling flag, with its own module, stream and events; restores the
-/// previous context when dropped. Fields are declared in the order they must be destroyed.
-struct FlaggedContext {
-    start: sys::CUevent,
-    end: sys::CUevent,
-    stream: sys::CUstream,
-    kernel: sys::CUfunction,
-    module: Option<cust::module::Module>,
-    ctx: sys::CUcontext,
-    previous: sys::CUcontext,
-}
-
-impl FlaggedContext {
-    fn new(gpu: &Gpu, flag: SchedFlag) -> anyhow::Result<FlaggedContext> {
-        let mut fc = FlaggedContext {
-            start: std::ptr::null_mut(),
-            end: std::ptr::null_mut(),
-            stream: std::ptr::null_mut(),
-            kernel: std::ptr::null_mut(),
-            module: None,
-            ctx: std::ptr::null_mut(),
-            previous: std::ptr::null_mut(),
-        };
-        // SAFETY: valid out-pointers; cuCtxCreate makes the new context current, and `Drop` destroys what was
-        // made (in reverse order) and makes the previous context current again.
-        unsafe {
-            drv!(cuCtxGetCurrent(&mut fc.previous))?;
-            drv!(cuCtxCreate_v2(&mut fc.ctx, flag.bits(), gpu.device))?;
-        }
-        let module = gpu.load_fresh_module()?;
-        fc.kernel = module.get_function(kernels::SPIN_WAIT_NS.name)?.to_raw();
-        fc.module = Some(module);
-        // SAFETY: valid out-pointers in the (current) new context.
-        unsafe {
-            drv!(cuStreamCreate(&mut fc.stream, sys::CU_STREAM_NON_BLOCKING))?;
-            drv!(cuEventCreate(&mut fc.start, sys::CU_EVENT_DEFAULT))?;
-            drv!(cuEventCreate(&mut fc.end, sys::CU_EVENT_DEFAULT))?;
-        }
-        Ok(fc)
-    }
-
-    fn rep(&self) -> anyhow::Result<Rep> {
-        let (mut ns, mut stamps) = (KERNEL_NS, 0u64);
-        let mut params = [(&mut ns as *mut u64).cast::<c_void>(), (&mut stamps as *mut u64).cast::<c_void>()];
-        let launched = monotonic_ns();
-        // SAFETY: spin_wait_ns(u64, *mut u64) with a null stamps pointer; all handles belong to this context.
-        unsafe {
-            drv!(cuEventRecord(self.start, self.stream))?;
-            drv!(cuLaunchKernel(
-                self.kernel,
-                1,
-                1,
-                1,
-                1,
-                1,
-                1,
-                0,
-                self.stream,
-                params.as_mut_ptr(),
-                std::ptr::null_mut()
-            ))?;
-            drv!(cuEventRecord(self.end, self.stream))?;
-        }
-        let call_start = monotonic_ns();
-        let w = Stopwatch::start();
-        // SAFETY: a live stream of the current context.
-        let rc = unsafe { sys::cuStreamSynchronize(self.stream) };
-        let t = w.stop();
-        let returned = monotonic_ns();
-        check(rc, "cuStreamSynchronize")?;
-        let mut ms = 0f32;
-        // SAFETY: both events recorded and complete.
-        unsafe { drv!(cuEventElapsedTime(&mut ms, self.start, self.end))? };
-        Ok(wait_rep(t, call_start, launched, returned, (ms as f64 * 1e6) as u64))
-    }
-}
-
-impl Drop for FlaggedContext {
-    fn drop(&mut self) {
-        // SAFETY: each handle was created in `new` in `self.ctx` (null ones are skipped) and is destroyed once,
-        // the module before the context; then the previous context becomes current again.
-        unsafe {
-            if !self.end.is_null() {
-                sys::cuEventDestroy_v2(self.end);
-            }
-            if !self.start.is_null() {
-                sys::cuEventDestroy_v2(self.start);
-            }
-            if !self.stream.is_null() {
-                sys::cuStreamDestroy_v2(self.stream);
-            }
-            self.module = None;
-            if !self.ctx.is_null() {
-                sys::cuCtxDestroy_v2(self.ctx);
-            }
-            sys::cuCtxSetCurrent(self.previous);
-        }
-    }
+/// One wait in a context created with a scheduling flag: the kernel, then `cuStreamSynchronize`, timed.
+fn flagged_rep(fc: &FlaggedContext) -> anyhow::Result<Rep> {
+    let launched = monotonic_ns();
+    fc.enqueue_spin(KERNEL_NS)?;
+    let call_start = monotonic_ns();
+    let w = Stopwatch::start();
+    let r = fc.synchronize_stream();
+    let t = w.stop();
+    let returned = monotonic_ns();
+    r?;
+    Ok(wait_rep(t, call_start, launched, returned, fc.elapsed_ns()?))
 }
 
 /// The signals of one wait: it completes its work by definition, so the interest is in the metrics.
@@ -271,19 +185,16 @@ const SCHEDULE_MASK: u32 = 0x07;
 
 impl RuntimeFlags {
     fn set(flag: SchedFlag) -> anyhow::Result<RuntimeFlags> {
-        let mut previous = 0u32;
-        // SAFETY: valid out-pointer; the runtime's current device is set (the runner's cudaSetDevice).
-        unsafe { crate::rt!(cudaGetDeviceFlags(&mut previous))? };
+        // The runtime's current device is set (the runner's cudaSetDevice).
+        let previous = runtime::device_flags()?;
         // The runtime's cudaDeviceSchedule* values are the driver's CU_CTX_SCHED_* values.
-        // SAFETY: plain call with a flags word; the runtime applies it to the current device's primary context.
-        unsafe { crate::rt!(cudaSetDeviceFlags(flag.bits()))? };
+        runtime::set_device_flags(flag.bits())?;
         Ok(RuntimeFlags { previous: previous & SCHEDULE_MASK, restored: false })
     }
 
     fn restore(mut self) -> anyhow::Result<()> {
         self.restored = true;
-        // SAFETY: as in `set`, with the flags read there.
-        unsafe { crate::rt!(cudaSetDeviceFlags(self.previous))? };
+        runtime::set_device_flags(self.previous)?;
         Ok(())
     }
 }
@@ -291,8 +202,7 @@ impl RuntimeFlags {
 impl Drop for RuntimeFlags {
     fn drop(&mut self) {
         if !self.restored {
-            // SAFETY: as in `set`.
-            if let Err(e) = unsafe { crate::rt!(cudaSetDeviceFlags(self.previous)) } {
+            if let Err(e) = runtime::set_device_flags(self.previous) {
                 eprintln!("async-lab: could not restore the device's scheduling flags ({e}); later runtime cases may wait differently");
             }
         }
@@ -317,12 +227,9 @@ fn run_runtime(gpu: &Gpu, op: WaitOp, reps: usize) -> anyhow::Result<Vec<Rep>> {
         end.record(stream.handle())?;
         let call_start = monotonic_ns();
         let w = Stopwatch::start();
-        // SAFETY: the stream and event belong to the primary context the runtime uses; both outlive the call.
-        let r = unsafe {
-            match op {
-                WaitOp::StreamSync(_) => crate::rt!(cudaStreamSynchronize(stream.raw().cast())),
-                WaitOp::EventSync { .. } => crate::rt!(cudaEventSynchronize(end.raw().cast())),
-            }
+        let r = match op {
+            WaitOp::StreamSync(_) => rtstream::stream_synchronize(stream.handle()),
+            WaitOp::EventSync { .. } => rtstream::event_synchronize(&end),
         };
         let t = w.stop();
         let returned = monotonic_ns();
@@ -345,10 +252,10 @@ pub fn run(gpu: &Gpu, case: &Case, op: WaitOp, reps: usize) -> anyhow::Result<Ca
     let mut out = Vec::new();
     match op {
         WaitOp::StreamSync(flag) => {
-            let fc = FlaggedContext::new(gpu, flag)?;
-            let _warm = fc.rep()?;
+            let fc = FlaggedContext::create(gpu, flag.bits())?;
+            let _warm = flagged_rep(&fc)?;
             for _ in 0..reps {
-                out.push(fc.rep()?);
+                out.push(flagged_rep(&fc)?);
             }
         }
         WaitOp::EventSync { blocking_sync } => {

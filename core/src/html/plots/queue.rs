@@ -4,15 +4,19 @@
 use super::super::axis::log_ticks;
 use super::chart::{err, log_bounds, us_label, FONT, PAGEABLE_HTOD, PINNED_HTOD};
 use super::Figure;
-use crate::record::CaseRecord;
+use crate::api::Api;
+use crate::record::{CaseRecord, Family};
 use crate::report::CaseResult;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-/// The launch queue, where a `launch/queue-depth/*` record has its per-launch series.
+/// The launch queue, where the driver's launch-queue case (the launch family's one record with a per-launch
+/// series) has its series.
 pub fn queue(records: &[CaseRecord], results: &[CaseResult]) -> Option<Figure> {
-    let record = records.iter().find(|r| r.setup.id.starts_with("launch/queue-depth") && r.series.is_some())?;
+    let record = records
+        .iter()
+        .find(|r| r.setup.family == Family::Launch && r.setup.api == Api::Driver && r.series.is_some())?;
     let series = record.series.as_deref().unwrap_or_default();
     if series.is_empty() {
         return None;

@@ -1,7 +1,8 @@
-//! The timeline of one experiment: its median repetition's call, blocker and own work on host and GPU lanes.
+//! The timeline of one experiment: its median repetition's call, blocker and own work on host and GPU lanes,
+//! and in the threads family the other thread's call on a second host lane.
 
 use super::host_clock::{plausible, work_on_gpu, Offset, MISFIT, NO_OFFSET};
-use super::{median_index, Kind, Lane, Marker, MarkerKind, Span, Timeline};
+use super::{median_index, other_thread, Kind, Lane, Marker, MarkerKind, Span, Timeline};
 use crate::clock::ClockFit;
 use crate::html::axis::duration;
 use crate::record::{BlockerPlacement, CaseRecord, Family};
@@ -30,7 +31,17 @@ pub fn for_case(record: &CaseRecord, clock: Option<&ClockFit>) -> Timeline {
     }
 
     let has_blocker = s.blocker != BlockerPlacement::None || rep.blocker_gpu_ns.is_some();
-    t.lanes.push(Lane::new("host thread", "", ""));
+    // The threads family: another thread's call beside this one, on a host lane of its own under this one's.
+    let other = other_thread::of(s, rep);
+    t.lanes.push(Lane::new("host thread", if other.is_some() { "the measuring thread" } else { "" }, ""));
+    let other_lane = other.as_ref().map(|o| {
+        t.lanes.push(o.lane());
+        t.lanes.len() - 1
+    });
+    if other.as_ref().is_some_and(|o| o.drawn()) {
+        t.caption += " The other thread's call is on the lane under the host thread's: its own host times, on the \
+                      same clock.";
+    }
     let blocker_lane = has_blocker.then(|| {
         let where_ = match (s.blocker, s.blocker_stream) {
             (BlockerPlacement::Same, _) => "same stream".to_owned(),
@@ -74,6 +85,16 @@ pub fn for_case(record: &CaseRecord, clock: Option<&ClockFit>) -> Timeline {
         approx: false,
         group: None,
     }));
+    if let (Some(o), Some(lane)) = (&other, other_lane) {
+        match o.span(lane) {
+            Some(span) => t.spans.push(span),
+            None => t.notes.push(
+                "The other thread's call was not recorded in full in this repetition (a start or an end is \
+                 missing): its lane is empty."
+                    .into(),
+            ),
+        }
+    }
     if let Some(launch) = rep.host_blocker_launch_ns {
         t.markers.push(Marker { at: launch as i64, label: "blocker launched".into(), kind: MarkerKind::Minor });
     }

@@ -9,13 +9,16 @@
 //! in `notes` what is not there: it never fails.
 //!
 //! This file holds what a timeline is made of; `case.rs` builds an experiment's, `seed.rs` the seed program's,
-//! and `host_clock.rs` moves GPU times onto the host's clock.
+//! `host_clock.rs` moves GPU times onto the host's clock, and `other_thread.rs` draws the threads family's other
+//! thread (its slow call) on a host lane of its own.
 
 mod case;
 mod host_clock;
+mod other_thread;
 mod seed;
 
 pub use case::for_case;
+pub use other_thread::has_other_thread;
 pub use seed::for_seed;
 
 /// What a span or marker stands for (it decides the colour).
@@ -23,6 +26,8 @@ pub use seed::for_seed;
 pub enum Kind {
     /// The host thread inside the call.
     Host,
+    /// Another thread inside its own call, beside the call under test (the threads family).
+    Other,
     /// The blocker kernel on the GPU.
     Blocker,
     /// The call's own work on the GPU.
@@ -115,6 +120,7 @@ mod tests {
     use crate::clock::{ClockFit, ClockOffset};
     use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
     use crate::rules::Expected;
+    use crate::setup::CallTiming;
 
     fn record(reps: Vec<Rep>) -> CaseRecord {
         let setup = CaseSetup {
@@ -133,6 +139,7 @@ mod tests {
             api: crate::api::Api::Driver,
             peer: None,
             direction: None,
+            timing: CallTiming::Stopwatch,
         };
         CaseRecord { setup, blocker_ns: None, warmup: None, reps, series: None, error: None, skipped: None }
     }
@@ -202,6 +209,79 @@ mod tests {
         failed.error = Some("out of memory".into());
         let t = for_case(&failed, Some(&ClockFit::constant(&CLOCK)));
         assert_eq!(t.notes, ["Nothing to draw: the experiment failed (out of memory)."]);
+    }
+
+    /// `rep`'s call made while another thread was inside `cuMemAllocHost` from 10 µs before the call's start
+    /// to 3 µs after its return.
+    fn threads_record(other: &[(&str, f64)]) -> CaseRecord {
+        let mut r = rep(5_000);
+        r.metrics.extend(other.iter().map(|&(k, v)| (k.to_owned(), v)));
+        let mut rec = record(vec![r]);
+        rec.setup.family = Family::Threads;
+        rec.setup.what = "cuLaunchKernel behind a blocker in its own stream, made while another thread is inside \
+                          a 256 MiB cuMemAllocHost"
+            .into();
+        rec
+    }
+
+    const OTHER: [(&str, f64); 3] =
+        [("other_start_ns", 5_000_000_020_000.0), ("other_end_ns", 5_000_000_038_000.0), ("other_alone_us", 17.5)];
+
+    #[test]
+    fn the_other_thread_has_a_host_lane_of_its_own() {
+        let t = for_case(&threads_record(&OTHER), Some(&ClockFit::constant(&CLOCK)));
+        let lanes: Vec<(&str, &str)> = t.lanes.iter().map(|l| (l.name.as_str(), l.detail.as_str())).collect();
+        assert_eq!(
+            lanes,
+            [
+                ("host thread", "the measuring thread"),
+                ("other thread", ""),
+                ("GPU: blocker", "same stream"),
+                ("GPU: the call's work", ""),
+            ]
+        );
+        // Placed by its own host times: from before the call's start to after its return; the rest as before.
+        let kinds: Vec<(usize, Kind, i64, i64)> = t.spans.iter().map(|s| (s.lane, s.kind, s.start, s.end)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (0, Kind::Host, 5_000_000_030_000, 5_000_000_035_000),
+                (1, Kind::Other, 5_000_000_020_000, 5_000_000_038_000),
+                (2, Kind::Blocker, 5_000_000_008_000, 5_000_020_008_000),
+                (3, Kind::Work, 5_000_020_011_000, 5_000_020_058_000),
+            ]
+        );
+        let other = &t.spans[1];
+        assert_eq!(other.label, "other thread's call 18.0 µs");
+        assert!(
+            other.title.contains("inside its slow call for 18.0 µs")
+                && other.title.contains("the experiment: cuLaunchKernel behind a blocker")
+                && other.title.contains("alone, before the repetitions, it took 17.5 µs")
+                && other.title.contains("started 10.0 µs after its start and returned 3.0 µs before its end"),
+            "{}",
+            other.title
+        );
+        assert!(t.caption.contains("The other thread's call is on the lane under the host thread's"), "{}", t.caption);
+        assert!(t.notes.is_empty(), "{:?}", t.notes);
+    }
+
+    #[test]
+    fn without_the_other_thread_there_is_no_lane_for_it() {
+        let t = for_case(&record(vec![rep(5_000)]), Some(&ClockFit::constant(&CLOCK)));
+        let lanes: Vec<(&str, &str)> = t.lanes.iter().map(|l| (l.name.as_str(), l.detail.as_str())).collect();
+        assert_eq!(lanes, [("host thread", ""), ("GPU: blocker", "same stream"), ("GPU: the call's work", "")]);
+        assert!(t.spans.iter().all(|s| s.kind != Kind::Other));
+        assert!(!t.caption.contains("other thread"), "{}", t.caption);
+    }
+
+    #[test]
+    fn an_other_thread_recorded_in_part_is_said() {
+        let t = for_case(&threads_record(&OTHER[..1]), Some(&ClockFit::constant(&CLOCK)));
+        assert_eq!(t.lanes[1].name, "other thread");
+        assert!(t.spans.iter().all(|s| s.kind != Kind::Other));
+        assert!(!t.caption.contains("other thread"), "{}", t.caption);
+        assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
+        assert!(t.notes[0].contains("its lane is empty"), "{:?}", t.notes);
     }
 
     #[test]

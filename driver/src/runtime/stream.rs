@@ -1,0 +1,84 @@
+//! The runtime's stream calls the experiments time, one function per runtime call, on streams of the primary
+//! context the runtime shares with the driver; and a stream the runtime makes itself.
+
+use crate::gpu::Gpu;
+use crate::runtime::{stream_callback, sys, RawStreamCallback};
+use crate::stream::{HostFn, StreamHandle};
+use crate::DriverError;
+use std::ffi::c_void;
+use std::marker::PhantomData;
+
+/// `cudaLaunchHostFunc`: `f(user)` runs on a runtime thread once the work ahead of it in `stream` is done.
+///
+/// # Safety
+/// `f` must be sound to call with `user` from another thread at any later time (whatever `user` points at
+/// must outlive every pending call).
+#[inline]
+pub unsafe fn launch_host_func(stream: StreamHandle<'_>, f: HostFn, user: *mut c_void) -> Result<(), DriverError> {
+    // SAFETY: the stream is live (its lifetime) and of the shared context; the caller vouches for `f` and `user`.
+    unsafe { crate::rt!(cudaLaunchHostFunc(stream.raw().cast(), Some(f), user)) }
+}
+
+/// `cudaStreamAddCallback` (flags 0, the only value allowed): as `launch_host_func`, in the callback form.
+///
+/// # Safety
+/// As for `launch_host_func`.
+#[inline]
+pub unsafe fn stream_add_callback(
+    stream: StreamHandle<'_>,
+    f: RawStreamCallback,
+    user: *mut c_void,
+) -> Result<(), DriverError> {
+    // SAFETY: the stream is live (its lifetime) and of the shared context; the caller vouches for `f` and `user`.
+    unsafe { crate::rt!(cudaStreamAddCallback(stream.raw().cast(), stream_callback(f), user, 0)) }
+}
+
+/// `cudaStreamSynchronize`: waits until the work on `stream` has finished.
+#[inline]
+pub fn stream_synchronize(stream: StreamHandle<'_>) -> Result<(), DriverError> {
+    // SAFETY: the stream is live (its lifetime) and of the primary context the runtime uses.
+    unsafe { crate::rt!(cudaStreamSynchronize(stream.raw().cast())) }
+}
+
+/// `cudaEventSynchronize`: waits until the work the event's last record captured has finished.
+#[inline]
+pub fn event_synchronize(event: &crate::stream::Event<'_>) -> Result<(), DriverError> {
+    // SAFETY: the event is live (borrowed) and of the primary context the runtime uses.
+    unsafe { crate::rt!(cudaEventSynchronize(event.raw().cast())) }
+}
+
+/// A stream made by the runtime, as a runtime program makes it: `cudaStreamCreateWithFlags(cudaStreamNonBlocking)`
+/// on the runtime's current device (its primary context), destroyed on drop.
+pub struct Stream<'g> {
+    raw: sys::cudaStream_t,
+    _gpu: PhantomData<&'g Gpu>,
+}
+
+impl<'g> Stream<'g> {
+    /// Needs `gpu` to be the runtime's current device (`set_device`).
+    pub fn new_non_blocking(_gpu: &'g Gpu) -> Result<Stream<'g>, DriverError> {
+        let mut raw: sys::cudaStream_t = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer; the runtime answers an error when it has no device.
+        unsafe { crate::rt!(cudaStreamCreateWithFlags(&mut raw, sys::cudaStreamNonBlocking))? };
+        Ok(Stream { raw, _gpu: PhantomData })
+    }
+
+    /// A handle for the functions that take one (a `cudaStream_t` is a `CUstream`); it cannot outlive the stream.
+    pub fn handle(&self) -> StreamHandle<'_> {
+        // SAFETY: a stream of the primary context (the runtime's current device's), destroyed only in `drop`,
+        // which cannot run while `self` is borrowed.
+        unsafe { StreamHandle::from_raw(self.raw.cast()) }
+    }
+
+    /// `cudaStreamSynchronize`.
+    pub fn synchronize(&self) -> Result<(), DriverError> {
+        stream_synchronize(self.handle())
+    }
+}
+
+impl Drop for Stream<'_> {
+    fn drop(&mut self) {
+        // SAFETY: created in `new_non_blocking`, destroyed once here; the GPU's context outlives `'g`.
+        unsafe { sys::cudaStreamDestroy(self.raw) };
+    }
+}
