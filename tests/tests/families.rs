@@ -63,8 +63,8 @@ fn the_next_preset_holds_the_new_families_full_too_default_none() {
     }
     let threads: Vec<&str> =
         next.iter().filter(|c| c.setup.family == Family::Threads).map(|c| c.setup.call.as_str()).collect();
-    assert_eq!(threads.len(), 25, "{threads:?}");
-    for call in ["cudaLaunchKernel", "cudaMemcpyAsync(HostToDevice)"] {
+    assert_eq!(threads.len(), 30, "{threads:?}");
+    for call in ["cudaLaunchKernel", "cudaMemcpyAsync(HostToDevice)", "cudaEventRecord"] {
         assert_eq!(threads.iter().filter(|&&c| c == call).count(), 5, "{call}");
     }
     let full: Vec<String> = catalogue(Preset::Full, None).into_iter().map(|c| c.setup.id).collect();

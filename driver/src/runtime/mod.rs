@@ -60,6 +60,7 @@ pub const REQUIRED: &[&str] = &[
     "cudaStreamCreateWithFlags",
     "cudaStreamDestroy",
     "cudaStreamSynchronize",
+    "cudaEventRecord",
     "cudaEventSynchronize",
     "cudaLibraryLoadData",
     "cudaLibraryUnload",

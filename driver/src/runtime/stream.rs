@@ -40,6 +40,13 @@ pub fn stream_synchronize(stream: StreamHandle<'_>) -> Result<(), DriverError> {
     unsafe { crate::rt!(cudaStreamSynchronize(stream.raw().cast())) }
 }
 
+/// `cudaEventRecord`: records `event` (a driver event of the primary context the runtime uses) in `stream`.
+#[inline]
+pub fn event_record(event: &crate::stream::Event<'_>, stream: StreamHandle<'_>) -> Result<(), DriverError> {
+    // SAFETY: the event and the stream are live (borrowed) and of the primary context the runtime uses.
+    unsafe { crate::rt!(cudaEventRecord(event.raw().cast(), stream.raw().cast())) }
+}
+
 /// `cudaEventSynchronize`: waits until the work the event's last record captured has finished.
 #[inline]
 pub fn event_synchronize(event: &crate::stream::Event<'_>) -> Result<(), DriverError> {

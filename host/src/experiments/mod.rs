@@ -172,6 +172,7 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
         "cuStreamDestroy" => "cudaStreamDestroy",
         "cuStreamSynchronize" => "cudaStreamSynchronize",
         "cuEventSynchronize" => "cudaEventSynchronize",
+        "cuEventRecord" => "cudaEventRecord",
         "cuGraphInstantiateWithFlags" => "cudaGraphInstantiateWithFlags",
         "cuGraphInstantiateWithParams" => "cudaGraphInstantiateWithParams",
         "cuGraphUpload" => "cudaGraphUpload",

@@ -35,9 +35,9 @@
 //! in `prepare`, before the blocker's launch: the measuring thread's event records and launch then waited for
 //! the slow call (`launch_waited_for_other_thread`), and the quick call came only after it had ended.
 //!
-//! The runtime twins make the quick call through the runtime (`cudaLaunchKernel`, `cudaMemcpyAsync`); the
-//! other thread's slow call stays the driver's, so that the quick call's API is the one difference between a
-//! case and its twin. The event record has no twin (`runtime_call` has no `cudaEventRecord`).
+//! The runtime twins make the quick call through the runtime (`cudaLaunchKernel`, `cudaMemcpyAsync`,
+//! `cudaEventRecord`); the other thread's slow call stays the driver's, so that the quick call's API is the one
+//! difference between a case and its twin.
 
 use super::method::{blocker_ns_for, run_rep, Blocker, BlockerPlan, Probe, MAX_BLOCKER};
 use super::{case_record, Case, Op};
@@ -54,6 +54,7 @@ use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
 use crate::rules::Expected;
 use crate::runtime::library::{Kernel, Library};
 use crate::runtime::memory as rtmem;
+use crate::runtime::stream as rtstream;
 use crate::setup::CallTiming;
 use anyhow::{bail, ensure};
 use async_lab_ptx::kernels;
@@ -124,8 +125,8 @@ pub enum QuickCall {
     /// A 4 KiB pinned host → device `cuMemcpyHtoDAsync` on that stream.
     PinnedCopyAsync,
     /// A `cuEventRecord` on that stream: the call the protocol itself makes around a blocker, and which waited
-    /// for the other thread in the recordings of the older order (see the module doc). Driver only: the
-    /// runtime layer has no `cudaEventRecord` yet.
+    /// for the other thread in the recordings of the older order (see the module doc); the runtime twin's
+    /// is `cudaEventRecord`.
     EventRecord,
 }
 
@@ -532,6 +533,7 @@ impl Probe for ThreadProbe<'_, '_> {
             (QuickCall::PinnedCopyAsync, _) => unsafe {
                 memory::memcpy_htod_async(dst, src as *const std::ffi::c_void, QUICK_BYTES, s)
             },
+            (QuickCall::EventRecord, _) if self.api == Api::Runtime => rtstream::event_record(&self.marker, s),
             (QuickCall::EventRecord, _) => self.marker.record(s),
         }
     }
@@ -674,9 +676,9 @@ mod tests {
         for c in host_func {
             assert_eq!(c.setup.rule, "TH1");
             assert!(c.setup.what.contains("cuLaunchHostFunc") && c.setup.what.contains("30 ms"), "{}", c.setup.what);
-            // Launch and copy get their runtime twins, as for the other slow calls; the event record none.
-            let twin = super::super::runtime_twin(c);
-            assert_eq!(twin.is_some(), !c.setup.id.contains("/event-record/"), "{}", c.setup.id);
+            // Every quick call has its runtime twin, as for the other slow calls.
+            let twin = super::super::runtime_twin(c).unwrap_or_else(|| panic!("{} has no runtime twin", c.setup.id));
+            assert!(twin.setup.call.starts_with("cuda"), "{}", twin.setup.call);
         }
         // The words say how long it spins, and each slow call has its own slug.
         assert!(SlowCall::HostFunc.words().contains(&format!("{} ms", HOST_FUNC_SPIN.as_millis())));
