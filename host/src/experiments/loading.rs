@@ -437,6 +437,9 @@ struct Copies<'a> {
     device: DeviceBuffer<'a>,
     start: Event<'a>,
     end: Event<'a>,
+    /// `%globaltimer` stamps of two empty spins, one right before the copies and one right after them in their
+    /// stream: the copies' span on the GPU's clock, which dates their end the way the blocker's stamps date its.
+    stamps: DeviceBuffer<'a>,
     /// One copy's device time, measured alone.
     one_ns: u64,
 }
@@ -445,8 +448,9 @@ impl<'a> Copies<'a> {
     fn new(gpu: &'a Gpu, stream: StreamHandle<'a>) -> anyhow::Result<Copies<'a>> {
         let host = HostBuffer::new(gpu, HostKind::Pinned, COPY_BYTES)?;
         let device = DeviceBuffer::new(gpu, COPY_BYTES)?;
+        let stamps = DeviceBuffer::new(gpu, 32)?;
         let mut copies =
-            Copies { gpu, stream, host, device, start: Event::new(gpu)?, end: Event::new(gpu)?, one_ns: 1 };
+            Copies { gpu, stream, host, device, start: Event::new(gpu)?, end: Event::new(gpu)?, stamps, one_ns: 1 };
         // One copy alone, twice (the first may be slower); the second sizes the traffic.
         for _ in 0..2 {
             copies.launch(1)?;
@@ -461,6 +465,7 @@ impl<'a> Copies<'a> {
         self.gpu.bind()?;
         let t = monotonic_ns();
         self.start.record(self.stream)?;
+        self.gpu.launch_spin_wait_ns(self.stream, 0, self.stamps.ptr)?;
         for _ in 0..count {
             // SAFETY: `host` is pinned memory and `device` device memory, both COPY_BYTES long and owned by `self`,
             // which synchronizes the device before they are freed (`Drop`); `self.stream` is live (its lifetime).
@@ -474,6 +479,7 @@ impl<'a> Copies<'a> {
                 )?
             };
         }
+        self.gpu.launch_spin_wait_ns(self.stream, 0, self.stamps.ptr + 16)?;
         self.end.record(self.stream)?;
         Ok(t)
     }
@@ -504,9 +510,10 @@ impl Background for Copies<'_> {
     fn is_done(&self) -> DriverResult<bool> {
         self.are_done()
     }
-    /// Copies leave no `%globaltimer` stamps: timelines cannot place them on the GPU's clock.
+    /// From the first spin's start to the last one's end on the GPU's clock: the copies between them.
     fn read(&self) -> DriverResult<(u64, Option<[u64; 2]>)> {
-        Ok((self.device_ns()?, None))
+        let s = self.stamps.read_u64s(4)?;
+        Ok((self.device_ns()?, Some([s[0], s[3]])))
     }
     fn start_event(&self) -> Option<&Event<'_>> {
         None
