@@ -24,6 +24,18 @@ pub struct GraphInstantiateParams {
     pub result_out: u32,
 }
 
+impl GraphInstantiateParams {
+    /// Instantiate and upload into `stream` (`CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`), the outputs cleared.
+    pub fn uploading_into(stream: StreamHandle<'_>) -> GraphInstantiateParams {
+        GraphInstantiateParams {
+            flags: CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD,
+            upload_stream: stream.raw(),
+            err_node_out: null_mut(),
+            result_out: 0,
+        }
+    }
+}
+
 /// `cuGraphInstantiateWithParams`, looked up at run time (see `resolve`).
 pub type InstantiateWithParams =
     unsafe extern "C" fn(exec: *mut CUgraphExec, graph: CUgraph, params: *mut GraphInstantiateParams) -> CuResult;
@@ -124,12 +136,7 @@ impl<'g> Graph<'g> {
         stream: StreamHandle<'_>,
     ) -> DriverResult<GraphExec<'g>> {
         let mut raw = null_mut();
-        let mut params = GraphInstantiateParams {
-            flags: CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD,
-            upload_stream: stream.raw(),
-            err_node_out: null_mut(),
-            result_out: 0,
-        };
+        let mut params = GraphInstantiateParams::uploading_into(stream);
         // SAFETY: `f` is the driver's cuGraphInstantiateWithParams (resolved by name, type as its header gives
         // it); `self.raw` is a live graph, `stream` a live stream (its lifetime), both out-pointers valid.
         check(unsafe { f(&mut raw, self.raw, &mut params) }, "cuGraphInstantiateWithParams")?;

@@ -9,7 +9,7 @@
 //! `cudaGraphInstantiateFlagUpload` the driver flag's value, 2), and its result read as a plain `int`.
 
 use super::check_code;
-use crate::graph::{Graph, GraphExec, GraphInstantiateParams, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD};
+use crate::graph::{Graph, GraphExec, GraphInstantiateParams};
 use crate::stream::StreamHandle;
 use crate::DriverResult;
 use cust::sys::{CUgraph, CUgraphExec};
@@ -43,12 +43,7 @@ pub fn instantiate_uploading<'g>(
     stream: StreamHandle<'_>,
 ) -> DriverResult<GraphExec<'g>> {
     let mut raw = null_mut();
-    let mut params = GraphInstantiateParams {
-        flags: CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD,
-        upload_stream: stream.raw(),
-        err_node_out: null_mut(),
-        result_out: 0,
-    };
+    let mut params = GraphInstantiateParams::uploading_into(stream);
     // SAFETY: `f` is the runtime's cudaGraphInstantiateWithParams (resolved by name, typed as its header gives
     // it); `graph` is live (borrowed), `stream` a live stream of the shared context (its lifetime); both
     // out-pointers are valid for the call.
