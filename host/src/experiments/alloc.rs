@@ -111,7 +111,7 @@ impl AllocOp {
                     } else {
                         "release threshold 0, the default"
                     },
-                    if same { "ahead of it in the same stream" } else { "on another, non-blocking stream" }
+                    super::blocker_words(same)
                 ),
             )
         } else {

@@ -14,7 +14,7 @@
 //! graphs a runtime case instantiates or launches in `prepare` are made through the runtime too.
 
 use super::method::{measure, BlockerPlan, Probe};
-use super::{case_record, queue, Case, Op};
+use super::{case_record, queue, Case, Op, Placement};
 use crate::api::Api;
 use crate::driver::graph::{Graph, GraphExec, InstantiateWithParams, Node};
 use crate::driver::{DeviceBuffer, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
@@ -116,37 +116,22 @@ impl GraphOp {
             | GraphCall::LaunchFullQueue => "GR3",
         };
         let expected = Expected::undocumented();
-        let same = self.blocker == BlockerPlacement::Same;
-        let (id, stream, ahead, where_) = if c.has_stream() {
-            (
-                format!("graph/{}/nonblocking/{}", c.slug(), if same { "same" } else { "other" }),
-                Some(StreamKind::NonBlocking),
-                same,
-                if same { "ahead of it in the same stream" } else { "on another, non-blocking stream" }.to_owned(),
-            )
-        } else {
-            (
-                format!("graph/{}/{}", c.slug(), self.blocker_stream.slug()),
-                None,
-                false,
-                format!("on the {} stream", self.blocker_stream.slug()),
-            )
-        };
+        let p = Placement::of(c.has_stream(), self.blocker, self.blocker_stream);
         Case {
             setup: CaseSetup {
-                id,
+                id: format!("graph/{}/{}", c.slug(), p.id_part),
                 family: Family::Graph,
                 call: c.name().into(),
                 rule: rule.into(),
                 expected,
-                stream,
+                stream: p.stream,
                 blocker: self.blocker,
                 blocker_stream: Some(self.blocker_stream),
-                blocker_ahead: ahead,
+                blocker_ahead: p.ahead,
                 host_memory: None,
                 direction: None,
                 bytes: 0,
-                what: format!("{} ({}), with a blocker {where_}", c.words(), c.name()),
+                what: format!("{} ({}), with a blocker {}", c.words(), c.name(), p.words),
                 api: crate::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,

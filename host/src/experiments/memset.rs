@@ -82,7 +82,7 @@ impl MemsetOp {
                     format_size(self.bytes),
                     self.target.slug(),
                     self.stream.slug(),
-                    if same { "ahead of it in the same stream" } else { "on another, non-blocking stream" }
+                    super::blocker_words(same)
                 ),
                 api: crate::api::Api::Driver,
                 peer: None,

@@ -30,7 +30,8 @@ pub mod waiting;
 use crate::api::Api;
 use crate::cli::ApiChoice;
 use crate::driver::HostKind;
-use crate::record::{CaseRecord, CaseSetup, Rep};
+use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Rep};
+use crate::setup::StreamKind;
 use crate::units::parse_size;
 use anyhow::bail;
 
@@ -39,6 +40,49 @@ use anyhow::bail;
 pub struct Case {
     pub setup: CaseSetup,
     pub op: Op,
+}
+
+/// How a case's words say where its blocker runs: ahead of the call in its stream, or on another stream.
+pub fn blocker_words(ahead: bool) -> &'static str {
+    if ahead {
+        "ahead of it in the same stream"
+    } else {
+        "on another, non-blocking stream"
+    }
+}
+
+/// Where the blocker of a case runs, as its id and its words say it, for the families whose calls either take
+/// a non-blocking stream (the blocker in it, or on another one) or take none (the blocker on `blocker_stream`).
+pub struct Placement {
+    /// The call's stream: non-blocking where it takes one.
+    pub stream: Option<StreamKind>,
+    /// Whether the blocker is in the call's stream, ahead of it.
+    pub ahead: bool,
+    /// The id's part for it: `nonblocking/same`, `nonblocking/other`, or the blocker's stream (`legacy`, ...).
+    pub id_part: String,
+    /// "ahead of it in the same stream", "on another, non-blocking stream", "on the legacy stream", ...
+    pub words: String,
+}
+
+impl Placement {
+    pub fn of(has_stream: bool, blocker: BlockerPlacement, blocker_stream: StreamKind) -> Placement {
+        if has_stream {
+            let same = blocker == BlockerPlacement::Same;
+            Placement {
+                stream: Some(StreamKind::NonBlocking),
+                ahead: same,
+                id_part: format!("nonblocking/{}", if same { "same" } else { "other" }),
+                words: blocker_words(same).to_owned(),
+            }
+        } else {
+            Placement {
+                stream: None,
+                ahead: false,
+                id_part: blocker_stream.slug().to_owned(),
+                words: format!("on the {} stream", blocker_stream.slug()),
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -159,10 +159,7 @@ impl MemOpOp {
                 same,
                 "SM1",
                 Expected::undocumented(),
-                format!(
-                    "with a blocker {}",
-                    if same { "ahead of it in the same stream" } else { "on another, non-blocking stream" }
-                ),
+                format!("with a blocker {}", super::blocker_words(same)),
             )
         };
         Case {

@@ -14,7 +14,7 @@
 
 use super::buffers::{Checker, Side};
 use super::method::{measure, BlockerPlan, Probe};
-use super::{case_record, Case, Op};
+use super::{case_record, Case, Op, Placement};
 use crate::classify::Class::*;
 use crate::driver::unified::{self as um, Hints, Place};
 use crate::driver::{sys, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
@@ -98,7 +98,6 @@ pub struct HintOp {
 impl HintOp {
     fn case(self) -> Case {
         let c = self.call;
-        let same = self.blocker == BlockerPlacement::Same;
         let (call, rule, expected) = if c.is_prefetch() {
             // "Asynchronous with respect to the host and all work on other devices": returning at once is the
             // rule, whether or not the prefetch itself had run by then cannot be known at the return.
@@ -106,44 +105,25 @@ impl HintOp {
         } else {
             ("cuMemAdvise", "UM2", Expected::undocumented())
         };
-        let (id, stream, ahead, where_) = if c.is_prefetch() {
-            (
-                format!(
-                    "unified/{}/nonblocking/{}/{}",
-                    c.slug(),
-                    if same { "same" } else { "other" },
-                    format_size(self.bytes)
-                ),
-                Some(StreamKind::NonBlocking),
-                same,
-                if same { "ahead of it in the same stream" } else { "on another, non-blocking stream" }.to_owned(),
-            )
-        } else {
-            (
-                format!("unified/{}/{}/{}", c.slug(), self.blocker_stream.slug(), format_size(self.bytes)),
-                None,
-                false,
-                format!("on the {} stream", self.blocker_stream.slug()),
-            )
-        };
+        let p = Placement::of(c.is_prefetch(), self.blocker, self.blocker_stream);
         Case {
             setup: CaseSetup {
-                id,
+                id: format!("unified/{}/{}/{}", c.slug(), p.id_part, format_size(self.bytes)),
                 family: Family::Unified,
                 call: call.into(),
                 rule: rule.into(),
                 expected,
-                stream,
+                stream: p.stream,
                 blocker: self.blocker,
                 blocker_stream: Some(self.blocker_stream),
-                blocker_ahead: ahead,
+                blocker_ahead: p.ahead,
                 host_memory: Some(if c == HintCall::PrefetchPageableToDevice {
                     HostKind::Pageable
                 } else {
                     HostKind::Managed
                 }),
                 bytes: self.bytes,
-                what: format!("{} ({call}, {}), with a blocker {where_}", c.words(), format_size(self.bytes)),
+                what: format!("{} ({call}, {}), with a blocker {}", c.words(), format_size(self.bytes), p.words),
                 direction: None,
                 api: crate::api::Api::Driver,
                 peer: None,
