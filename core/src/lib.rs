@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod api;
+pub mod attribution;
 pub mod class;
 pub mod classify;
 pub mod clock;

@@ -1,0 +1,369 @@
+//! How long a call held its thread, and by what: the call's host time split into what it waited for.
+//!
+//! A pure function of intervals on one clock, so that any source of them can be fed to it: the lab's own
+//! repetitions (`timing::RepTimes::scene`) and, as well, a trace of another program. The inputs are a
+//! [`Scene`]: the call's host interval; its own GPU work (a transfer, a kernel), where it has some; and the
+//! *holders*, what else was under way while the call ran: earlier work in the call's stream, work on other
+//! streams, another thread's call. [`attribute`] answers with a [`Held`]: the call's time cut into
+//! [`Segment`]s, each with the [`Cause`] that held the thread during it, and the share of the call's own GPU
+//! work during which the thread was held ("held for 99% of its own transfer").
+//!
+//! The rules, in the order they apply:
+//! 1. A holder held the call when it ended inside the call (later than the resolution after its start, no
+//!    later than the resolution after its return) and no later than the call's own work began: once the
+//!    call's own work runs, the call is past waiting for anything else. A holder still running at the return
+//!    did not hold it: the call returned without waiting for it.
+//! 2. The waiting runs from the call's start to the last such end. Another thread's call covers the time it
+//!    overlaps (a thread blocked on another thread waits for nothing else meanwhile: GPU work that ended in
+//!    that time is what *that* call waited for); the rest of the waiting goes, piece by piece, to the holder
+//!    that ended next.
+//! 3. After the waiting, the time the call's own GPU work ran while the thread was still held is `Own`.
+//! 4. What is left is the call's own host-side work (`Call`): the driver's overhead, staging copies made
+//!    before the GPU starts, loading code.
+//!
+//! Every time has an uncertainty, the *resolution* (the clock fit's error plus how late after the return the
+//! state was asked for): ends closer than that to the return cannot be put on either side of it, and own
+//! work shorter than it cannot be said to have held anything. [`Held::held_through_own_work`] says whether the
+//! thread was held through (at least [`HELD_THROUGH`] of) its own work, only where the readings resolve it.
+
+use serde::Serialize;
+
+/// The share of its own GPU work a call must have held the thread for to count as held through it.
+pub const HELD_THROUGH: f64 = 0.9;
+
+/// A stretch of time on one clock, in ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Span {
+    pub start: i64,
+    pub end: i64,
+}
+
+impl Span {
+    pub fn new(start: i64, end: i64) -> Span {
+        Span { start, end }
+    }
+
+    pub fn len(&self) -> i64 {
+        (self.end - self.start).max(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How long the two overlap.
+    pub fn overlap(&self, other: &Span) -> i64 {
+        (self.end.min(other.end) - self.start.max(other.start)).max(0)
+    }
+}
+
+/// What held the thread during part of a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cause {
+    /// Earlier work in the call's own stream.
+    Stream,
+    /// Work on other streams, which the call does not depend on: the device drained.
+    Device,
+    /// Another thread's call.
+    Thread,
+    /// The call's own GPU work (its transfer, its kernel), while the thread waited for it.
+    Own,
+    /// None of those: the call's own host-side work (the driver's overhead, staging, loading).
+    Call,
+}
+
+impl Cause {
+    /// In words, for tables and sentences.
+    pub fn words(self) -> &'static str {
+        match self {
+            Cause::Stream => "its stream",
+            Cause::Device => "other streams",
+            Cause::Thread => "another thread",
+            Cause::Own => "its own work",
+            Cause::Call => "the call itself",
+        }
+    }
+}
+
+/// Something under way while the call ran that may have held it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Holder {
+    /// `Stream`, `Device` or `Thread`: what kind of thing it is, seen from the call.
+    pub cause: Cause,
+    pub span: Span,
+    /// What it is, in words ("the 20 ms blocker kernel", "cuMemAllocHost on thread 2").
+    pub what: String,
+}
+
+/// Everything known around one call, on one clock.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Scene {
+    /// The call's host interval: entered, returned.
+    pub call: Span,
+    /// The call's own GPU work, where it has some. Its start may be a lower bound (see rule 1).
+    pub own: Option<Span>,
+    pub holders: Vec<Holder>,
+    /// How close two times may be and still not be told apart, in ns.
+    pub resolution_ns: i64,
+}
+
+/// One stretch of the call's time and what held the thread during it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Segment {
+    pub cause: Cause,
+    pub span: Span,
+    /// The holder's words, for waiting segments; empty for `Own` and `Call`.
+    pub what: String,
+}
+
+/// A call's time, split by what held the thread.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Held {
+    /// The call's host time.
+    pub total_ns: i64,
+    /// In time order; consecutive pieces of one cause are merged.
+    pub segments: Vec<Segment>,
+    /// The length of the call's own GPU work (`None`: it has none).
+    pub own_work_ns: Option<i64>,
+    /// How long its own GPU work ran while the thread was held.
+    pub own_held_ns: i64,
+    /// When its own work ended, from the return (negative: before it).
+    pub own_end_from_return_ns: Option<i64>,
+    pub resolution_ns: i64,
+}
+
+impl Held {
+    /// The time held by one cause.
+    pub fn ns(&self, cause: Cause) -> i64 {
+        self.segments.iter().filter(|s| s.cause == cause).map(|s| s.span.len()).sum()
+    }
+
+    /// The waiting cause that ended last (what released the call), if it waited for anything.
+    pub fn released_by(&self) -> Option<&Segment> {
+        self.segments.iter().rev().find(|s| matches!(s.cause, Cause::Stream | Cause::Device | Cause::Thread))
+    }
+
+    /// The share of its own GPU work during which the thread was held; `None` where it has none, or where its
+    /// work is too short for the resolution to say.
+    pub fn own_share(&self) -> Option<f64> {
+        let len = self.own_work_ns?;
+        (len > self.resolution_ns).then(|| self.own_held_ns as f64 / len as f64)
+    }
+
+    /// Whether the thread was held through (at least [`HELD_THROUGH`] of) its own GPU work, where the
+    /// readings resolve it: its work lasted longer than the resolution, and the share holds even with its
+    /// end anywhere the resolution leaves it. `None`: no own work, or below resolution.
+    pub fn held_through_own_work(&self) -> Option<bool> {
+        let len = self.own_work_ns?;
+        let res = self.resolution_ns;
+        if len <= res {
+            return None;
+        }
+        let d = self.own_end_from_return_ns?;
+        let held = self.own_held_ns as f64;
+        if d < -res || d > res {
+            // The end lies clearly before or after the return: the share is what it is.
+            return Some(held >= HELD_THROUGH * len as f64);
+        }
+        // The end lies within the resolution of the return: held through only if the share holds with the end
+        // as late as it may be; otherwise the readings cannot say.
+        let worst = held / (len + (res - d).max(0)) as f64;
+        (worst >= HELD_THROUGH).then_some(true)
+    }
+}
+
+/// Splits the call's time by what held the thread (the rules are in the module's doc).
+pub fn attribute(scene: &Scene) -> Held {
+    let call = scene.call;
+    let res = scene.resolution_ns;
+    let own = scene.own.map(|o| Span::new(o.start.max(call.start), o.end.max(call.start)));
+    // Rule 1: the holders that ended inside the call, before its own work began.
+    let own_began = own.map(|o| o.start).filter(|&s| s > call.start + res);
+    let mut held: Vec<&Holder> = scene
+        .holders
+        .iter()
+        .filter(|h| matches!(h.cause, Cause::Stream | Cause::Device | Cause::Thread))
+        .filter(|h| h.span.start < call.end && h.span.end > call.start + res && h.span.end <= call.end + res)
+        .filter(|h| own_began.is_none_or(|s| h.span.end <= s + res))
+        .collect();
+    held.sort_by_key(|h| h.span.end);
+    let wait_end = held.last().map_or(call.start, |h| h.span.end.min(call.end));
+
+    // Rule 2: the waiting, cut at every holder's end; a thread's call covers what it overlaps.
+    let mut segments: Vec<Segment> = Vec::new();
+    let mut push = |cause: Cause, span: Span, what: &str| {
+        if span.is_empty() {
+            return;
+        }
+        match segments.last_mut() {
+            Some(last) if last.cause == cause && last.what == what && last.span.end == span.start => {
+                last.span.end = span.end
+            }
+            _ => segments.push(Segment { cause, span, what: what.to_owned() }),
+        }
+    };
+    let mut cuts: Vec<i64> = held.iter().flat_map(|h| [h.span.start, h.span.end]).collect();
+    cuts.push(call.start);
+    cuts.push(wait_end);
+    cuts.retain(|&t| t >= call.start && t <= wait_end);
+    cuts.sort_unstable();
+    cuts.dedup();
+    for w in cuts.windows(2) {
+        let piece = Span::new(w[0], w[1]);
+        let thread = held.iter().find(|h| h.cause == Cause::Thread && h.span.overlap(&piece) == piece.len());
+        let next = held.iter().find(|h| h.span.end >= piece.end);
+        if let Some(h) = thread.or(next) {
+            push(h.cause, piece, &h.what);
+        }
+    }
+
+    // Rules 3 and 4: the rest of the call, its own work where that ran.
+    let after_wait = Span::new(wait_end, call.end);
+    let own_part = own.map(|o| Span::new(o.start.max(after_wait.start), o.end.min(after_wait.end)));
+    match own_part.filter(|p| !p.is_empty()) {
+        Some(p) => {
+            push(Cause::Call, Span::new(after_wait.start, p.start), "");
+            push(Cause::Own, p, "");
+            push(Cause::Call, Span::new(p.end, after_wait.end), "");
+        }
+        None => push(Cause::Call, after_wait, ""),
+    }
+    let own_held_ns = own.map_or(0, |o| o.overlap(&call));
+    Held {
+        total_ns: call.len(),
+        segments,
+        own_work_ns: own.map(|o| o.len()),
+        own_held_ns,
+        own_end_from_return_ns: own.map(|o| o.end - call.end),
+        resolution_ns: res,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: i64 = 1_000_000;
+    const US: i64 = 1_000;
+
+    fn holder(cause: Cause, start: i64, end: i64, what: &str) -> Holder {
+        Holder { cause, span: Span::new(start, end), what: what.into() }
+    }
+
+    fn scene(call: (i64, i64), own: Option<(i64, i64)>, holders: Vec<Holder>) -> Scene {
+        Scene {
+            call: Span::new(call.0, call.1),
+            own: own.map(|(a, b)| Span::new(a, b)),
+            holders,
+            resolution_ns: 5 * US,
+        }
+    }
+
+    fn causes(h: &Held) -> Vec<(Cause, i64)> {
+        h.segments.iter().map(|s| (s.cause, s.span.len())).collect()
+    }
+
+    #[test]
+    fn a_pageable_copy_that_staged_its_whole_transfer_held_it_through() {
+        // The seed's 10 MB pageable copy: nothing ahead, 1.45 ms of transfer, the call returns 10 µs before
+        // its last chunk lands.
+        let h = attribute(&scene((0, 1_440 * US), Some((5 * US, 1_450 * US)), vec![]));
+        assert_eq!(h.own_held_ns, 1_435 * US);
+        assert!(h.own_share().unwrap() > 0.99);
+        assert_eq!(h.held_through_own_work(), Some(true));
+        assert_eq!(causes(&h), vec![(Cause::Call, 5 * US), (Cause::Own, 1_435 * US)]);
+        assert!(h.released_by().is_none());
+    }
+
+    #[test]
+    fn waiting_for_the_stream_then_returning_before_the_own_work() {
+        // A 20 ms kernel ahead; the call returns 30 µs after it, its 1 ms transfer still running.
+        let h = attribute(&scene(
+            (0, 20_030 * US),
+            Some((20 * MS, 21 * MS)),
+            vec![holder(Cause::Stream, -10 * US, 20 * MS, "the blocker")],
+        ));
+        assert_eq!(causes(&h), vec![(Cause::Stream, 20 * MS), (Cause::Own, 30 * US)]);
+        assert_eq!(h.released_by().unwrap().what, "the blocker");
+        assert_eq!(h.held_through_own_work(), Some(false));
+    }
+
+    #[test]
+    fn a_holder_still_running_at_the_return_did_not_hold_it() {
+        let h = attribute(&scene((0, 7 * US), Some((0, 20 * MS)), vec![holder(Cause::Stream, -5 * US, 20 * MS, "b")]));
+        assert_eq!(causes(&h), vec![(Cause::Own, 7 * US)]);
+        assert!(h.released_by().is_none());
+        assert_eq!(h.held_through_own_work(), Some(false));
+    }
+
+    #[test]
+    fn work_on_another_stream_that_ended_inside_the_call_drained_the_device() {
+        let h = attribute(&scene((0, 20_010 * US), None, vec![holder(Cause::Device, -1 * MS, 20 * MS, "k")]));
+        assert_eq!(causes(&h), vec![(Cause::Device, 20 * MS), (Cause::Call, 10 * US)]);
+        assert_eq!(h.own_share(), None);
+    }
+
+    #[test]
+    fn a_holder_that_ended_after_the_own_work_began_did_not_hold_it() {
+        // A long pageable copy whose transfer began at once; another stream's kernel ends inside it.
+        let h =
+            attribute(&scene((0, 300 * MS), Some((50 * US, 301 * MS)), vec![holder(Cause::Device, -1, 20 * MS, "k")]));
+        assert!(h.released_by().is_none());
+        assert_eq!(h.ns(Cause::Own), 300 * MS - 50 * US);
+    }
+
+    #[test]
+    fn another_thread_covers_the_gpu_work_its_call_waited_for() {
+        // The other thread's module load waited for the blocker (ended at 20 ms), then ended 100 µs later;
+        // the launch returned 50 µs after that.
+        let h = attribute(&scene(
+            (0, 20_150 * US),
+            Some((20_200 * US, 20_203 * US)),
+            vec![
+                holder(Cause::Stream, -30 * US, 20 * MS, "the blocker"),
+                holder(Cause::Thread, -50 * US, 20_100 * US, "cuModuleLoadData"),
+            ],
+        ));
+        assert_eq!(causes(&h), vec![(Cause::Thread, 20_100 * US), (Cause::Call, 50 * US)]);
+        assert_eq!(h.released_by().unwrap().cause, Cause::Thread);
+    }
+
+    #[test]
+    fn waits_are_cut_at_each_holders_end() {
+        let h = attribute(&scene(
+            (0, 30 * MS),
+            None,
+            vec![holder(Cause::Stream, -1, 10 * MS, "a"), holder(Cause::Device, -1, 29 * MS, "b")],
+        ));
+        assert_eq!(causes(&h), vec![(Cause::Stream, 10 * MS), (Cause::Device, 19 * MS), (Cause::Call, MS)]);
+        assert_eq!(h.released_by().unwrap().what, "b");
+    }
+
+    #[test]
+    fn ends_within_the_resolution_of_the_return_decide_nothing_for_short_work() {
+        // 15 µs of own work ending 2 µs before or after the return: not resolved either way.
+        for d in [-2 * US, 2 * US] {
+            let h = attribute(&scene((0, 100 * US), Some((85 * US + d, 100 * US + d)), vec![]));
+            assert_eq!(h.held_through_own_work(), None, "d = {d}");
+        }
+        // The same end 2 µs after the return, but 1 ms of own work: held through whichever side it lies.
+        let h = attribute(&scene((0, 1_100 * US), Some((100 * US, 1_102 * US)), vec![]));
+        assert_eq!(h.held_through_own_work(), Some(true));
+        // Own work shorter than the resolution says nothing.
+        let h = attribute(&scene((0, 10 * US), Some((2 * US, 6 * US)), vec![]));
+        assert_eq!((h.own_share(), h.held_through_own_work()), (None, None));
+    }
+
+    #[test]
+    fn the_segments_add_up_to_the_call() {
+        let h = attribute(&scene(
+            (0, 30 * MS),
+            Some((25 * MS, 40 * MS)),
+            vec![holder(Cause::Stream, -1, 24 * MS, "a"), holder(Cause::Thread, 5 * MS, 12 * MS, "t")],
+        ));
+        assert_eq!(h.segments.iter().map(|s| s.span.len()).sum::<i64>(), h.total_ns);
+        assert_eq!(h.segments.first().unwrap().span.start, 0);
+        assert!(h.segments.windows(2).all(|w| w[0].span.end == w[1].span.start));
+    }
+}
