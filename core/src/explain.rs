@@ -33,7 +33,9 @@ pub fn held_sentence(r: &CaseResult) -> Option<String> {
             Cause::Device => format!("{} waiting for {} on another stream (the device drained)", us(ns), what(cause)),
             Cause::Thread => format!("{} waiting for {}", us(ns), what(cause)),
             Cause::Own => match h.own_share() {
-                Some(share) => format!("{} while its own work ran on the GPU ({:.0}% of that work)", us(ns), share * 100.0),
+                Some(share) => {
+                    format!("{} while its own work ran on the GPU ({:.0}% of that work)", us(ns), share * 100.0)
+                }
                 None => format!("{} while its own work ran on the GPU", us(ns)),
             },
             Cause::Call => format!("{} in the call itself", us(ns)),
@@ -201,6 +203,11 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         Some(Verdict::Undocumented) => {
             text.push_str(&format!(" No current rule ({}) says what to expect {}.", s.rule, s.expected))
         }
+        Some(Verdict::Inconclusive) if class != crate::class::Class::Indeterminate => text.push_str(&format!(
+            " Rule {} predicts {}; whether the call held the thread through its own work is below the \
+             resolution, so the measurement decides nothing to hold against it.",
+            s.rule, s.expected
+        )),
         Some(Verdict::Inconclusive) => text.push_str(&format!(
             " Rule {} predicts {}; the measurement decides nothing to hold against it.",
             s.rule, s.expected

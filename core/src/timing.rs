@@ -211,9 +211,12 @@ impl RepTimes {
         if let Some(reading) = blocker {
             let e = self.blocker_end;
             let estimate = point(e);
+            // Where the GPU's times do not date it, a blocker ahead ended no later than the call's own work
+            // began in its stream (recordings without a clock fit).
+            let own_began = point(self.op_start).filter(|&s| blocker_ahead && s > 0 && s < ret);
             let end = match reading {
                 // Done at the return: it ended no later than the return (within the tolerance).
-                Reading::Before => estimate.map_or(ret, |x| x.min(ret)),
+                Reading::Before => estimate.map_or(own_began.unwrap_or(ret), |x| x.min(ret)),
                 // Still running: it ended after the question was asked.
                 Reading::After => {
                     estimate.unwrap_or(i64::MAX / 2).max(self.blocker_query[0]).max(ret + resolution_ns + 1)
