@@ -252,9 +252,10 @@ impl RepTimes {
                     let latest = event.map_or(q1, |e| e.min(q1)).max(started);
                     (latest, Span::new(started, latest))
                 }
+                // Still running when asked: it ended after the question, and where its end event says.
                 Reading::After => {
                     let e = event?.max(q0);
-                    (e, Span::new(q0, self.op_end.hi.max(q0)))
+                    (e, Span::new(self.op_end.lo.max(q0), self.op_end.hi.max(q0)))
                 }
                 Reading::Unresolved(_) => {
                     let e = event?;
