@@ -230,7 +230,13 @@ impl RepTimes {
             let cause = if blocker_ahead { Cause::Stream } else { Cause::Device };
             holders.push(Holder { cause, span: Span::new(start.min(end), end), what: what.to_owned() });
         }
+        // Another thread's call that was under way when the call started and ended inside it: the call could
+        // submit its own work only once that call had let it go.
+        let mut thread_until = None;
         if let Some(o) = self.other_thread {
+            if o.lo < 0 && o.hi > resolution_ns && o.hi <= ret + resolution_ns {
+                thread_until = Some(o.hi);
+            }
             holders.push(Holder {
                 cause: Cause::Thread,
                 span: Span::new(o.lo, o.hi),
@@ -244,6 +250,7 @@ impl RepTimes {
                 (false, Some(w)) => started.max(w),
                 _ => started,
             };
+            let started = thread_until.map_or(started, |t| started.max(t));
             let event = (self.op_end.hi != i64::MAX).then(|| self.op_end.hi - self.tol);
             let [q0, q1] = self.op_query;
             let (end, bounds) = match reading {

@@ -55,18 +55,23 @@ fn unquote(s: &str) -> String {
 
 /// Why a class changed, in a few words.
 pub(crate) fn reason(old: &str, new: &Decided) -> String {
+    let short_own = new.held_for.contains("below resolution");
+    let h = &new.held_for;
     match (old, new.class.as_str()) {
+        ("indeterminate", _) => format!("the readings now decide it ({h})"),
         ("waited-then-staged", "waited-for-stream") => "renamed: the class names what held the thread".into(),
-        (_, "blocking") => format!("held through its own work ({})", new.held_for),
-        ("blocking", "waited-for-stream") => {
-            format!("its own work's end lies within the resolution of the return ({})", new.held_for)
+        (_, "blocking") => format!("held through its own work ({h})"),
+        (_, "waited-for-stream") if short_own => {
+            format!("waited for its stream; its own work too short for the readings to say more ({h})")
         }
-        (_, "waited-for-thread") => format!("held by another thread's call ({})", new.held_for),
-        (_, "staged") => {
-            format!("the staging probe, now also with nothing ahead, found the data copied ({})", new.held_for)
+        (_, "waited-for-stream") => format!("waited for its stream, with no work of its own ({h})"),
+        (_, "waited-for-thread") => format!("held by another thread's call ({h})"),
+        (_, "staged") => format!("the staging probe, now also with nothing ahead, found the data copied ({h})"),
+        ("blocking", "async") if short_own => {
+            format!("its own work too short for the readings to say it held the thread ({h})")
         }
-        ("indeterminate", _) => format!("the readings now decide it ({})", new.held_for),
-        _ => new.held_for.clone(),
+        (_, "async") => format!("the readings do not place the blocker's end inside the call ({h})"),
+        _ => h.clone(),
     }
 }
 
