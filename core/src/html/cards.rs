@@ -133,6 +133,7 @@ pub(super) fn case_card(
         ("expected", escape(&r.expected.to_string())),
         ("verdict", verdict_badge(r)),
         ("call time", escape(&call_time(r))),
+        ("held for", escape(&r.held_for)),
     ];
     for (k, v) in rows {
         let _ = writeln!(o, "<dt>{k}</dt><dd>{v}</dd>");
@@ -197,16 +198,17 @@ pub(super) fn seed_card(
         }
     }
     timeline_figure(o, &timeline_id, &t);
-    o.push_str("<div>\n<table class=\"steps\">\n<tr><th>step</th><th>call</th><th>class</th><th>expected</th><th>verdict</th></tr>\n");
+    o.push_str("<div>\n<table class=\"steps\">\n<tr><th>step</th><th>call</th><th>class</th><th>held for</th><th>expected</th><th>verdict</th></tr>\n");
     for r in &results {
         let step = r.id.rsplit('/').next().unwrap_or(&r.id);
         let _ = writeln!(
             o,
-            "<tr><td>{}</td><td><code>{}</code> {}</td><td class=\"class\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td><code>{}</code> {}</td><td class=\"class\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(step),
             escape(&r.call),
             escape(&r.host_call_us.map_or(String::new(), |s| axis::duration(s.median * 1e3))),
             escape(&class_word(r)),
+            escape(&r.held_for),
             escape(&r.expected.to_string()),
             verdict_badge(r)
         );

@@ -61,18 +61,19 @@ pub(super) fn machine(o: &mut String, report: &Report, rec: &Recording) {
 /// One line per experiment, linking to its card.
 pub(super) fn overview(o: &mut String, report: &Report, case_ids: &[String]) {
     o.push_str("<h3>All experiments</h3>\n<table class=\"overview\">\n");
-    o.push_str("<tr><th>experiment</th><th>rule</th><th>class</th><th>expected</th><th>verdict</th><th>call time: median [min – max]</th></tr>\n");
+    o.push_str("<tr><th>experiment</th><th>rule</th><th>class</th><th>expected</th><th>verdict</th><th>call time: median [min – max]</th><th>held for</th></tr>\n");
     for (r, id) in report.results.iter().zip(case_ids) {
         let _ = writeln!(
             o,
-            "<tr><td><a href=\"#{}\"><code>{}</code></a></td><td>{}</td><td class=\"class\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td><a href=\"#{}\"><code>{}</code></a></td><td>{}</td><td class=\"class\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(id),
             escape(&r.id),
             escape(&r.rule),
             escape(&class_word(r)),
             escape(&r.expected.to_string()),
             verdict_badge(r),
-            escape(&call_time(r))
+            escape(&call_time(r)),
+            escape(&r.held_for)
         );
     }
     o.push_str("</table>\n");
