@@ -94,6 +94,11 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         text.push_str(&match (r.waited_for_prior_work, s.blocker_ahead) {
             (None, _) if s.family == Family::Seed => ", with nothing unfinished ahead of it in the stream".to_owned(),
             (None, _) => String::new(),
+            // Done by the return, but not measurably waited for: it ended within the resolution of the call's start.
+            (Some(true), _) if r.median_held().is_some_and(|h| h.released_by().is_none()) => format!(
+                ", after {blocker} had finished, but it ended within the resolution of the call's start: nothing \
+                 measurable held the call for it"
+            ),
             (Some(true), true) if s.family == Family::Seed => format!(", after {blocker} had finished: it waited for it"),
             (Some(true), true) => format!(", after {blocker} ahead of it had finished: it waited for the work ahead"),
             (Some(true), false) if on_dst_gpu => format!(
