@@ -299,7 +299,7 @@ mod tests {
 
     #[test]
     fn work_on_another_stream_that_ended_inside_the_call_drained_the_device() {
-        let h = attribute(&scene((0, 20_010 * US), None, vec![holder(Cause::Device, -1 * MS, 20 * MS, "k")]));
+        let h = attribute(&scene((0, 20_010 * US), None, vec![holder(Cause::Device, -MS, 20 * MS, "k")]));
         assert_eq!(causes(&h), vec![(Cause::Device, 20 * MS), (Cause::Call, 10 * US)]);
         assert_eq!(h.own_share(), None);
     }
