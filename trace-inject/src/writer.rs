@@ -1,0 +1,73 @@
+//! The trace file of this process: `<folder>/<pid>.jsonl`, the folder named by [`OUT_DIR_VAR`]. Lines go
+//! through one buffered writer behind a lock; the buffer is written out when full, after each batch of GPU
+//! records and at exit, so memory stays bounded however long the program runs, and a program that crashes
+//! loses at most the buffer's last [`BUFFER_BYTES`].
+
+use async_lab_core::trace::format::{header, Line};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::sync::Mutex;
+
+/// Names the folder the trace files go to; set by `async-lab trace`.
+pub const OUT_DIR_VAR: &str = "ASYNC_LAB_TRACE_DIR";
+
+/// The writer's buffer.
+const BUFFER_BYTES: usize = 64 * 1024;
+
+static OUT: Mutex<Option<BufWriter<File>>> = Mutex::new(None);
+
+/// Opens this process's trace file; `false` (and no tracing) where the variable is unset or the file cannot
+/// be made.
+pub fn open() -> bool {
+    let Some(dir) = std::env::var_os(OUT_DIR_VAR) else { return false };
+    let path = std::path::Path::new(&dir).join(format!("{}.jsonl", std::process::id()));
+    let Ok(file) = File::create(&path) else { return false };
+    *lock() = Some(BufWriter::with_capacity(BUFFER_BYTES, file));
+    true
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Option<BufWriter<File>>> {
+    // A thread that panicked while writing left at worst a half line, which the reader drops.
+    OUT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The header: this process, its command line, CUPTI's version.
+pub fn write_header(cupti_version: Option<u32>) {
+    let program: Vec<String> = std::fs::read("/proc/self/cmdline")
+        .map(|b| {
+            b.split(|&c| c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
+        })
+        .unwrap_or_default();
+    // The program's file name only: where it was on the measuring machine says nothing about the trace.
+    let program = program
+        .iter()
+        .enumerate()
+        .map(|(i, a)| if i == 0 { a.rsplit('/').next().unwrap_or(a).to_owned() } else { a.clone() })
+        .collect();
+    write(&header(std::process::id(), program, cupti_version));
+}
+
+/// Appends one line.
+pub fn write(line: &Line) {
+    write_all(std::iter::once(line));
+}
+
+/// Appends lines under one lock.
+pub fn write_all<'a>(lines: impl Iterator<Item = &'a Line>) {
+    let mut guard = lock();
+    if let Some(out) = guard.as_mut() {
+        for line in lines {
+            // A full disk or a closed file: the trace ends there, the program goes on.
+            if serde_json::to_writer(&mut *out, line).is_ok() {
+                let _ = out.write_all(b"\n");
+            }
+        }
+    }
+}
+
+/// Writes the buffer out to the file.
+pub fn flush() {
+    if let Some(out) = lock().as_mut() {
+        let _ = out.flush();
+    }
+}
