@@ -216,7 +216,9 @@ fn compare_without_a_reference_needs_both_apis_in_the_recording() {
 #[test]
 fn stability_lists_what_changed_class_between_runs_and_needs_two() {
     let run = |k: u32| {
-        project_root().join(format!("recordings/async-lab-default-h200-driver580.159.04-2026-12-02-run{k}.json"))
+        project_root().join(format!(
+            "recordings/async-lab-default-both-apis-h200-driver580.159.04-2026-12-03-d05adb6-run{k}.json"
+        ))
     };
     let (a, b) = (run(2), run(3));
     let o = run_with_stub(&["stability", a.to_str().unwrap(), b.to_str().unwrap()]);

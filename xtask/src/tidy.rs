@@ -132,3 +132,86 @@ fn the_core_modules_import_each_other_without_cycles() {
         cycles.join("\n")
     );
 }
+
+/// Words that speak of how the work on the project was organised (work periods, machines handed out for a
+/// while, the kind names of the environment that handed them out) rather than of the project. Matched
+/// case-insensitively as whole words; digits may follow (`session6`), letters may not (`sessional`).
+const WORK_ORGANISATION_WORDS: &[&str] =
+    &["session", "sessions", "lease", "leases", "leased", "lent", "loan", "loans", "nvidia-h200", "budget_left"];
+
+/// This file names the words to find them: it is the one file not scanned.
+const WORDS_LISTED_IN: &str = "xtask/src/tidy.rs";
+
+/// Where in `text` one of `WORK_ORGANISATION_WORDS` stands as a word.
+fn work_organisation_word(text: &str) -> Option<&'static str> {
+    let lower = text.to_ascii_lowercase();
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    WORK_ORGANISATION_WORDS.iter().copied().find(|word| {
+        lower.match_indices(word).any(|(at, _)| {
+            let starts = !lower[..at].ends_with(is_word);
+            let ends = !lower[at + word.len()..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+            starts && ends
+        })
+    })
+}
+
+/// A raw output of a GPU run (a recording, or the console output beside it): kept as the run wrote it, so its
+/// name is checked and its content is not. A recording's `args` name the file as it was first written, which
+/// may carry an old label.
+fn raw_output(path: &str) -> bool {
+    let Some(name) = path.strip_prefix("recordings/") else { return false };
+    (name.starts_with("async-lab-") && name.ends_with(".json"))
+        || (name.starts_with("device-log-") && name.ends_with(".txt"))
+}
+
+/// No tracked file, by name or by a line of its text, speaks of how the work was organised instead of what the
+/// project is (`WORK_ORGANISATION_WORDS`): recordings and docs say which card, driver, preset, commit and date.
+#[test]
+fn no_tracked_file_speaks_of_how_the_work_was_organised() {
+    let out = std::process::Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(project_root())
+        .output()
+        .expect("running `git ls-files` (this check reads the tracked files)");
+    assert!(out.status.success(), "git ls-files failed: {}", String::from_utf8_lossy(&out.stderr));
+    let listing = String::from_utf8(out.stdout).expect("tracked file names are UTF-8");
+    let mut hits = Vec::new();
+    let mut scanned = 0;
+    for path in listing.split('\0').filter(|p| !p.is_empty() && *p != WORDS_LISTED_IN) {
+        if let Some(word) = work_organisation_word(path) {
+            hits.push(format!("{path}: its name has `{word}`"));
+        }
+        if raw_output(path) {
+            continue;
+        }
+        // A file deleted in the working tree but not yet from the index has nothing to read.
+        let Ok(bytes) = fs::read(project_root().join(path)) else { continue };
+        // Binary files (images) have no lines to read.
+        let Ok(text) = String::from_utf8(bytes) else { continue };
+        if text.contains('\0') {
+            continue;
+        }
+        scanned += 1;
+        for (i, line) in text.lines().enumerate() {
+            if let Some(word) = work_organisation_word(line) {
+                hits.push(format!("{path}:{}: `{word}`: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(scanned > 100, "only {scanned} tracked text files were read");
+    assert!(
+        hits.is_empty(),
+        "say what the project is (card, driver, preset, commit, date, run), not how the work was organised:\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn work_organisation_words_are_found_as_words_only() {
+    assert_eq!(work_organisation_word("device-log-x-2026-12-03-session6-main.txt"), Some("session"));
+    assert_eq!(work_organisation_word("On a later Lease of the card"), Some("lease"));
+    assert_eq!(work_organisation_word("only `nvidia-h200` was listed"), Some("nvidia-h200"));
+    for clean in ["a silent lentil", "sessional", "released, unleashed", "equivalent", "NVIDIA H200"] {
+        assert_eq!(work_organisation_word(clean), None, "{clean}");
+    }
+}
