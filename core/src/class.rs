@@ -1,17 +1,21 @@
 //! The class vocabulary: the one word each call gets, used in every output. Plain data at the bottom of the
-//! core's layers (`docs/crates.md`): `rules` predicts classes, `classify` decides them, the report and every
-//! view print them.
+//! core's layers (`docs/crates.md`): `rules` predicts classes, `classify` decides them from what held the
+//! thread (`attribution`), the report and every view print them.
 //!
-//! - `async`: returned while the work ahead of it was still running, without waiting for it, and before its
-//!   own work ran.
-//! - `staged`: like `async`, but the call had already copied its data away: changing the source buffer after
-//!   the call returned did not change what arrived (the driver staged it).
-//! - `waited-then-staged`: waited for the work ahead of it in its stream, then returned before its own work
-//!   finished.
-//! - `blocking`: returned only after its own work had finished.
-//! - `device-sync`: waited for work it does not depend on (a blocker on another stream): the device drained.
-//! - `indeterminate`: the readings do not decide it: the stream query and the GPU's clock disagree, or the
-//!   "done" answer came too long after the return (see `timing`). Said rather than guessed.
+//! A class names what held the calling thread, and says no more than the readings resolve:
+//! - `async`: nothing held it: it returned without waiting for earlier work or another thread, and before most
+//!   of its own work ran (or its own work was too short for the readings to tell).
+//! - `staged`: like `async`, and the call had copied its data away before returning: changing the source
+//!   right after the return did not change what arrived (the driver staged it).
+//! - `waited-for-stream`: held until the work ahead of it in its own stream had finished; then it returned
+//!   before most of its own work ran, or its own work was too short for the readings to tell.
+//! - `waited-for-thread`: held until another thread's call ended.
+//! - `blocking`: held through its own work (at least 90% of its transfer or kernel), after any waiting.
+//! - `device-sync`: held until work on other streams, which it does not depend on, had finished: the device
+//!   drained.
+//! - `indeterminate`: the readings contradict each other (the stream query and the GPU's clock disagree), or
+//!   whether the call waited for the work ahead was asked too long after the return (see `timing`). Said
+//!   rather than guessed.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -21,17 +25,21 @@ use std::fmt;
 pub enum Class {
     Async,
     Staged,
-    WaitedThenStaged,
+    /// Named `waited-then-staged` before the classes named what held the thread.
+    #[serde(alias = "waited-then-staged")]
+    WaitedForStream,
+    WaitedForThread,
     Blocking,
     DeviceSync,
     Indeterminate,
 }
 
 impl Class {
-    pub const ALL: [Class; 6] = [
+    pub const ALL: [Class; 7] = [
         Class::Async,
         Class::Staged,
-        Class::WaitedThenStaged,
+        Class::WaitedForStream,
+        Class::WaitedForThread,
         Class::Blocking,
         Class::DeviceSync,
         Class::Indeterminate,
@@ -41,16 +49,26 @@ impl Class {
         match self {
             Class::Async => "async",
             Class::Staged => "staged",
-            Class::WaitedThenStaged => "waited-then-staged",
+            Class::WaitedForStream => "waited-for-stream",
+            Class::WaitedForThread => "waited-for-thread",
             Class::Blocking => "blocking",
             Class::DeviceSync => "device-sync",
             Class::Indeterminate => "indeterminate",
         }
     }
 
-    /// Whether the host thread got control back before the call's own work was done.
-    pub fn returns_early(self) -> bool {
-        matches!(self, Class::Async | Class::Staged | Class::WaitedThenStaged)
+    /// Whether nothing held the host thread (it got control back at once).
+    pub fn returns_at_once(self) -> bool {
+        matches!(self, Class::Async | Class::Staged)
+    }
+
+    /// The class a word of an earlier vocabulary stands for, where it was renamed (the C++ reference's
+    /// output, and this tool's before the classes named what held the thread).
+    pub fn from_legacy_word(word: &str) -> Option<Class> {
+        match word {
+            "waited-then-staged" => Some(Class::WaitedForStream),
+            w => Class::ALL.into_iter().find(|c| c.as_str() == w),
+        }
     }
 }
 

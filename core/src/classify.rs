@@ -2,47 +2,72 @@
 //!
 //! The classes and what each means are `class::Class` (re-exported here as `classify::Class`).
 //!
-//! Each signal is a [`Reading`] of when an end fell relative to the return, put together from the queries
-//! right after it, the GPU's own times and causality (`timing::RepTimes`). Only the signals decide; the
-//! documented expectation plays no part here (see `rules` and `verdict`).
+//! A repetition's readings (`timing::RepTimes`: the queries right after the return, the GPU's own times,
+//! causality) become a scene of intervals, `attribution` splits the call's time by what held the thread,
+//! and [`class_of_held`] names the result: what held the thread, no more than the readings resolve. The
+//! staging probe and readings that contradict each other are the lab's own additions ([`decide`]). Only the
+//! signals decide; the documented expectation plays no part here (see `rules` and `verdict`).
 
+use crate::attribution::{attribute, Cause, Held};
 pub use crate::class::Class;
 use crate::clock::ClockFit;
 use crate::record::Rep;
-use crate::timing::{Reading, RepTimes};
+use crate::timing::{Reading, RepTimes, Unresolved};
 
-/// The class of one repetition. `blocker_ahead` says whether the blocker was ordered before the call (same
-/// stream, or the legacy stream's implicit ordering): waiting for a blocker that was *not* ahead means the
-/// call drained the device. `fit` places the GPU's times on the host clock (`None`: queries and causality only).
-pub fn classify_rep(rep: &Rep, blocker_ahead: bool, fit: Option<&ClockFit>) -> Class {
-    let t = RepTimes::of(rep, fit);
-    classify_readings(t.blocker(rep), t.op(rep), rep.data_captured_at_return, blocker_ahead)
+/// The class of a call's attribution: held through its own work (`blocking`), else by what released it
+/// (the device, another thread, its stream), else `async`. A device-wide wait comes first: it is what a
+/// learner needs to know even when the call then also held its own work.
+pub fn class_of_held(held: &Held) -> Class {
+    let released = held.released_by().map(|s| s.cause);
+    if released == Some(Cause::Device) {
+        return Class::DeviceSync;
+    }
+    if held.held_through_own_work() == Some(true) {
+        return Class::Blocking;
+    }
+    match released {
+        Some(Cause::Thread) => Class::WaitedForThread,
+        Some(Cause::Stream) => Class::WaitedForStream,
+        _ => Class::Async,
+    }
 }
 
-/// The class from the two readings (`None`: no blocker, or no device work) and the staging probe.
-pub fn classify_readings(
-    blocker: Option<Reading>,
-    op: Option<Reading>,
-    captured: Option<bool>,
-    blocker_ahead: bool,
-) -> Class {
-    use Reading::{After, Before, Unresolved};
-    match blocker {
-        Some(Unresolved(_)) => Class::Indeterminate,
-        Some(Before) if !blocker_ahead => Class::DeviceSync,
-        Some(Before) => match op {
-            Some(After) => Class::WaitedThenStaged,
-            Some(Unresolved(_)) => Class::Indeterminate,
-            Some(Before) | None => Class::Blocking,
-        },
-        // The blocker was still running (or there was none): the call did not wait for it.
-        Some(After) | None => match (op, captured) {
-            (Some(Before), _) => Class::Blocking,
-            (Some(Unresolved(_)), _) => Class::Indeterminate,
-            (_, Some(true)) => Class::Staged,
-            _ => Class::Async,
-        },
+/// One repetition decided: its class and the attribution it rests on. `blocker_ahead` says whether the
+/// blocker was ordered before the call (same stream, or the legacy stream's implicit ordering): waiting for
+/// a blocker that was *not* ahead means the call drained the device. `what` names the blocker in words.
+pub fn decide(times: &RepTimes, rep: &Rep, blocker_ahead: bool, what: &str) -> (Class, Held) {
+    let (mut blocker, op) = (times.blocker(rep), times.op(rep));
+    if matches!(blocker, Some(Reading::Unresolved(Unresolved::LateAnswer))) {
+        // Stream order: work behind the blocker that had finished at the return means the blocker had too,
+        // however late its own event was asked about. And a "done" asked within the repetition's resolution of
+        // the return is as good as at the return: nothing finer is claimed anywhere else.
+        let asked_in_time = times.blocker_query[0] <= times.ret + times.resolution(rep);
+        if (blocker_ahead && op == Some(Reading::Before)) || asked_in_time {
+            blocker = Some(Reading::Before);
+        }
     }
+    let held = attribute(&times.scene(rep, blocker_ahead, blocker, op, what));
+    (class_of(blocker, op, rep.data_captured_at_return, &held), held)
+}
+
+/// The class from the readings and the attribution made of them. Indeterminate where the readings truly
+/// contradict each other, or where whether the call waited for the blocker cannot be told; a late answer
+/// about the call's own work matters only through the attribution (its own work's end is then bounded by
+/// the GPU's times alone).
+pub fn class_of(blocker: Option<Reading>, op: Option<Reading>, captured: Option<bool>, held: &Held) -> Class {
+    if matches!(blocker, Some(Reading::Unresolved(_))) || op == Some(Reading::Unresolved(Unresolved::Contradiction)) {
+        return Class::Indeterminate;
+    }
+    match class_of_held(held) {
+        Class::Async if captured == Some(true) => Class::Staged,
+        c => c,
+    }
+}
+
+/// The class of one repetition (see [`decide`]); `fit` places the GPU's times on the host clock (`None`:
+/// queries and causality only).
+pub fn classify_rep(rep: &Rep, blocker_ahead: bool, fit: Option<&ClockFit>) -> Class {
+    decide(&RepTimes::of(rep, fit), rep, blocker_ahead, "the blocker").0
 }
 
 /// The most frequent class over the repetitions the readings decided, with the fraction of all repetitions
@@ -66,86 +91,110 @@ pub fn majority(classes: &[Class]) -> Option<(Class, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::{ClockFit, ClockOffset};
 
-    fn rep(blocker: Option<bool>, op: Option<bool>, captured: Option<bool>) -> Rep {
-        Rep {
-            blocker_done_at_return: blocker,
-            op_done_at_return: op,
-            data_captured_at_return: captured,
-            ..Rep::default()
-        }
-    }
-
-    #[test]
-    fn each_class_from_its_signals() {
-        assert_eq!(classify_rep(&rep(Some(false), Some(false), None), true, None), Class::Async);
-        assert_eq!(classify_rep(&rep(Some(false), Some(false), Some(false)), true, None), Class::Async);
-        assert_eq!(classify_rep(&rep(Some(false), Some(false), Some(true)), true, None), Class::Staged);
-        assert_eq!(classify_rep(&rep(Some(true), Some(false), None), true, None), Class::WaitedThenStaged);
-        assert_eq!(classify_rep(&rep(Some(true), Some(true), None), true, None), Class::Blocking);
-        assert_eq!(classify_rep(&rep(Some(true), Some(true), None), false, None), Class::DeviceSync);
-        assert_eq!(classify_rep(&rep(Some(true), None, None), false, None), Class::DeviceSync);
-    }
-
-    #[test]
-    fn a_call_without_device_work_that_did_not_wait_is_async() {
-        assert_eq!(classify_rep(&rep(Some(false), None, None), false, None), Class::Async);
-    }
-
-    #[test]
-    fn finishing_its_own_work_without_waiting_is_blocking() {
-        // e.g. a host-to-host copy next to a blocker on another stream.
-        assert_eq!(classify_rep(&rep(Some(false), Some(true), None), false, None), Class::Blocking);
-        assert_eq!(classify_rep(&rep(None, Some(true), None), false, None), Class::Blocking);
-    }
-
-    #[test]
-    fn an_unresolved_reading_makes_the_repetition_indeterminate() {
-        use crate::timing::Unresolved::{Contradiction, LateAnswer};
-        use Reading::*;
-        let c = |b, o| classify_readings(b, o, None, true);
-        assert_eq!(c(Some(Unresolved(Contradiction)), Some(Before)), Class::Indeterminate);
-        assert_eq!(c(Some(Before), Some(Unresolved(LateAnswer))), Class::Indeterminate);
-        assert_eq!(c(Some(After), Some(Unresolved(LateAnswer))), Class::Indeterminate);
-        // An unresolved reading of the call's own work does not matter once the call drained the device.
-        assert_eq!(classify_readings(Some(Before), Some(Unresolved(LateAnswer)), None, false), Class::DeviceSync);
-    }
-
-    #[test]
-    fn a_late_done_answer_is_indeterminate_unless_the_gpu_dates_the_end() {
-        // Blocker ahead and done; the call's stream answered "done" 6 µs after the return: with a 4 µs clock
-        // tolerance that says nothing about the return.
-        use crate::clock::{ClockFit, ClockOffset};
-        let fit = ClockFit::constant(&ClockOffset {
+    /// A clock fit with no offset and a 4 µs uncertainty: GPU times are host times.
+    fn fit() -> ClockFit {
+        ClockFit::constant(&ClockOffset {
             gpu_minus_host_ns: 0,
             uncertainty_ns: 4_000,
             samples: 1,
             at_host_ns: Some(0),
-        });
-        let late = Rep {
-            host_call_ns: 20_010_000,
-            blocker_done_at_return: Some(true),
-            op_done_at_return: Some(true),
-            op_query_ns: Some([20_015_000, 20_016_000]),
-            blocker_query_ns: Some([20_010_200, 20_010_500]),
+        })
+    }
+
+    /// A repetition whose call starts at host time 1 s, behind a 20 ms blocker launched 10 µs before, with
+    /// its queries asked 1 µs after the return; `ret_us` and the own work's end (from the call's start) in µs.
+    fn rep(ret_us: u64, blocker_done: bool, own: Option<(i64, i64, bool)>) -> Rep {
+        let start = 1_000_000_000u64;
+        let launch = start - 10_000;
+        let g0 = launch + 5_000;
+        let ret = ret_us * 1_000;
+        Rep {
+            host_call_ns: ret,
+            host_call_start_ns: start,
+            host_blocker_launch_ns: Some(launch),
+            blocker_gpu_ns: Some([g0, g0 + 20_000_000]),
+            blocker_device_ns: Some(20_000_000),
+            blocker_done_at_return: Some(blocker_done),
+            blocker_query_ns: Some([ret + 2_000, ret + 2_500]),
+            op_done_at_return: own.map(|o| o.2),
+            op_query_ns: own.map(|_| [ret + 1_000, ret + 1_500]),
+            // Own work placed from the blocker's start event (which is at g0).
+            op_gpu_ns_from_blocker: own.map(|(a, b, _)| {
+                let from = |us: i64| us * 1_000 + start as i64 - g0 as i64;
+                [from(a), from(b)]
+            }),
             ..Rep::default()
+        }
+    }
+
+    fn class(r: &Rep, ahead: bool) -> Class {
+        classify_rep(r, ahead, Some(&fit()))
+    }
+
+    #[test]
+    fn each_class_from_what_held_the_thread() {
+        // Returned in 7 µs, the blocker still running, its 1 ms copy not started: async.
+        assert_eq!(class(&rep(7, false, Some((19_995, 20_995, false))), true), Class::Async);
+        // The same, and the probe found the data staged.
+        let staged = Rep { data_captured_at_return: Some(true), ..rep(7, false, Some((19_995, 20_995, false))) };
+        assert_eq!(class(&staged, true), Class::Staged);
+        // Returned 20 µs after the blocker ahead ended, its 1 ms copy still running: waited for its stream.
+        assert_eq!(class(&rep(20_015, true, Some((19_995, 20_995, false))), true), Class::WaitedForStream);
+        // Held through its 1 ms copy after the blocker: blocking.
+        assert_eq!(class(&rep(21_000, true, Some((19_995, 20_995, true))), true), Class::Blocking);
+        // Waited for a blocker on another stream: device-sync, with or without work of its own.
+        assert_eq!(class(&rep(20_015, true, None), false), Class::DeviceSync);
+        assert_eq!(class(&rep(20_040, true, Some((0, 20_030, true))), false), Class::DeviceSync);
+    }
+
+    #[test]
+    fn a_call_held_through_its_own_transfer_with_nothing_ahead_is_blocking_not_async() {
+        // The seed's pageable copy: 1.44 ms call, its 1.45 ms transfer still finishing at the return.
+        let r = Rep { blocker_done_at_return: None, ..rep(1_440, false, Some((5, 1_450, false))) };
+        assert_eq!(class(&r, true), Class::Blocking);
+    }
+
+    #[test]
+    fn a_short_copy_behind_the_blocker_is_waited_for_stream_whichever_side_its_end_falls() {
+        // 64 KiB: the copy's 5 µs of transfer ends just before or just after the 20 µs-late return.
+        for (end, done) in [(20_010, true), (20_016, false)] {
+            let r = rep(20_013, true, Some((19_995, end, done)));
+            assert_eq!(class(&r, true), Class::WaitedForStream, "end {end}");
+        }
+    }
+
+    #[test]
+    fn waiting_for_another_threads_call() {
+        // The blocker ahead ended at 20 ms, inside the other thread's call; the launch returned when that call ended.
+        let mut r = rep(90_000, true, Some((89_995, 90_001, false)));
+        r.metrics.insert("other_start_ns".into(), (1_000_000_000u64 - 50_000) as f64);
+        r.metrics.insert("other_end_ns".into(), (1_000_000_000u64 + 89_990_000) as f64);
+        let (c, h) = decide(&RepTimes::of(&r, Some(&fit())), &r, true, "b");
+        assert_eq!(c, Class::WaitedForThread, "{h:#?}");
+    }
+
+    #[test]
+    fn contradicting_readings_are_indeterminate_and_a_late_answer_about_own_work_is_not() {
+        // "Not done" asked 1 µs after the return, but the GPU's clock put the blocker's end 5 ms earlier.
+        let r = Rep {
+            host_call_ns: 25_000_000,
+            blocker_query_ns: Some([25_001_000, 25_001_500]),
+            ..rep(25_000, false, None)
         };
-        assert_eq!(classify_rep(&late, true, Some(&fit)), Class::Indeterminate);
-        // Just inside the tolerance: done at the return.
-        let in_time = Rep { op_query_ns: Some([20_013_000, 20_014_000]), ..late.clone() };
-        assert_eq!(classify_rep(&in_time, true, Some(&fit)), Class::Blocking);
-        // Late, but the GPU's times put the work's end event (20.002 ms after the blocker's start event, which
-        // came before the kernel's first clock reading at 1 µs) within the tolerance of the return.
-        let dated = Rep {
-            host_blocker_launch_ns: Some(0),
-            blocker_gpu_ns: Some([1_000, 20_001_000]),
-            blocker_device_ns: Some(20_000_500),
-            op_gpu_ns_from_blocker: Some([20_001_000, 20_002_000]),
-            ..late.clone()
-        };
-        assert_eq!(classify_rep(&dated, true, Some(&fit)), Class::Blocking);
-        // Without the clock fit the end event has no upper bound: the late answer stays undecided.
-        assert_eq!(classify_rep(&dated, true, None), Class::Indeterminate);
+        assert_eq!(class(&r, true), Class::Indeterminate);
+        // Own work "done", asked 50 µs after the return: the GPU's times still date its end (4 KiB, 3 µs).
+        let mut late = rep(20_020, true, Some((19_995, 20_010, true)));
+        late.op_query_ns = Some([20_070_000, 20_071_000]);
+        assert_eq!(class(&late, true), Class::WaitedForStream);
+    }
+
+    #[test]
+    fn without_a_clock_fit_the_queries_and_causality_still_decide_the_waits() {
+        let r = rep(20_015, true, Some((19_995, 20_995, false)));
+        assert_eq!(classify_rep(&r, true, None), Class::WaitedForStream);
+        assert_eq!(classify_rep(&rep(7, false, None), true, None), Class::Async);
     }
 
     #[test]
@@ -155,7 +204,7 @@ mod tests {
         assert_eq!(majority(&[Async, Blocking]).unwrap().0, Blocking);
         assert_eq!(majority(&[]), None);
         // One noisy repetition out of five does not change the class.
-        assert_eq!(majority(&[Staged, Staged, WaitedThenStaged, Staged, Staged]).unwrap().0, Staged);
+        assert_eq!(majority(&[Staged, Staged, WaitedForStream, Staged, Staged]).unwrap().0, Staged);
         // Undecided repetitions are left out of the vote, unless they are most of them.
         assert_eq!(majority(&[Indeterminate, Indeterminate, Async]), Some((Indeterminate, 2.0 / 3.0)));
         assert_eq!(majority(&[Indeterminate, Async, Async, Blocking]), Some((Async, 0.5)));

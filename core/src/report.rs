@@ -4,7 +4,8 @@
 //! The layering (`docs/crates.md`): a result is plain data (`result::CaseResult`, re-exported here); the
 //! report fills it and asks `explain` for its words. `explain` reads results and never calls the report.
 
-use crate::classify::{classify_readings, majority, Class};
+use crate::attribution::Held;
+use crate::classify::{decide, majority, Class};
 use crate::clock::ClockFit;
 use crate::machine::MachineInfo;
 use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Recording, Rep, SCHEMA_VERSION};
@@ -112,17 +113,17 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
         reps.iter().zip(&times).map(move |(r, t)| f(t, r)).collect::<Vec<_>>()
     };
     let (blocker_readings, op_readings) = (readings(RepTimes::blocker), readings(RepTimes::op));
-    // The same readings give each repetition's class (`classify_rep` would derive them again).
-    let classes: Vec<Class> = reps
-        .iter()
-        .zip(blocker_readings.iter().zip(&op_readings))
-        .map(|(r, (&b, &o))| classify_readings(b, o, r.data_captured_at_return, s.blocker_ahead))
-        .collect();
+    // Each repetition's class and the attribution it rests on (what held the thread, and for how long).
+    let blocker_words = if s.family == Family::Seed { "the work ahead" } else { "the blocker" };
+    let (classes, held): (Vec<Class>, Vec<Held>) =
+        reps.iter().zip(&times).map(|(r, t)| decide(t, r, s.blocker_ahead, blocker_words)).unzip();
     let mut unresolved: Vec<String> = blocker_readings
         .iter()
         .chain(&op_readings)
-        .filter_map(|r| match r {
-            Some(Reading::Unresolved(u)) => Some(u.as_str().to_string()),
+        .zip(classes.iter().chain(&classes))
+        .filter_map(|(r, &c)| match r {
+            // Only what left a repetition undecided.
+            Some(Reading::Unresolved(u)) if c == Class::Indeterminate => Some(u.as_str().to_string()),
             _ => None,
         })
         .collect();
@@ -164,6 +165,9 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
         verdict: class.map(|c| verdict(&s.expected, c, wait_style)),
         classes,
         agreement,
+        held_for: crate::stats::median_index(reps, |r| r.host_call_ns).map_or(String::new(), |i| held[i].summary()),
+        resolution_us: median_of(held.iter().map(|h| h.resolution_ns as f64 / 1e3)),
+        held,
         host_call_us,
         host_cpu_us,
         waited_for_prior_work: before(&blocker_readings),

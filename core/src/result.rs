@@ -28,6 +28,13 @@ pub struct CaseResult {
     pub classes: Vec<Class>,
     /// Fraction of repetitions that agree with `class`.
     pub agreement: f64,
+    /// What held the thread in the repetition whose call time is the median, in a few words ("20.0 ms for
+    /// its stream · own work 3%"); empty without repetitions.
+    pub held_for: String,
+    /// Each repetition's attribution: the call's time split by what held the thread (`attribution`).
+    pub held: Vec<crate::attribution::Held>,
+    /// The median resolution of the repetitions (clock fit and query latency), in µs.
+    pub resolution_us: Option<f64>,
     pub host_call_us: Option<Spread>,
     /// Median CPU time of the calling thread inside the call.
     pub host_cpu_us: Option<f64>,
@@ -72,6 +79,13 @@ pub struct CaseResult {
     /// How the call's host time was taken (the setup's).
     #[serde(skip_serializing_if = "CallTiming::is_stopwatch")]
     pub timing: CallTiming,
+}
+
+impl CaseResult {
+    /// The attribution of the repetition whose call time is the median (the one `held_for` describes).
+    pub fn median_held(&self) -> Option<&crate::attribution::Held> {
+        crate::stats::median_index(&self.held, |h| h.total_ns).map(|i| &self.held[i])
+    }
 }
 
 /// Whether the device ran the call's work only after the blocker ended: the work's GPU time (from the event

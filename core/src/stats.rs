@@ -19,6 +19,14 @@ impl Spread {
     }
 }
 
+/// The index of the item whose `key` is the median (the lower middle one for an even count): the repetition
+/// that timelines draw and `CaseResult::held_for` describes.
+pub fn median_index<T, K: Ord>(items: &[T], key: impl Fn(&T) -> K) -> Option<usize> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| (key(&items[i]), i));
+    order.get(order.len().saturating_sub(1) / 2).copied()
+}
+
 /// The median (mean of the middle two for an even count); sorts `v`. `None` when empty.
 pub fn median(v: &mut [f64]) -> Option<f64> {
     if v.is_empty() {

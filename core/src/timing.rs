@@ -14,6 +14,7 @@
 //! The tolerance is the clock fit's uncertainty (about 4 µs on the H200): a query answered within it of the
 //! return counts as "at the return".
 
+use crate::attribution::{Cause, Holder, Scene, Span};
 use crate::clock::ClockFit;
 use crate::record::Rep;
 use serde::Serialize;
@@ -118,6 +119,8 @@ pub struct RepTimes {
     pub blocker_query: [i64; 2],
     /// The tolerance: the clock fit's uncertainty ([`NO_CLOCK_TOLERANCE_NS`] where the run has none).
     pub tol: i64,
+    /// The other thread's call (the threads family), on the same clock.
+    pub other_thread: Option<Interval>,
 }
 
 impl RepTimes {
@@ -149,9 +152,20 @@ impl RepTimes {
             // The kernel's last clock reading comes before its end event.
             blocker_end = blocker_end.and(Interval::new(g1.saturating_sub(tol), i64::MAX));
         }
-        let (op_start, op_end) = match rep.op_gpu_ns_from_blocker {
-            Some([a, b]) => (shift(start_event, a), shift(start_event, b)),
-            None => (Interval::ANY, Interval::ANY),
+        // The call's own work: placed from the blocker's start event, or (the seed's first step, which has
+        // nothing ahead) from a stamped reference event whose GPU time is known.
+        let origin = rep.gpu_origin_ns.zip(fit).map(|(g, f)| f.to_host(g as i64) - start);
+        let (op_start, op_end) = match (rep.op_gpu_ns_from_blocker, rep.op_gpu_ns_from_origin, origin) {
+            (Some([a, b]), _, _) => (shift(start_event, a), shift(start_event, b)),
+            (None, Some([a, b]), Some(o)) => {
+                let at = |d: i64| Interval::new(o + d - tol, o + d + tol);
+                (at(a), at(b))
+            }
+            _ => (Interval::ANY, Interval::ANY),
+        };
+        let other_thread = match (rep.metrics.get("other_start_ns"), rep.metrics.get("other_end_ns")) {
+            (Some(&a), Some(&b)) => Some(Interval::new(a as i64 - start, b as i64 - start)),
+            _ => None,
         };
         RepTimes {
             ret,
@@ -161,6 +175,98 @@ impl RepTimes {
             op_query: rel(rep.op_query_ns),
             blocker_query: rel(rep.blocker_query_ns),
             tol,
+            other_thread,
+        }
+    }
+
+    /// The repetition's resolution: the clock fit's uncertainty plus how long after the return the call's
+    /// state was known (the end of the query of its stream, or of the blocker's event for a call without
+    /// one).
+    pub fn resolution(&self, rep: &Rep) -> i64 {
+        let asked = match (rep.op_query_ns, rep.blocker_query_ns) {
+            (Some(_), _) => self.op_query[1],
+            (None, Some(_)) => self.blocker_query[1],
+            (None, None) => self.ret,
+        };
+        self.tol + (asked - self.ret).max(0)
+    }
+
+    /// The repetition as a [`Scene`] for `attribution`: the call's host interval, its own work on the GPU,
+    /// and what may have held it: the blocker (`what`; ahead of the call in its stream or not) and another
+    /// thread's call. `blocker` and `op` are this repetition's readings, which place the ends where the GPU's
+    /// times alone do not: a blocker done at the return ended inside the call, one still running did not; a
+    /// call that waited for a blocker on another stream began its own work only after it.
+    pub fn scene(
+        &self,
+        rep: &Rep,
+        blocker_ahead: bool,
+        blocker: Option<Reading>,
+        op: Option<Reading>,
+        what: &str,
+    ) -> Scene {
+        let ret = self.ret;
+        let resolution_ns = self.resolution(rep);
+        let mut holders = Vec::new();
+        let mut waited_until = None;
+        if let Some(reading) = blocker {
+            let e = self.blocker_end;
+            let estimate = point(e);
+            let end = match reading {
+                // Done at the return: it ended no later than the return (within the tolerance).
+                Reading::Before => estimate.map_or(ret, |x| x.min(ret)),
+                // Still running: it ended after the question was asked.
+                Reading::After => {
+                    estimate.unwrap_or(i64::MAX / 2).max(self.blocker_query[0]).max(ret + resolution_ns + 1)
+                }
+                Reading::Unresolved(_) => estimate.unwrap_or(ret),
+            };
+            if reading == Reading::Before {
+                waited_until = Some(end);
+            }
+            let start = rep.host_blocker_launch_ns.map_or(i64::MIN / 2, |t| t as i64 - rep.host_call_start_ns as i64);
+            let cause = if blocker_ahead { Cause::Stream } else { Cause::Device };
+            holders.push(Holder { cause, span: Span::new(start.min(end), end), what: what.to_owned() });
+        }
+        if let Some(o) = self.other_thread {
+            holders.push(Holder {
+                cause: Cause::Thread,
+                span: Span::new(o.lo, o.hi),
+                what: "the other thread's call".into(),
+            });
+        }
+        let own = op.and_then(|reading| {
+            let started = point(self.op_start).unwrap_or(0).max(0);
+            // A call that waited for work it does not depend on submitted its own work only afterwards.
+            let started = match (blocker_ahead, waited_until) {
+                (false, Some(w)) => started.max(w),
+                _ => started,
+            };
+            let event = (self.op_end.hi != i64::MAX).then(|| self.op_end.hi - self.tol);
+            let [q0, q1] = self.op_query;
+            let (end, bounds) = match reading {
+                // Done when asked: it ended before the answer, and no later than its end event.
+                Reading::Before => {
+                    let latest = event.map_or(q1, |e| e.min(q1)).max(started);
+                    (latest, Span::new(started, latest))
+                }
+                Reading::After => {
+                    let e = event?.max(q0);
+                    (e, Span::new(q0, self.op_end.hi.max(q0)))
+                }
+                Reading::Unresolved(_) => {
+                    let e = event?;
+                    (e, Span::new(e - resolution_ns, e + resolution_ns))
+                }
+            };
+            Some((Span::new(started, end.max(started)), bounds))
+        });
+        Scene {
+            call: Span::new(0, ret),
+            own: own.map(|o| o.0),
+            own_end: own.map(|o| o.1),
+            holders,
+            resolution_ns,
+            clock_error_ns: self.tol,
         }
     }
 
@@ -176,6 +282,16 @@ impl RepTimes {
         rep.op_done_at_return?;
         let bounds = Interval::new(self.op_start.lo, self.op_end.hi);
         reading(rep.op_done_at_return, self.op_query, bounds, self.ret, self.tol)
+    }
+}
+
+/// A point for an interval: its middle where both ends are known, else the known end.
+fn point(iv: Interval) -> Option<i64> {
+    match (iv.lo != i64::MIN, iv.hi != i64::MAX) {
+        (true, true) => Some(iv.lo + (iv.hi - iv.lo) / 2),
+        (true, false) => Some(iv.lo),
+        (false, true) => Some(iv.hi),
+        (false, false) => None,
     }
 }
 

@@ -1,4 +1,4 @@
-//! Byte sizes as people write them ("4KiB", "256MiB", "1GiB") and back.
+//! Byte sizes as people write them ("4KiB", "256MiB", "1GiB") and back, and durations as people read them.
 
 use anyhow::{bail, Context as _};
 
@@ -33,6 +33,21 @@ pub fn format_size(bytes: u64) -> String {
         }
     }
     format!("{bytes}B")
+}
+
+/// A duration in µs as people read it: "3.4 µs", "152 µs", "20.0 ms", "1.35 s".
+pub fn format_us(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{:.2} s", us / 1e6)
+    } else if us >= 10_000.0 {
+        format!("{:.1} ms", us / 1e3)
+    } else if us >= 1_000.0 {
+        format!("{:.2} ms", us / 1e3)
+    } else if us >= 100.0 {
+        format!("{us:.0} µs")
+    } else {
+        format!("{us:.1} µs")
+    }
 }
 
 #[cfg(test)]

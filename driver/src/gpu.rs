@@ -331,6 +331,16 @@ impl FlaggedContext {
         unsafe { check(sys::cuStreamSynchronize(self.stream), "cuStreamSynchronize") }
     }
 
+    /// Whether the kernel of the last `enqueue_spin` has finished (its end event, `cuEventQuery`).
+    pub fn spin_done(&self) -> DriverResult<bool> {
+        // SAFETY: a live event of this context.
+        match unsafe { sys::cuEventQuery(self.end) } {
+            sys::CUDA_SUCCESS => Ok(true),
+            sys::CUDA_ERROR_NOT_READY => Ok(false),
+            rc => Err(crate::DriverError::driver(rc, "cuEventQuery")),
+        }
+    }
+
     /// Nanoseconds between the two events of the last `enqueue_spin` (both complete).
     pub fn elapsed_ns(&self) -> DriverResult<u64> {
         let mut ms = 0f32;

@@ -269,7 +269,7 @@ fn seed(kind: &str, base: u64, steps: [Step; 4]) -> Vec<CaseRecord> {
             setup.blocker_ahead = k > 0;
             let (rule, expected) = match k {
                 0 if kind == "pageable" => ("A2", Expected::classes(&[Class::Async, Class::Staged])),
-                1 => ("K4", Expected::classes(&[Class::Async, Class::WaitedThenStaged])),
+                1 => ("K4", Expected::classes(&[Class::Async, Class::WaitedForStream])),
                 2 if kind == "pageable" => ("A2", Expected::classes(&[Class::Blocking])),
                 3 => ("CB1", Expected::classes(&[Class::Async])),
                 _ => ("A1", Expected::classes(&[Class::Async])),

@@ -325,7 +325,7 @@ impl Probe for AllocProbe<'_, '_> {
         (self.op.call.stream_ordered() && self.op.blocker == BlockerPlacement::Same).then(|| self.stream.handle())
     }
 
-    fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+    fn verify(&mut self, _gpu: &Gpu, _probed: Option<super::method::Page>) -> anyhow::Result<Option<bool>> {
         self.release()?;
         Ok(None)
     }

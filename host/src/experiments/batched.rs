@@ -14,7 +14,7 @@
 
 use super::buffers::{Checker, Side};
 use super::copies::{CopyOp, Entry, Form, Residency};
-use super::method::{measure, BlockerPlan, Probe};
+use super::method::{measure, BlockerPlan, Page, Probe};
 use super::{case_record, Case, Op};
 use crate::api::Api;
 use crate::classify::Class::*;
@@ -88,7 +88,7 @@ impl BatchOp {
         // staging probe can see whether it was.
         let (rule, expected) = match self.submit {
             Submit::Batch(SrcAccessOrder::DuringCall) if self.htod => {
-                ("BC2", Expected::classes(&[Staged, WaitedThenStaged, Blocking]))
+                ("BC2", Expected::classes(&[Staged, WaitedForStream, Blocking]))
             }
             Submit::Batch(_) => ("BC1", Expected::undocumented()),
             // Each call is an ordinary async copy: the copy family's rule for one piece holds for each, and so
@@ -206,7 +206,7 @@ impl BatchProbe<'_, '_> {
 
 impl Probe for BatchProbe<'_, '_> {
     fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
-        self.checker.restore_head(&mut self.src);
+        self.checker.restore(&mut self.src);
         self.checker.poison(&mut self.dst)?;
         let piece = self.op.bytes / PIECES;
         let (d, s) = (self.dst.addr(), self.src.addr());
@@ -234,7 +234,11 @@ impl Probe for BatchProbe<'_, '_> {
         Some(self.stream.handle())
     }
 
-    fn probe_source(&mut self) -> bool {
+    fn probe_source(&mut self, page: Page) -> bool {
+        // Only the first page, with the blocker ahead holding the batch back (the copies' own rule).
+        if page != Page::Head {
+            return false;
+        }
         // A copy allowed to read the source at any time may be reading it right now, out of stream order: an
         // overwrite could give it a mix of both patterns, which says nothing. Those are not probed.
         if !self.op.htod || self.op.submit == Submit::Batch(SrcAccessOrder::Any) {
@@ -244,13 +248,13 @@ impl Probe for BatchProbe<'_, '_> {
         // stream's work is unfinished; a copy that reads the source in stream order cannot have started, one
         // that reads it only during the call has finished reading. The host writes plain bytes the copy only
         // reads: no memory is used after it is freed.
-        unsafe { self.checker.overwrite_head(&mut self.src) };
+        unsafe { self.checker.overwrite(&mut self.src, Page::Head) };
         true
     }
 
-    fn verify(&mut self, gpu: &Gpu, probed: bool) -> anyhow::Result<Option<bool>> {
+    fn verify(&mut self, gpu: &Gpu, probed: Option<Page>) -> anyhow::Result<Option<bool>> {
         let original = self.checker.verify(gpu, &mut self.dst, probed)?;
-        Ok(probed.then_some(original))
+        Ok(probed.map(|_| original))
     }
 }
 

@@ -17,6 +17,26 @@ pub const SEED_OVERWRITE: u32 = 0xB0B;
 /// How much of the source the staging probe overwrites: one page, so it is instant.
 pub const PROBE_BYTES: u64 = 4096;
 
+/// Which page of the source the staging probe overwrites: the first, where the copy has not started (the
+/// blocker ahead of it still runs), or the last, where the copy is in flight (nothing ahead of it) and only the
+/// end of the source can still be unread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Page {
+    Head,
+    Tail,
+}
+
+impl Page {
+    /// The page's byte range in a buffer of `len` bytes.
+    pub fn range(self, len: u64) -> std::ops::Range<usize> {
+        let n = len.min(PROBE_BYTES) as usize;
+        match self {
+            Page::Head => 0..n,
+            Page::Tail => len as usize - n..len as usize,
+        }
+    }
+}
+
 /// One end of a copy.
 pub enum Side<'g> {
     Device(DeviceBuffer<'g>),
@@ -57,8 +77,8 @@ pub struct Checker<'g> {
     sum: DeviceBuffer<'g>,
     /// Checksum of the original pattern.
     pub original: u64,
-    /// Checksum of the pattern with its first page overwritten by the probe.
-    pub probed: u64,
+    /// Checksums of the pattern with its first, and with its last, page overwritten by the probe.
+    probed: [u64; 2],
 }
 
 impl<'g> Checker<'g> {
@@ -71,13 +91,13 @@ impl<'g> Checker<'g> {
         gpu.launch_fill(crate::driver::StreamHandle::LEGACY, scratch.ptr, len, SEED_ORIGINAL)?;
         let original = gpu_checksum(gpu, &sum, scratch.ptr, len)?;
         drop(scratch);
-        let head = len.min(PROBE_BYTES);
-        let mut probed = original;
-        for i in 0..head {
-            probed = probed
-                .wrapping_sub(checksum_term(i, pattern_byte(i, SEED_ORIGINAL)))
-                .wrapping_add(checksum_term(i, pattern_byte(i, SEED_OVERWRITE)));
-        }
+        let probed = [Page::Head, Page::Tail].map(|page| {
+            page.range(len).fold(original, |sum, i| {
+                let i = i as u64;
+                sum.wrapping_sub(checksum_term(i, pattern_byte(i, SEED_ORIGINAL)))
+                    .wrapping_add(checksum_term(i, pattern_byte(i, SEED_OVERWRITE)))
+            })
+        });
         if len <= 1 << 20 {
             // Small enough to cross-check the GPU's checksum on the host every time.
             ensure!(
@@ -118,28 +138,31 @@ impl<'g> Checker<'g> {
         Ok(())
     }
 
-    /// Restores the first page of a host source after the probe overwrote it.
-    pub fn restore_head(&self, side: &mut Side) {
+    /// Restores the pages of a host source the probe may have overwritten.
+    pub fn restore(&self, side: &mut Side) {
         if let Side::Host(h) = side {
-            let head = self.len.min(PROBE_BYTES) as usize;
             // SAFETY: as in `fill`.
             let bytes = unsafe { h.bytes_mut() };
-            bytes[..head].copy_from_slice(&self.reference[..head]);
+            for page in [Page::Head, Page::Tail] {
+                let r = page.range(self.len);
+                bytes[r.clone()].copy_from_slice(&self.reference[r]);
+            }
         }
     }
 
-    /// Overwrites the first page of a host source with the other seed (the staging probe).
+    /// Overwrites one page of a host source with the other seed (the staging probe).
     ///
     /// # Safety
-    /// The copy reading `side` must not have started (the blocker ahead of it is still running), or must
-    /// read from the driver's staging buffer rather than from `side`.
-    pub unsafe fn overwrite_head(&self, side: &mut Side) {
+    /// No DMA may be reading `side` now: the copy has not started (the blocker ahead of it is still running),
+    /// or the GPU cannot read `side` at all (pageable memory, which only the driver's host code reads, into
+    /// its staging buffer). A driver thread reading it at the same time is what the probe looks for: its bytes
+    /// are plain bytes, and what arrives then is checked by `verify`.
+    pub unsafe fn overwrite(&self, side: &mut Side, page: Page) {
         if let Side::Host(h) = side {
-            let head = self.len.min(PROBE_BYTES);
-            // SAFETY: the caller promises that no copy reads `side` now (see `# Safety`).
+            // SAFETY: the caller promises that no DMA reads `side` now (see `# Safety`).
             let bytes = unsafe { h.bytes_mut() };
-            for i in 0..head {
-                bytes[i as usize] = pattern_byte(i, SEED_OVERWRITE);
+            for i in page.range(self.len) {
+                bytes[i] = pattern_byte(i as u64, SEED_OVERWRITE);
             }
         }
     }
@@ -159,14 +182,14 @@ impl<'g> Checker<'g> {
         Ok(())
     }
 
-    /// After synchronization: `Some(true)` if `dst` holds the original pattern, `Some(false)` if it holds the
-    /// probed one (only acceptable when `probed`); an error for anything else.
-    pub fn verify(&self, gpu: &Gpu, dst: &mut Side, probed: bool) -> anyhow::Result<bool> {
+    /// After synchronization: `true` if `dst` holds the original pattern, `false` if it holds the one with
+    /// the `probed` page overwritten; an error for anything else.
+    pub fn verify(&self, gpu: &Gpu, dst: &mut Side, probed: Option<Page>) -> anyhow::Result<bool> {
         let original = if dst.gpu_readable() {
             let got = gpu_checksum(gpu, &self.sum, dst.addr(), self.len)?;
             if got == self.original {
                 true
-            } else if probed && got == self.probed {
+            } else if probed.is_some_and(|p| got == self.probed[p as usize]) {
                 false
             } else {
                 bail!("the copy delivered wrong bytes (checksum {got:#x}; original {:#x})", self.original);
@@ -175,11 +198,15 @@ impl<'g> Checker<'g> {
             let Side::Host(h) = dst else { unreachable!("device buffers are GPU-readable") };
             // SAFETY: the device is synchronized; nothing is using the buffer.
             let bytes = unsafe { h.bytes_mut() };
-            let head = self.len.min(PROBE_BYTES) as usize;
-            let tail_ok = bytes[head..] == self.reference[head..];
-            if tail_ok && bytes[..head] == self.reference[..head] {
+            let page = probed.unwrap_or(Page::Head).range(self.len);
+            let rest_ok =
+                bytes[..page.start] == self.reference[..page.start] && bytes[page.end..] == self.reference[page.end..];
+            if rest_ok && bytes[page.clone()] == self.reference[page.clone()] {
                 true
-            } else if tail_ok && probed && (0..head).all(|i| bytes[i] == pattern_byte(i as u64, SEED_OVERWRITE)) {
+            } else if rest_ok
+                && probed.is_some()
+                && page.clone().all(|i| bytes[i] == pattern_byte(i as u64, SEED_OVERWRITE))
+            {
                 false
             } else {
                 let i = (0..bytes.len()).find(|&i| bytes[i] != self.reference[i]).unwrap_or(0);

@@ -127,7 +127,7 @@ impl Probe for HostFuncProbe<'_, '_> {
     fn op_stream(&self) -> Option<StreamHandle<'_>> {
         Some(self.stream.handle())
     }
-    fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+    fn verify(&mut self, _gpu: &Gpu, _probed: Option<super::method::Page>) -> anyhow::Result<Option<bool>> {
         anyhow::ensure!(self.ran_at.load(Ordering::SeqCst) != 0, "the host function never ran");
         Ok(None)
     }

@@ -8,7 +8,7 @@
 //! resident on the GPU (written by a kernel just before).
 
 use super::buffers::{Checker, Side};
-use super::method::{measure, BlockerPlan, Probe};
+use super::method::{measure, BlockerPlan, Page, Probe};
 use super::{case_record, Case, Op};
 use crate::api::Api;
 use crate::classify::Class::{self, *};
@@ -145,17 +145,28 @@ impl CopyOp {
         let c = |v: &[Class]| Expected::classes(v);
         match (self.form, self.dir) {
             (_, Direction::HtoD) if pageable && self.bytes <= SMALL => ("G1", c(&[Async, Staged])),
-            // Without a blocker ahead the staging probe cannot run safely, so staged data shows as `async`.
-            (Form::Sync, Direction::HtoD) if pageable && other => ("S1", c(&[Staged, Async, Blocking])),
-            (Form::Sync, Direction::HtoD) if pageable => ("S1", c(&[WaitedThenStaged, Blocking])),
-            (Form::Sync, Direction::HtoD) => ("S2", c(&[Blocking])),
-            (Form::Sync, Direction::DtoH) => ("S3", c(&[Blocking])),
+            // "Returns once the data is in a staging buffer": staged, or held through its transfer where the
+            // staging buffer is smaller than the copy; behind work in its stream, after waiting for it.
+            (Form::Sync, Direction::HtoD) if pageable && other => ("S1", c(&[Staged, Blocking])),
+            (Form::Sync, Direction::HtoD) if pageable => ("S1", c(&[WaitedForStream, Blocking])),
+            // Fully synchronous: held through its own work; behind work in its stream, a transfer too short for
+            // the readings to say more reads as the wait for the stream.
+            (Form::Sync, Direction::HtoD) if other => ("S2", c(&[Blocking])),
+            (Form::Sync, Direction::HtoD) => ("S2", c(&[Blocking, WaitedForStream])),
+            (Form::Sync, Direction::DtoH) if other => ("S3", c(&[Blocking])),
+            (Form::Sync, Direction::DtoH) => ("S3", c(&[Blocking, WaitedForStream])),
             (Form::Sync, Direction::DtoD) => ("S4", c(&[Async])),
             (Form::Sync, Direction::HtoH) => ("S5", c(&[Blocking])),
             (Form::Async, Direction::HtoH) => ("A3", c(&[Blocking])),
-            (Form::Async, Direction::HtoD) if pageable && other => ("A2", c(&[Staged, Async])),
-            (Form::Async, Direction::HtoD) if pageable => ("A2", c(&[Staged, WaitedThenStaged])),
-            (Form::Async, Direction::DtoH) if pageable => ("A2", c(&[Blocking])),
+            // "Returns once the pageable buffer has been copied to the staging memory": staged, or held
+            // through its transfer where the staging buffer is smaller than the copy; the driver may first wait
+            // for the stream ("may be synchronous").
+            (Form::Async, Direction::HtoD) if pageable && other => ("A2", c(&[Staged, Blocking])),
+            (Form::Async, Direction::HtoD) if pageable => ("A2", c(&[Staged, WaitedForStream, Blocking])),
+            // Into pageable memory the data must exist first: held through the work ahead and its own transfer
+            // (a transfer too short for the readings to say more reads as the wait for the stream).
+            (Form::Async, Direction::DtoH) if pageable && other => ("A2", c(&[Blocking])),
+            (Form::Async, Direction::DtoH) if pageable => ("A2", c(&[Blocking, WaitedForStream])),
             (Form::Async, _) if host == Some(HostKind::Registered) => ("AL4", c(&[Async])),
             (Form::Async, _) if host == Some(HostKind::WriteCombined) => ("AL5", c(&[Async])),
             (Form::Async, _) => ("A1", c(&[Async])),
@@ -245,7 +256,7 @@ impl Probe for CopyProbe<'_, '_> {
             self.checker.fill_on_gpu(gpu, &self.src)?;
             self.checker.poison_on_gpu(gpu, &self.dst)?;
         } else {
-            self.checker.restore_head(&mut self.src);
+            self.checker.restore(&mut self.src);
             self.checker.poison(&mut self.dst)?;
         }
         Ok(())
@@ -296,22 +307,29 @@ impl Probe for CopyProbe<'_, '_> {
         })
     }
 
-    fn probe_source(&mut self) -> bool {
+    fn probe_source(&mut self, page: Page) -> bool {
         if !matches!(self.op.dir, Direction::HtoD | Direction::HtoH) {
             return false;
         }
-        // SAFETY: `run_rep` calls this only while the blocker ahead of the copy is still running and the
-        // copy's own work has not finished, so the copy engine cannot read the source before the blocker ends;
-        // if the blocker ends during the overwrite, the copy may read a mix, which `run_rep` then sees (it asks
-        // again) and discards without verifying. Staged data comes from the driver's buffer, not this one.
-        // Either way the host writes plain bytes the copy only reads: no memory is used after it is freed.
-        unsafe { self.checker.overwrite_head(&mut self.src) };
+        // With the copy in flight, only a source the GPU cannot read itself may be touched: pageable memory
+        // (on a GPU that cannot access pageable memory, as the machine's attribute records), which only the
+        // driver's host code copies into its staging buffer.
+        if page == Page::Tail && self.op.host != Some(HostKind::Pageable) {
+            return false;
+        }
+        // SAFETY: `run_rep` asks for the first page only while the blocker ahead of the copy is still running
+        // and the copy's own work has not finished, so the copy engine cannot read the source before the
+        // blocker ends (if it ends during the overwrite, `run_rep` sees it and discards the repetition); the
+        // last page only of pageable memory, which no DMA reads. Staged data comes from the driver's buffer,
+        // not this one. Either way the host writes plain bytes the copy only reads: no memory is used after
+        // it is freed.
+        unsafe { self.checker.overwrite(&mut self.src, page) };
         true
     }
 
-    fn verify(&mut self, gpu: &Gpu, probed: bool) -> anyhow::Result<Option<bool>> {
+    fn verify(&mut self, gpu: &Gpu, probed: Option<Page>) -> anyhow::Result<Option<bool>> {
         let original = self.checker.verify(gpu, &mut self.dst, probed)?;
-        Ok(probed.then_some(original))
+        Ok(probed.map(|_| original))
     }
 }
 

@@ -279,7 +279,7 @@ impl Probe for GraphProbe<'_, '_> {
         self.op.call.has_stream().then(|| self.stream.handle())
     }
 
-    fn verify(&mut self, gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+    fn verify(&mut self, gpu: &Gpu, _probed: Option<super::method::Page>) -> anyhow::Result<Option<bool>> {
         ensure!(self.exec.is_some(), "{} left no executable graph", self.op.call.name());
         let runs = self.runs.load(Ordering::SeqCst) - self.runs_before;
         gpu.bind()?;

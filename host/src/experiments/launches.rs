@@ -152,7 +152,7 @@ impl Probe for LaunchProbe<'_, '_> {
     fn op_stream(&self) -> Option<StreamHandle<'_>> {
         Some(self.stream.handle())
     }
-    fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+    fn verify(&mut self, _gpu: &Gpu, _probed: Option<super::method::Page>) -> anyhow::Result<Option<bool>> {
         Ok(None)
     }
 }

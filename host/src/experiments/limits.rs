@@ -222,7 +222,7 @@ impl Probe for LimitProbe {
         None
     }
 
-    fn verify(&mut self, gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+    fn verify(&mut self, gpu: &Gpu, _probed: Option<super::method::Page>) -> anyhow::Result<Option<bool>> {
         gpu.bind()?;
         let name = self.op.call.name();
         match self.op.call {

@@ -212,7 +212,7 @@ impl LoadOp {
             }
             // Under eager loading the library was loaded into the context with it: an ordinary launch.
             Call::FirstLaunch | Call::RtFirstLaunch if !lazy => ("K1", Expected::classes(&[Async])),
-            Call::FirstLaunch | Call::RtFirstLaunch if ahead => ("K4", Expected::classes(&[Async, WaitedThenStaged])),
+            Call::FirstLaunch | Call::RtFirstLaunch if ahead => ("K4", Expected::classes(&[Async, WaitedForStream])),
             Call::FirstLaunch | Call::RtFirstLaunch => ("K4", Expected::classes(&[Async, DeviceSync])),
         }
     }
@@ -373,7 +373,7 @@ impl Probe for LoadProbe<'_> {
         matches!(self.step, Step::FirstLaunch(_) | Step::RtFirstLaunch(_)).then_some(self.stream)
     }
 
-    fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+    fn verify(&mut self, _gpu: &Gpu, _probed: Option<super::method::Page>) -> anyhow::Result<Option<bool>> {
         Ok(None)
     }
 }

@@ -187,7 +187,7 @@ impl Probe for MemsetProbe<'_, '_> {
         Some(if self.op.asynchronous { self.stream.handle() } else { StreamHandle::LEGACY })
     }
 
-    fn verify(&mut self, gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+    fn verify(&mut self, gpu: &Gpu, _probed: Option<super::method::Page>) -> anyhow::Result<Option<bool>> {
         let got = gpu_checksum(gpu, &self.sum, self.addr(), self.op.bytes)?;
         ensure!(got == self.want, "the memset left wrong bytes (checksum {got:#x}, expected {:#x})", self.want);
         Ok(None)

@@ -12,9 +12,10 @@
 //!    probes; the threads family lets another thread into a slow call there), and the clocks start.
 //! 4. Right after the return, ask: had the call's own work finished (a query of its stream, before anything
 //!    else is enqueued)? Had the blocker finished (did the call wait for it)? Each query's start and end are
-//!    timed, and the GPU's times later bound each answer (`timing`). For copies out of host memory that had not run yet,
-//!    overwrite the start of the source: if the data that arrives is still the original, the driver had
-//!    staged it before returning.
+//!    timed, and the GPU's times later bound each answer (`timing`). For copies out of host memory whose
+//!    work had not finished, overwrite a page of the source (the first, while the blocker ahead holds the
+//!    copy back; the last, for a pageable source with nothing ahead): if the data that arrives is still the
+//!    original, the driver had staged it before returning.
 //! 5. Synchronize, read the device times, and verify what arrived (a wrong result is an error, never a
 //!    class).
 //!
@@ -22,6 +23,7 @@
 //! waited. A warm-up repetition without a blocker measures the call alone (W = wall time + device time), and
 //! the blocker is then `clamp(3 W, 20 ms, 2 s)`.
 
+pub use super::buffers::Page;
 use crate::driver::{DeviceBuffer, DriverResult, Event, Gpu, StreamHandle};
 use crate::measure::{monotonic_ns, Stopwatch};
 use crate::record::Rep;
@@ -38,9 +40,11 @@ pub trait Probe {
     fn call(&mut self, gpu: &Gpu) -> DriverResult<()>;
     /// The stream the call puts work on, where it does (`None` for allocation, registration, ...).
     fn op_stream(&self) -> Option<StreamHandle<'_>>;
-    /// Right after the return, with the blocker still running ahead of a call whose work has not started:
-    /// overwrite the source if the call reads host memory. Returns whether it did.
-    fn probe_source(&mut self) -> bool {
+    /// Right after the return of a call whose own work had not finished: overwrite one page of the source if
+    /// the call reads host memory and the page can tell (`Page::Head` with the blocker still running ahead of
+    /// the call, so its work has not started; `Page::Tail` with nothing ahead of it, its copy in flight, where
+    /// only a source the GPU cannot read itself may be touched). Returns whether it did.
+    fn probe_source(&mut self, _page: Page) -> bool {
         false
     }
     /// Whether `prepare` left work in flight on purpose, work the call must meet (a kernel queued behind a
@@ -67,8 +71,8 @@ pub trait Probe {
         gpu.synchronize()
     }
     /// After the device is synchronized: checks the result. Returns whether the delivered data was the
-    /// original (`Some(true)`) or the overwritten one (`Some(false)`) when `probed`, else `None`.
-    fn verify(&mut self, gpu: &Gpu, probed: bool) -> anyhow::Result<Option<bool>>;
+    /// original (`Some(true)`) or the one with the `probed` page overwritten (`Some(false)`), else `None`.
+    fn verify(&mut self, gpu: &Gpu, probed: Option<Page>) -> anyhow::Result<Option<bool>>;
 }
 
 /// The blocker kernel and the events and stamps around it.
@@ -216,10 +220,17 @@ pub fn run_rep(
     let (op_done, blocker_done) = (op_query.map(|q| q.0), blocker_query.map(|q| q.0));
     let timed = watch.finish(wall_end, monotonic_ns().saturating_sub(wall_end));
     let op_end_recorded = probe.op_stream().map(|s| op_end.record(s));
-    let probed = blocker_done == Some(false) && plan.ahead && op_done == Some(false) && probe.probe_source();
-    // The probe proves something only if the copy could not have started during the overwrite: the blocker
-    // ahead of it must still have been running when the overwrite was done.
-    let probe_held = !probed || !blocker.is_done()?;
+    // Which page of the source could tell whether the call had copied it away by its return: the first,
+    // while the blocker ahead holds the copy back; the last, while a copy with nothing ahead is in flight.
+    let page = match (blocker_launch.is_some(), plan.ahead, blocker_done, op_done) {
+        (true, true, Some(false), Some(false)) => Some(Page::Head),
+        (true, false, _, Some(false)) => Some(Page::Tail),
+        _ => None,
+    };
+    let probed = page.filter(|&p| probe.probe_source(p));
+    // The first page proves something only if the copy could not have started during the overwrite: the
+    // blocker ahead of it must still have been running when the overwrite was done.
+    let probe_held = probed != Some(Page::Head) || !blocker.is_done()?;
     result?;
     if let Some(r) = op_end_recorded {
         r?;
@@ -256,6 +267,9 @@ pub fn run_rep(
         if blocker_launch.is_some() { blocker.metrics(blocker_ns).into_iter().collect() } else { Default::default() };
     if start_pending {
         metrics.insert("start_event_pending".into(), 1.0);
+    }
+    if probed == Some(Page::Tail) {
+        metrics.insert("probed_last_page".into(), 1.0);
     }
     Ok(Some(Rep {
         host_call_ns: timed.wall_ns,

@@ -233,8 +233,8 @@ impl Probe for PeerProbe<'_, '_> {
         self.dst_gpu.synchronize()
     }
 
-    fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
-        self.checker.verify(self.dst_gpu, &mut self.dst, false)?;
+    fn verify(&mut self, _gpu: &Gpu, _probed: Option<super::method::Page>) -> anyhow::Result<Option<bool>> {
+        self.checker.verify(self.dst_gpu, &mut self.dst, None)?;
         Ok(None)
     }
 }

@@ -4,11 +4,11 @@
 //! whether its own work had; after the last call, whether the callback had run (the question's "has the
 //! stream concluded?"), and after synchronizing.
 //!
-//! Whether a call waited for the work ahead of it is read off the GPU's timeline: the events between the
-//! steps give the time each step's work ended on the GPU's clock, the host/GPU clock offset (see `clock.rs`)
-//! puts that on the host's clock, and that is compared with the call's start and return. (Querying the event
-//! right after the call cannot tell: an event recorded just after a blocking call is itself still pending for
-//! a few microseconds.) Whether its own work was done comes from a query of the stream right at the return.
+//! Each step is read the way `method.rs` reads every other call: right after the return, a timed query of
+//! the stream (had its own work finished?) and a timed query of the event after the step before (had the
+//! work ahead of it finished?); the events between the steps place each step's work on the GPU's clock. The
+//! step before plays the blocker's part in the repetition (`Rep::blocker_*`), so the one classifier
+//! (`async_lab_core::classify`) decides what held each call, with the same resolution as everywhere.
 //!
 //! The kernel comes from a library loaded just before (`cuLibraryLoadData`, the way the runtime loads a
 //! program's kernels), so its launch is a first launch: under lazy loading (the default on Linux since CUDA
@@ -19,9 +19,9 @@
 //! `cudaStreamAddCallback`); `seed_runtime.rs` makes them through the runtime API. Both use `Sequence` (the timeline and the signals of each step), `Step` (the
 //! documented rule of each call) and `Flag` (the question's `callback_executed`) from here.
 
+use super::method::timed_query;
 use super::Case;
 use crate::classify::Class::*;
-use crate::clock::ClockOffset;
 use crate::driver::library::Library;
 use crate::driver::memory::memcpy_async;
 use crate::driver::stream::stream_add_callback;
@@ -41,8 +41,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// The seed program's sizes.
 pub const BUFFER_BYTES: usize = 10_000_000;
 pub const KERNEL_CYCLES: u64 = 1_000_000;
-/// How much later than the work it follows an event may complete: allowed for when comparing times.
-const EVENT_SLACK_NS: i64 = 2_000;
 pub(super) const GRID: u32 = 128;
 pub(super) const BLOCK: u32 = 128;
 
@@ -72,9 +70,9 @@ impl Step {
     pub fn rule(self, kind: HostKind) -> (&'static str, Expected) {
         let pageable = kind == HostKind::Pageable;
         match self {
-            Step::HtoD if pageable => ("A2", Expected::classes(&[Async, Staged])),
-            Step::Launch => ("K4", Expected::classes(&[Async, WaitedThenStaged])),
-            Step::DtoH if pageable => ("A2", Expected::classes(&[Blocking])),
+            Step::HtoD if pageable => ("A2", Expected::classes(&[Staged, Blocking])),
+            Step::Launch => ("K4", Expected::classes(&[Async, WaitedForStream])),
+            Step::DtoH if pageable => ("A2", Expected::classes(&[Blocking, WaitedForStream])),
             Step::Callback => ("CB1", Expected::classes(&[Async])),
             Step::HtoD | Step::DtoH => ("A1", Expected::classes(&[Async])),
         }
@@ -218,8 +216,11 @@ impl SeedStream for Stream<'_> {
 struct HostStep {
     start_ns: u64,
     timed: Timed,
-    /// Whether the stream was idle at the return (`None` when the call failed).
-    own_done: Option<bool>,
+    /// The query of the stream right after the return: idle or not, and when it was asked (ns after the
+    /// call's start); `None` when the call failed.
+    own: Option<(bool, [u64; 2])>,
+    /// The query of the event after the step before (had the work ahead finished?), asked right after.
+    prior: Option<(bool, [u64; 2])>,
 }
 
 /// One pass of a seed program on one stream, as the GPU saw it: a `%globaltimer` stamp and an event before
@@ -234,17 +235,16 @@ pub(super) struct Sequence<'s, 'g> {
     /// `events[0]` right after the stamp; `events[k + 1]` right after step `k`.
     events: Vec<Event<'g>>,
     origin: DeviceBuffer<'g>,
-    clock: ClockOffset,
     host: Vec<HostStep>,
 }
 
 impl<'s, 'g> Sequence<'s, 'g> {
-    /// A sequence of `steps` calls on `stream`; calibrates the host/GPU clock offset (see `clock.rs`).
+    /// A sequence of `steps` calls on `stream` (the recording's clock fit places its GPU times on the host's
+    /// clock).
     pub fn new(gpu: &'g Gpu, stream: &'s impl SeedStream, steps: usize) -> anyhow::Result<Sequence<'s, 'g>> {
         let events: Vec<Event> = (0..=steps).map(|_| Event::new(gpu)).collect::<Result<_, _>>()?;
         let origin = DeviceBuffer::new(gpu, 8)?;
-        let clock = crate::calibrate::calibrate(gpu, 50)?;
-        Ok(Sequence { gpu, stream: stream.stream(), events, origin, clock, host: vec![HostStep::default(); steps] })
+        Ok(Sequence { gpu, stream: stream.stream(), events, origin, host: vec![HostStep::default(); steps] })
     }
 
     /// The GPU's clock at the sequence's start, for timelines: the stamp kernel runs at once (the stream is
@@ -256,52 +256,57 @@ impl<'s, 'g> Sequence<'s, 'g> {
     }
 
     /// Step `k`: makes `call` (exactly one CUDA call) between two clock readings, asks the stream at the
-    /// return whether its work was done, then records the step's end event. The call's error comes last.
+    /// return whether its work was done and the event after the step before whether the work ahead was
+    /// (each query timed), then records the step's end event. The call's error comes last.
     pub fn step(&mut self, k: usize, call: impl FnOnce() -> DriverResult<()>) -> DriverResult<()> {
         let (start_ns, timed, result) = time_call(call);
-        let own_done = if result.is_ok() { Some(self.stream.is_idle()?) } else { None };
-        self.host[k] = HostStep { start_ns, timed, own_done };
+        let (own, prior) = if result.is_ok() {
+            let own = timed_query(start_ns, || self.stream.is_idle())?;
+            let prior = if k > 0 { Some(timed_query(start_ns, || self.events[k].is_done())?) } else { None };
+            (Some(own), prior)
+        } else {
+            (None, None)
+        };
+        self.host[k] = HostStep { start_ns, timed, own, prior };
         self.events[k + 1].record(self.stream)?;
         result
     }
 
-    /// After the stream is synchronized: one `Rep` per step, on the GPU's timeline and the host's clock.
+    /// After the stream is synchronized: one `Rep` per step, in the protocol's terms. Every step's work is
+    /// placed on the GPU's clock from the stamped first event (`op_gpu_ns_from_origin`); for a step with work
+    /// ahead, the step before is its blocker: that work's GPU start and end (`blocker_gpu_ns`, the stamp plus
+    /// the events' times), its length, and the step's own work relative to its start.
     pub fn reps(&self) -> anyhow::Result<Vec<Rep>> {
         let events = &self.events;
         // The stream is synchronized, so the stamp has been written.
         let gpu_origin_ns = self.origin.read_u64s(1)?[0];
-        let origin_host = self.clock.to_host(gpu_origin_ns);
+        let at = |i: usize| events[i].signed_ns_since(&events[0]);
         let mut out = Vec::with_capacity(self.host.len());
         for (step, h) in self.host.iter().enumerate() {
-            // When the work ahead ended, on the host's clock: did it end during the call (the call waited for
-            // it), after it (the call did not), or before the call even started (nothing to wait for)?
-            let prior_done = if step == 0 {
-                None
-            } else if self.host[step - 1].own_done == Some(true) {
-                // The stream query at the last call's return found its work done: nothing was unfinished
-                // ahead of this call. (The event after that call completes a few µs after it is recorded,
-                // which would otherwise read as work ending during this call.)
-                None
-            } else {
-                let prior_end = origin_host + events[step].signed_ns_since(&events[0])?;
-                let (start, end) = (h.start_ns as i64, (h.start_ns + h.timed.wall_ns) as i64);
-                let margin = self.clock.uncertainty_ns as i64 + EVENT_SLACK_NS;
-                (prior_end > start + margin).then_some(prior_end <= end + margin)
-            };
-            out.push(Rep {
+            let own = [at(step)?, at(step + 1)?];
+            let mut rep = Rep {
                 host_call_ns: h.timed.wall_ns,
                 host_cpu_ns: h.timed.cpu_ns,
-                blocker_done_at_return: prior_done,
-                op_done_at_return: h.own_done,
+                op_done_at_return: h.own.map(|q| q.0),
+                op_query_ns: h.own.map(|q| q.1),
                 op_device_ns: Some(events[step + 1].ns_since(&events[step])?),
-                op_gpu_ns_from_origin: Some([
-                    events[step].signed_ns_since(&events[0])?,
-                    events[step + 1].signed_ns_since(&events[0])?,
-                ]),
+                op_gpu_ns_from_origin: Some(own),
                 gpu_origin_ns: Some(gpu_origin_ns),
                 host_call_start_ns: h.start_ns,
                 ..Rep::default()
-            });
+            };
+            if step > 0 {
+                let ahead = [at(step - 1)?, own[0]];
+                let gpu = |ns: i64| gpu_origin_ns.saturating_add_signed(ns);
+                rep.blocker_done_at_return = h.prior.map(|q| q.0);
+                rep.blocker_query_ns = h.prior.map(|q| q.1);
+                rep.blocker_device_ns = Some((ahead[1] - ahead[0]).max(0) as u64);
+                rep.blocker_gpu_ns = Some([gpu(ahead[0]), gpu(ahead[1])]);
+                // The work ahead was enqueued no earlier than the start of the call that enqueued it.
+                rep.host_blocker_launch_ns = Some(self.host[step - 1].start_ns);
+                rep.op_gpu_ns_from_blocker = Some([own[0] - ahead[0], own[1] - ahead[0]]);
+            }
+            out.push(rep);
         }
         Ok(out)
     }

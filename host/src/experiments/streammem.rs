@@ -384,7 +384,7 @@ impl Probe for MemOpProbe<'_, '_> {
         }
     }
 
-    fn verify(&mut self, _gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+    fn verify(&mut self, _gpu: &Gpu, _probed: Option<super::method::Page>) -> anyhow::Result<Option<bool>> {
         self.join_watchdog()?;
         match self.op.call {
             MemOpCall::EnqueueWait | MemOpCall::EnqueueWrite => {

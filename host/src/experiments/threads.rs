@@ -542,7 +542,7 @@ impl Probe for ThreadProbe<'_, '_> {
         Some(self.stream.handle())
     }
 
-    fn verify(&mut self, gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+    fn verify(&mut self, gpu: &Gpu, _probed: Option<super::method::Page>) -> anyhow::Result<Option<bool>> {
         self.finish_other()?;
         gpu.synchronize()?;
         if self.op.quick == QuickCall::PinnedCopyAsync {

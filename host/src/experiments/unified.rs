@@ -239,8 +239,8 @@ impl Probe for HintProbe<'_, '_> {
         self.op.call.is_prefetch().then(|| self.stream.handle())
     }
 
-    fn verify(&mut self, gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
-        let intact = self.checker.verify(gpu, &mut self.side, false)?;
+    fn verify(&mut self, gpu: &Gpu, _probed: Option<super::method::Page>) -> anyhow::Result<Option<bool>> {
+        let intact = self.checker.verify(gpu, &mut self.side, None)?;
         ensure!(intact, "the managed range no longer holds what was written before the call");
         Ok(None)
     }

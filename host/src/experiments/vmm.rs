@@ -246,10 +246,11 @@ impl Probe for VmmProbe<'_, '_> {
         (self.op.call == VmmCall::UnmapInUse).then(|| self.stream.handle())
     }
 
-    /// Called right after the return while the blocker and the stream's work were unfinished: if the writer
-    /// has not run, the call returned while the GPU still had to use the memory. Map it again at once.
-    fn probe_source(&mut self) -> bool {
-        if self.armed && !self.written.is_done().unwrap_or(true) {
+    /// Called right after the return while the blocker ahead and the stream's work were unfinished (the first
+    /// page's turn): if the writer has not run, the call returned while the GPU still had to use the memory.
+    /// Map it again at once.
+    fn probe_source(&mut self, page: super::method::Page) -> bool {
+        if page == super::method::Page::Head && self.armed && !self.written.is_done().unwrap_or(true) {
             self.in_use_at_return = true;
             if let Err(e) = self.vmm.map().and_then(|()| self.vmm.set_access()) {
                 self.remap_error = Some(e.to_string());
@@ -259,7 +260,7 @@ impl Probe for VmmProbe<'_, '_> {
         false
     }
 
-    fn verify(&mut self, gpu: &Gpu, _probed: bool) -> anyhow::Result<Option<bool>> {
+    fn verify(&mut self, gpu: &Gpu, _probed: Option<super::method::Page>) -> anyhow::Result<Option<bool>> {
         if let Some(e) = self.remap_error.take() {
             anyhow::bail!("mapping the range again right after cuMemUnmap returned failed: {e}");
         }

@@ -10,6 +10,7 @@
 //! Wake-up latency is estimated as (host time from just before the launch to the wait's return) minus the
 //! kernel's device time: it includes the launch latency, a few microseconds.
 
+use super::method::timed_query;
 use super::{case_record, Case, Op};
 use crate::driver::gpu::FlaggedContext;
 use crate::driver::{sys, Event, Gpu, Stream, StreamKind};
@@ -126,9 +127,10 @@ fn case(id: String, call: &str, rule: &str, expected: Expected, what: String, op
             rule: rule.into(),
             expected,
             stream: Some(StreamKind::NonBlocking),
-            blocker: BlockerPlacement::None,
-            blocker_stream: None,
-            blocker_ahead: false,
+            // The 100 ms kernel the call waits for is the protocol's blocker, ahead of it in its stream.
+            blocker: BlockerPlacement::Same,
+            blocker_stream: Some(StreamKind::NonBlocking),
+            blocker_ahead: true,
             host_memory: None,
             bytes: 0,
             what,
@@ -151,17 +153,28 @@ fn flagged_rep(fc: &FlaggedContext) -> anyhow::Result<Rep> {
     let t = w.stop();
     let returned = monotonic_ns();
     r?;
-    Ok(wait_rep(t, call_start, launched, returned, fc.elapsed_ns()?))
+    let kernel = timed_query(call_start, || fc.spin_done())?;
+    Ok(wait_rep(t, call_start, launched, returned, kernel, fc.elapsed_ns()?))
 }
 
-/// The signals of one wait: it completes its work by definition, so the interest is in the metrics.
-fn wait_rep(t: crate::measure::Timed, call_start: u64, launched: u64, returned: u64, device_ns: u64) -> Rep {
+/// The signals of one wait, read like every other call's (`method.rs`): the kernel it waits for is the
+/// blocker, and a timed query of the kernel's end event right after the return says whether it had ended
+/// (`kernel`). The wait puts no work of its own on the GPU. How it waited is in the metrics.
+fn wait_rep(
+    t: crate::measure::Timed,
+    call_start: u64,
+    launched: u64,
+    returned: u64,
+    kernel: (bool, [u64; 2]),
+    device_ns: u64,
+) -> Rep {
     let mut rep = Rep {
         host_call_ns: t.wall_ns,
         host_cpu_ns: t.cpu_ns,
-        blocker_done_at_return: None,
-        op_done_at_return: Some(true),
-        op_device_ns: Some(device_ns),
+        blocker_done_at_return: Some(kernel.0),
+        blocker_query_ns: Some(kernel.1),
+        blocker_device_ns: Some(device_ns),
+        host_blocker_launch_ns: Some(launched),
         host_call_start_ns: call_start,
         ..Rep::default()
     };
@@ -234,8 +247,9 @@ fn run_runtime(gpu: &Gpu, op: WaitOp, reps: usize) -> anyhow::Result<Vec<Rep>> {
         let t = w.stop();
         let returned = monotonic_ns();
         r?;
+        let kernel = timed_query(call_start, || end.is_done())?;
         if i > 0 {
-            out.push(wait_rep(t, call_start, launched, returned, end.ns_since(&start)?));
+            out.push(wait_rep(t, call_start, launched, returned, kernel, end.ns_since(&start)?));
         }
     }
     if let Some(f) = flags {
@@ -273,8 +287,9 @@ pub fn run(gpu: &Gpu, case: &Case, op: WaitOp, reps: usize) -> anyhow::Result<Ca
                 let t = w.stop();
                 let returned = monotonic_ns();
                 r?;
+                let kernel = timed_query(call_start, || end.is_done())?;
                 if i > 0 {
-                    out.push(wait_rep(t, call_start, launched, returned, end.ns_since(&start)?));
+                    out.push(wait_rep(t, call_start, launched, returned, kernel, end.ns_since(&start)?));
                 }
             }
         }

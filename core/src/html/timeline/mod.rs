@@ -106,12 +106,7 @@ impl Timeline {
     }
 }
 
-/// The index of the repetition whose `key` is the median (the lower middle one for an even count).
-pub fn median_index<T>(items: &[T], key: impl Fn(&T) -> u64) -> Option<usize> {
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by_key(|&i| (key(&items[i]), i));
-    order.get(order.len().saturating_sub(1) / 2).copied()
-}
+pub use crate::stats::median_index;
 
 #[cfg(test)]
 mod tests {
@@ -288,7 +283,7 @@ mod tests {
     fn the_median_repetition() {
         assert_eq!(median_index(&[5u64, 1, 9], |&x| x), Some(0));
         assert_eq!(median_index(&[4u64, 1, 3, 2], |&x| x), Some(3));
-        assert_eq!(median_index::<u64>(&[], |&x| x), None);
+        assert_eq!(median_index::<u64, u64>(&[], |&x| x), None);
     }
 
     #[test]
