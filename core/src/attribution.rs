@@ -164,10 +164,16 @@ impl Held {
     }
 
     /// The share of its own GPU work during which the thread was held; `None` where it has none, or where its
-    /// work is too short for the resolution to say.
+    /// work is too short for the readings to say (see [`Held::resolved_length_ns`]).
     pub fn own_share(&self) -> Option<f64> {
         let len = self.own_work_ns?;
-        (len > self.resolution_ns).then(|| self.own_held_ns as f64 / len as f64)
+        (len >= self.resolved_length_ns()).then(|| self.own_held_ns as f64 / len as f64)
+    }
+
+    /// How long its own work must last for the share it held to be decided: [`RESOLVED_LENGTH`] times the
+    /// clock error, but at least the resolution.
+    pub fn resolved_length_ns(&self) -> i64 {
+        (RESOLVED_LENGTH * self.clock_error_ns).max(self.resolution_ns)
     }
 
     /// Whether the thread was held through (at least [`HELD_THROUGH`] of) its own GPU work, where the
@@ -180,7 +186,7 @@ impl Held {
         let margin = (1.0 - HELD_THROUGH) * len;
         if after_lo as f64 > margin {
             Some(false)
-        } else if len >= (RESOLVED_LENGTH * self.clock_error_ns) as f64 && after_hi as f64 <= margin {
+        } else if len >= self.resolved_length_ns() as f64 && after_hi as f64 <= margin {
             Some(true)
         } else {
             None

@@ -74,7 +74,11 @@ pub fn compare(recording: &Path, reference: &Path) -> anyhow::Result<Vec<Row>> {
             api: r.api,
             ours: r.class.map_or_else(|| format!("error: {}", r.error.clone().unwrap_or_default()), |c| c.to_string()),
             theirs: match (&c.class, &c.error) {
-                (Some(class), _) => class.clone(),
+                // The reference names classes in the vocabulary before they named what held the thread:
+                // its `waited-then-staged` is `waited-for-stream`.
+                (Some(class), _) => {
+                    crate::class::Class::from_legacy_word(class).map_or_else(|| class.clone(), |c| c.to_string())
+                }
                 (None, e) => format!("error: {}", e.clone().unwrap_or_default()),
             },
             ours_us: r.host_call_us.map(|s| s.median),

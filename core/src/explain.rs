@@ -15,6 +15,42 @@ fn ms(us: f64) -> String {
     }
 }
 
+/// What held the thread in the median repetition, in one sentence: how long, and by what ("The thread was
+/// held 1.44 ms: 1.43 ms while its own work ran on the GPU (99% of that work), 8.0 µs in the call itself.").
+pub fn held_sentence(r: &CaseResult) -> Option<String> {
+    use crate::attribution::Cause;
+    let h = r.median_held()?;
+    let us = |ns: i64| crate::units::format_us(ns as f64 / 1e3);
+    let mut parts = Vec::new();
+    for cause in [Cause::Stream, Cause::Device, Cause::Thread, Cause::Own, Cause::Call] {
+        let ns = h.ns(cause);
+        if ns <= 0 {
+            continue;
+        }
+        let what = |c: Cause| h.segments.iter().find(|s| s.cause == c).map_or(String::new(), |s| s.what.clone());
+        parts.push(match cause {
+            Cause::Stream => format!("{} waiting for {} ahead of it in its stream", us(ns), what(cause)),
+            Cause::Device => format!("{} waiting for {} on another stream (the device drained)", us(ns), what(cause)),
+            Cause::Thread => format!("{} waiting for {}", us(ns), what(cause)),
+            Cause::Own => match h.own_share() {
+                Some(share) => format!("{} while its own work ran on the GPU ({:.0}% of that work)", us(ns), share * 100.0),
+                None => format!("{} while its own work ran on the GPU", us(ns)),
+            },
+            Cause::Call => format!("{} in the call itself", us(ns)),
+        });
+    }
+    let mut text = format!("The thread was held {}: {}.", us(h.total_ns), parts.join(", "));
+    if h.own_work_ns.is_some() && h.held_through_own_work().is_none() {
+        text.push_str(&format!(
+            " Whether it was held through most of its own work ({}) the readings cannot tell: they decide that \
+             only for work of {} or more here.",
+            us(h.own_work_ns.unwrap_or(0)),
+            us(h.resolved_length_ns())
+        ));
+    }
+    Some(text)
+}
+
 /// Why `r` got its class, in a few sentences a learner can follow.
 pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
     if let Some(e) = &r.error {
@@ -154,6 +190,10 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
             }
         }
     }
+    if let Some(held) = held_sentence(r) {
+        text.push(' ');
+        text.push_str(&held);
+    }
     text.push_str(&format!(" Class: {class}."));
     match r.verdict {
         Some(Verdict::Matches) => text.push_str(&format!(" Rule {} predicts {}: it matches.", s.rule, s.expected)),
@@ -243,7 +283,7 @@ pub fn long(record: &CaseRecord, r: &CaseResult, fit: Option<&crate::clock::Cloc
             })
         };
         t.push_str(&format!(
-            "  #{:<2} call {:>10.1} µs, cpu {:>10.1} µs, blocker done at return: {:<3}{}, own work done: {:<3}{}, data staged: {:<3} -> {class}\n",
+            "  #{:<2} call {:>10.1} µs, cpu {:>10.1} µs, blocker done at return: {:<3}{}, own work done: {:<3}{}, data staged: {:<3} -> {class} (held for: {})\n",
             i + 1,
             rep.host_call_ns as f64 / 1e3,
             rep.host_cpu_ns as f64 / 1e3,
@@ -252,6 +292,7 @@ pub fn long(record: &CaseRecord, r: &CaseResult, fit: Option<&crate::clock::Cloc
             b(rep.op_done_at_return),
             asked(rep.op_query_ns.filter(|_| rep.op_done_at_return.is_some())),
             b(rep.data_captured_at_return),
+            r.held.get(i).map_or("-".to_owned(), |h| h.summary()),
         ));
         // Where the GPU's times put the ends, relative to the return (only where bounded on both sides).
         let times = crate::timing::RepTimes::of(rep, fit);

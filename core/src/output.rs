@@ -38,6 +38,15 @@ fn call_time(r: &CaseResult) -> String {
     r.host_call_us.map_or("-".into(), |s| format!("{} [{}–{}]", fmt_us(s.median), fmt_us(s.min), fmt_us(s.max)))
 }
 
+/// What held the thread in the median repetition ("-" where nothing was measured).
+fn held_for(r: &CaseResult) -> String {
+    if r.held_for.is_empty() || r.class.is_none() {
+        "-".into()
+    } else {
+        r.held_for.clone()
+    }
+}
+
 fn notes(r: &CaseResult) -> String {
     if let Some(e) = &r.error {
         return format!("ERROR: {e}");
@@ -125,7 +134,7 @@ fn table(report: &Report) -> String {
         }
         let mut t = Table::new();
         t.load_preset(UTF8_BORDERS_ONLY);
-        t.set_header(["id", "rule", "class", "expected", "verdict", "call time", "device", "notes"]);
+        t.set_header(["id", "rule", "class", "expected", "verdict", "call time", "held for", "device", "notes"]);
         for r in results {
             t.add_row([
                 Cell::new(&r.id),
@@ -134,6 +143,7 @@ fn table(report: &Report) -> String {
                 Cell::new(r.expected.to_string()),
                 Cell::new(verdict_word(r)),
                 Cell::new(call_time(r)),
+                Cell::new(held_for(r)),
                 Cell::new(r.device_us.map_or("-".into(), fmt_us)),
                 Cell::new(notes(r)),
             ]);
@@ -152,17 +162,18 @@ fn markdown(report: &Report) -> String {
             let _ = writeln!(out, "{} experiments not run: {reason}.\n", results.len());
             continue;
         }
-        out.push_str("| id | rule | class | expected | verdict | call time | device | notes |\n|---|---|---|---|---|---|---|---|\n");
+        out.push_str("| id | rule | class | expected | verdict | call time | held for | device | notes |\n|---|---|---|---|---|---|---|---|---|\n");
         for r in results {
             let _ = writeln!(
                 out,
-                "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
+                "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.id,
                 r.rule,
                 r.class.map_or("-".into(), |c| c.to_string()),
                 r.expected,
                 verdict_word(r),
                 call_time(r),
+                held_for(r),
                 r.device_us.map_or("-".into(), fmt_us),
                 notes(r).replace('|', "\\|")
             );
@@ -186,6 +197,7 @@ fn csv(report: &Report) -> anyhow::Result<String> {
         "call_us_min",
         "call_us_max",
         "n",
+        "held_for",
         "cpu_us",
         "waited_for_prior_work",
         "complete_at_return",
@@ -215,6 +227,7 @@ fn csv(report: &Report) -> anyhow::Result<String> {
             opt(s.map(|s| s.min)),
             opt(s.map(|s| s.max)),
             s.map_or(String::new(), |s| s.n.to_string()),
+            r.held_for.clone(),
             opt(r.host_cpu_us),
             b(r.waited_for_prior_work),
             b(r.complete_at_return),

@@ -189,7 +189,8 @@ fn a_call_the_driver_lacks_is_not_run_with_its_name_and_explain_and_the_page_sho
 
     let o = run_with_stub(&["explain", "graph/launch-first/nonblocking/other", "--replay", path]);
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("Class: blocking") && out.contains("Rule GR3"), "{out}");
+    // Done at the return, but 30 µs of own work with no GPU times is too short to say it held the thread.
+    assert!(out.contains("Class: async") && out.contains("Rule GR3"), "{out}");
 
     let page = dir.join("report.html");
     let o = run_with_stub(&["report", "--replay", path, "--out", page.to_str().unwrap()]);

@@ -24,6 +24,8 @@ struct Decided<'r> {
     expected: String,
     /// Fraction of repetitions in the majority class.
     agreement: f64,
+    /// What held the thread in the median repetition (`attribution`), in words.
+    held_for: &'r str,
     /// Median wall time of the call and median device time of its work.
     host_call_us: Option<f64>,
     device_us: Option<f64>,
@@ -65,6 +67,7 @@ fn replayed(report: &Report) -> Replayed<'_> {
                 verdict: r.verdict.map(|v| v.to_string()),
                 expected: r.expected.to_string(),
                 agreement: r.agreement,
+                held_for: &r.held_for,
                 host_call_us: r.host_call_us.as_ref().map(|s| s.median),
                 device_us: r.device_us,
             })
