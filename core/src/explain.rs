@@ -33,7 +33,9 @@ pub fn held_sentence(r: &CaseResult) -> Option<String> {
             Cause::Device => format!("{} waiting for {} on another stream (the device drained)", us(ns), what(cause)),
             Cause::Thread => format!("{} waiting for {}", us(ns), what(cause)),
             Cause::Own => match h.own_share() {
-                Some(share) => format!("{} while its own work ran on the GPU ({:.0}% of that work)", us(ns), share * 100.0),
+                Some(share) => {
+                    format!("{} while its own work ran on the GPU ({:.0}% of that work)", us(ns), share * 100.0)
+                }
                 None => format!("{} while its own work ran on the GPU", us(ns)),
             },
             Cause::Call => format!("{} in the call itself", us(ns)),
