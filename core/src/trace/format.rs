@@ -172,6 +172,18 @@ impl Trace {
     }
 }
 
+/// Whether the file at `path` begins like a trace (its first line a trace header); `false` for anything else,
+/// unreadable files included (the caller's own reading then says what is wrong).
+pub fn is_trace(path: &Path) -> bool {
+    use std::io::BufRead as _;
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    let mut first = String::new();
+    if std::io::BufReader::new(file).read_line(&mut first).is_err() {
+        return false;
+    }
+    matches!(serde_json::from_str::<Line>(&first), Ok(Line::Header { format, .. }) if format == TRACE_FORMAT)
+}
+
 /// The header line of a process's section, as the injection library writes it.
 pub fn header(pid: u32, program: Vec<String>, cupti_version: Option<u32>) -> Line {
     Line::Header { format: TRACE_FORMAT.into(), version: TRACE_VERSION, pid, program, cupti_version }

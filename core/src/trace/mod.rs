@@ -1,7 +1,11 @@
 //! A trace of another program: what `async-lab trace` recorded through CUPTI (its format, in `format`), and
-//! the same attribution and classes as the lab's own experiments for each of its calls.
+//! the same attribution and classes as the lab's own experiments for each of its calls (`scene`, `calls`).
 //!
 //! The trace's times are all on CUPTI's one clock (API callbacks and GPU records alike), so a call's
 //! interval and the GPU work around it go straight into an `attribution::Scene`.
 
+pub mod calls;
 pub mod format;
+pub mod page;
+pub mod scene;
+pub mod text;
