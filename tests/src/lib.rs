@@ -7,6 +7,7 @@
 
 pub mod page;
 pub mod synthetic;
+pub mod trace_synthetic;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -60,5 +61,20 @@ pub fn recording_files() -> Vec<PathBuf> {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no recordings in {}: the replay tests would test nothing", dir.display());
+    files
+}
+
+/// The committed traces (`recordings/trace-*.jsonl`, made with `async-lab trace` on real GPUs), sorted.
+pub fn trace_files() -> Vec<PathBuf> {
+    let dir = project_root().join("recordings");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "jsonl")
+                && p.file_name().unwrap().to_string_lossy().starts_with("trace-")
+        })
+        .collect();
+    files.sort();
     files
 }
