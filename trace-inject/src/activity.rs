@@ -160,3 +160,102 @@ unsafe fn line_of(r: *const sys::CUpti_Activity) -> Option<Line> {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use async_lab_core::trace::format::Line;
+
+    /// An 8-byte-aligned, zeroed buffer as large as any record read here.
+    fn buffer() -> Vec<u64> {
+        vec![0u64; 64]
+    }
+
+    /// Writes `value` into the record in `buf` at the field `f` of `$ty`.
+    macro_rules! put {
+        ($buf:expr, $ty:ty, $f:ident, $value:expr) => {{
+            let r = $buf.as_mut_ptr().cast::<$ty>();
+            // SAFETY: the buffer is larger than `$ty` and 8-byte aligned; the field is written as bytes,
+            // unaligned as the packed layout may be, without forming a reference to the record.
+            unsafe { std::ptr::addr_of_mut!((*r).$f).write_unaligned($value) }
+        }};
+    }
+
+    fn kind(buf: &mut [u64], k: K) {
+        // SAFETY: every record begins with its 32-bit kind; the buffer is larger than 4 bytes.
+        unsafe { buf.as_mut_ptr().cast::<u32>().write(k as u32) }
+    }
+
+    fn read(buf: &[u64]) -> Option<Line> {
+        // SAFETY: the buffer holds a record of the kind written in it, with every field `line_of` reads.
+        unsafe { line_of(buf.as_ptr().cast()) }
+    }
+
+    #[test]
+    fn a_copy_record_reads_its_kinds_bytes_times_stream_and_correlation() {
+        type M = sys::CUpti_ActivityMemcpy;
+        let mut b = buffer();
+        kind(&mut b, K::CUPTI_ACTIVITY_KIND_MEMCPY);
+        put!(b, M, copyKind, 1u8);
+        put!(b, M, srcKind, 2u8);
+        put!(b, M, dstKind, 3u8);
+        put!(b, M, bytes, 2u64 << 30);
+        put!(b, M, start, 100u64);
+        put!(b, M, end, 200u64);
+        put!(b, M, streamId, 13u32);
+        put!(b, M, correlationId, 122u32);
+        let want = Line::Memcpy {
+            copy_kind: 1,
+            src_kind: 2,
+            dst_kind: 3,
+            bytes: 2 << 30,
+            start: 100,
+            end: 200,
+            stream: 13,
+            corr: 122,
+        };
+        assert_eq!(read(&b), Some(want));
+    }
+
+    #[test]
+    fn a_kernel_record_reads_its_name() {
+        type M = sys::CUpti_ActivityKernel4;
+        let name = c"sleep_cycles";
+        let mut b = buffer();
+        kind(&mut b, K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        put!(b, M, start, 5u64);
+        put!(b, M, end, 9u64);
+        put!(b, M, streamId, 7u32);
+        put!(b, M, correlationId, 3u32);
+        put!(b, M, name, name.as_ptr());
+        assert_eq!(read(&b), Some(Line::Kernel { name: "sleep_cycles".into(), start: 5, end: 9, stream: 7, corr: 3 }));
+    }
+
+    #[test]
+    fn memset_and_synchronization_records_and_unknown_kinds() {
+        type S = sys::CUpti_ActivityMemset;
+        let mut b = buffer();
+        kind(&mut b, K::CUPTI_ACTIVITY_KIND_MEMSET);
+        put!(b, S, bytes, 4096u64);
+        put!(b, S, start, 1u64);
+        put!(b, S, end, 2u64);
+        put!(b, S, streamId, 14u32);
+        put!(b, S, correlationId, 9u32);
+        assert_eq!(read(&b), Some(Line::Memset { bytes: 4096, start: 1, end: 2, stream: 14, corr: 9 }));
+
+        type Y = sys::CUpti_ActivitySynchronization;
+        let mut b = buffer();
+        kind(&mut b, K::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+        // SAFETY: the synchronization type is a 32-bit field after the kind; written as the integer it is.
+        unsafe { std::ptr::addr_of_mut!((*b.as_mut_ptr().cast::<Y>()).type_).cast::<u32>().write_unaligned(4) };
+        put!(b, Y, start, 10u64);
+        put!(b, Y, end, 20u64);
+        put!(b, Y, streamId, u32::MAX);
+        put!(b, Y, correlationId, 5u32);
+        assert_eq!(read(&b), Some(Line::Sync { sync_type: 4, start: 10, end: 20, stream: None, corr: 5 }));
+
+        let mut b = buffer();
+        kind(&mut b, K::CUPTI_ACTIVITY_KIND_DRIVER);
+        assert_eq!(read(&b), None);
+    }
+}

@@ -26,6 +26,7 @@ pub extern "C" fn InitializeInjection() -> std::ffi::c_int {
     let outcome = std::panic::catch_unwind(start);
     if let Err(e) = outcome {
         let message = e.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| e.downcast_ref::<String>().cloned());
+        writer::write_header(None);
         writer::write(&Line::Error {
             error: Failure::CuptiError,
             message: format!("the injection library failed: {}", message.unwrap_or_default()),
@@ -40,9 +41,13 @@ fn start() {
     if !writer::open() {
         return;
     }
+    // The header comes first whatever follows: a trace that says why it holds nothing is still a trace.
     let version = match cupti::load() {
         Ok(v) => v,
-        Err(message) => return fail(Failure::CuptiMissing, message),
+        Err(message) => {
+            writer::write_header(None);
+            return fail(Failure::CuptiMissing, message);
+        }
     };
     writer::write_header(version);
     if let Err((failure, message)) = callbacks::subscribe().and_then(|()| activity::enable()) {

@@ -6,6 +6,7 @@
 use async_lab_core::trace::format::{header, Line};
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// Names the folder the trace files go to; set by `async-lab trace`.
@@ -15,6 +16,8 @@ pub const OUT_DIR_VAR: &str = "ASYNC_LAB_TRACE_DIR";
 const BUFFER_BYTES: usize = 64 * 1024;
 
 static OUT: Mutex<Option<BufWriter<File>>> = Mutex::new(None);
+/// Whether the header is written (it is written once, first).
+static HEADER: AtomicBool = AtomicBool::new(false);
 
 /// Opens this process's trace file; `false` (and no tracing) where the variable is unset or the file cannot
 /// be made.
@@ -31,8 +34,11 @@ fn lock() -> std::sync::MutexGuard<'static, Option<BufWriter<File>>> {
     OUT.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The header: this process, its command line, CUPTI's version.
+/// The header: this process, its command line, CUPTI's version; only the first call writes it.
 pub fn write_header(cupti_version: Option<u32>) {
+    if HEADER.swap(true, Ordering::SeqCst) {
+        return;
+    }
     let program: Vec<String> = std::fs::read("/proc/self/cmdline")
         .map(|b| {
             b.split(|&c| c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
