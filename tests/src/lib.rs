@@ -27,6 +27,17 @@ pub fn bin_path() -> PathBuf {
     existing_input("ASYNC_LAB_BIN", "target/debug/async-lab", "the async-lab binary", "cargo build -p async-lab")
 }
 
+/// The injection library of `async-lab trace`: `$ASYNC_LAB_INJECT`, else `target/debug/libasync_lab_inject.so`.
+/// Panics if it does not exist.
+pub fn inject_path() -> PathBuf {
+    existing_input(
+        "ASYNC_LAB_INJECT",
+        "target/debug/libasync_lab_inject.so",
+        "the injection library",
+        "cargo build -p async-lab-trace-inject",
+    )
+}
+
 /// The kernels' PTX as text (see [`ptx_path`]).
 pub fn ptx_text() -> String {
     let path = ptx_path();
