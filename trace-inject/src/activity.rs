@@ -15,6 +15,9 @@ const BUFFER: Layout = match Layout::from_size_align(4 << 20, 8) {
     Err(_) => panic!("a valid layout"),
 };
 
+/// How often CUPTI hands back partly filled buffers.
+const FLUSH_PERIOD_MS: u32 = 1_000;
+
 const KINDS: [K; 4] = [
     K::CUPTI_ACTIVITY_KIND_MEMCPY,
     K::CUPTI_ACTIVITY_KIND_MEMSET,
@@ -31,6 +34,10 @@ pub fn enable() -> Result<(), (Failure, String)> {
         // SAFETY: enabling a record kind has no pointer arguments.
         check(unsafe { sys::cuptiActivityEnable(kind) }, "cuptiActivityEnable")?;
     }
+    // GPU records reach the trace at least every second, not only when a buffer fills: a long program that
+    // is killed keeps its records up to then.
+    // SAFETY: no pointer arguments; the period is in ms.
+    check(unsafe { sys::cuptiActivityFlushPeriod(FLUSH_PERIOD_MS) }, "cuptiActivityFlushPeriod")?;
     Ok(())
 }
 
