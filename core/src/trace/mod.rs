@@ -4,6 +4,7 @@
 //! The trace's times are all on CUPTI's one clock (API callbacks and GPU records alike), so a call's
 //! interval and the GPU work around it go straight into an `attribution::Scene`.
 
+pub mod against;
 pub mod calls;
 pub mod format;
 pub mod page;
