@@ -125,13 +125,25 @@ fn short_name(name: &str) -> &str {
 pub struct Program {
     /// In the order they began.
     pub calls: Vec<Call>,
+    /// In the order they began on the GPU.
     pub work: Vec<Work>,
     /// (correlation id, stream) of each stream synchronization.
     pub syncs: Vec<(u32, u32)>,
-    /// (thread, time) of each module load.
+    /// (thread, time) of each module load, in time order.
     pub module_loads: Vec<(u64, i64)>,
     /// Records CUPTI dropped.
     pub dropped: u64,
+    /// Indexes, so that a long program's calls are each looked at in about constant time.
+    index: Index,
+}
+
+/// Where to look, for one call: its work by correlation id, and how far back an overlap can begin.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Index {
+    work_by_corr: HashMap<u32, Vec<usize>>,
+    stream_by_corr: HashMap<u32, u32>,
+    longest_work: i64,
+    longest_call: i64,
 }
 
 impl Program {
@@ -205,13 +217,42 @@ impl Program {
         }
         prog.calls.sort_by_key(|c| (c.span.start, c.corr));
         prog.work.sort_by_key(|w| (w.span.start, w.corr));
+        prog.module_loads.sort_by_key(|&(tid, t)| (t, tid));
+        let mut index = Index {
+            longest_work: prog.work.iter().map(|w| w.span.len()).max().unwrap_or(0),
+            longest_call: prog.calls.iter().map(|c| c.span.len()).max().unwrap_or(0),
+            ..Index::default()
+        };
+        for (i, w) in prog.work.iter().enumerate() {
+            index.work_by_corr.entry(w.corr).or_default().push(i);
+        }
+        for &(corr, stream) in &prog.syncs {
+            index.stream_by_corr.entry(corr).or_insert(stream);
+        }
+        prog.index = index;
         prog
     }
 
-    /// The GPU work of call `i`.
+    /// The GPU work of call `i`, in the order it began.
     pub fn own_work(&self, i: usize) -> Vec<&Work> {
-        let c = &self.calls[i];
-        self.work.iter().filter(|w| c.corrs.contains(&w.corr)).collect()
+        let mut at: Vec<usize> =
+            self.calls[i].corrs.iter().filter_map(|c| self.index.work_by_corr.get(c)).flatten().copied().collect();
+        at.sort_unstable();
+        at.into_iter().map(|k| &self.work[k]).collect()
+    }
+
+    /// The GPU work that overlapped `span`.
+    fn work_during(&self, span: Span) -> impl Iterator<Item = &Work> {
+        let from = self.work.partition_point(|w| w.span.start <= span.start - self.index.longest_work);
+        let to = self.work.partition_point(|w| w.span.start < span.end);
+        self.work[from..to.max(from)].iter().filter(move |w| w.span.end > span.start)
+    }
+
+    /// The calls in flight at `t` (begun before it, not yet returned).
+    fn calls_at(&self, t: i64) -> impl Iterator<Item = &Call> {
+        let from = self.calls.partition_point(|c| c.span.start <= t - self.index.longest_call);
+        let to = self.calls.partition_point(|c| c.span.start < t);
+        self.calls[from..to.max(from)].iter().filter(move |c| c.span.end > t)
     }
 
     /// The stream call `i` works in or synchronizes, where it has one.
@@ -220,13 +261,18 @@ impl Program {
         self.own_work(i)
             .first()
             .map(|w| w.stream)
-            .or_else(|| self.syncs.iter().find(|(corr, _)| c.corrs.contains(corr)).map(|&(_, s)| s))
+            .or_else(|| c.corrs.iter().find_map(|corr| self.index.stream_by_corr.get(corr).copied()))
     }
 
     /// The module loads on call `i`'s thread while it ran.
     pub fn module_loads_in(&self, i: usize) -> usize {
         let c = &self.calls[i];
-        self.module_loads.iter().filter(|&&(tid, t)| tid == c.tid && t >= c.span.start && t <= c.span.end).count()
+        let from = self.module_loads.partition_point(|&(_, t)| t < c.span.start);
+        self.module_loads[from..]
+            .iter()
+            .take_while(|&&(_, t)| t <= c.span.end)
+            .filter(|&&(tid, _)| tid == c.tid)
+            .count()
     }
 
     /// Everything known around call `i`, for `attribution::attribute`.
@@ -242,9 +288,8 @@ impl Program {
         let stream = self.stream_of(i);
         let first_corr = c.corrs.iter().copied().min().unwrap_or(c.corr);
         let mut holders: Vec<Holder> = self
-            .work
-            .iter()
-            .filter(|w| w.corr < first_corr && w.span.start < c.span.end && w.span.end > c.span.start)
+            .work_during(c.span)
+            .filter(|w| w.corr < first_corr)
             .map(|w| {
                 let same = stream == Some(w.stream);
                 Holder {
@@ -258,16 +303,11 @@ impl Program {
                 }
             })
             .collect();
-        holders.extend(
-            self.calls
-                .iter()
-                .filter(|o| o.tid != c.tid && o.span.start < c.span.start && o.span.end > c.span.start)
-                .map(|o| Holder {
-                    cause: Cause::Thread,
-                    span: o.span,
-                    what: format!("{} on thread {}, correlation {}", o.name, o.tid, o.corr),
-                }),
-        );
+        holders.extend(self.calls_at(c.span.start).filter(|o| o.tid != c.tid).map(|o| Holder {
+            cause: Cause::Thread,
+            span: o.span,
+            what: format!("{} on thread {}, correlation {}", o.name, o.tid, o.corr),
+        }));
         Scene {
             call: c.span,
             own: own_span,
