@@ -40,6 +40,10 @@ pub struct TraceArgs {
     /// Explain one call, by its correlation id (the table's `corr`).
     #[arg(long, value_name = "CORR")]
     pub explain: Option<u32>,
+    /// A recording async-lab made while traced (`--record`): print each case's class from the tracer beside
+    /// the lab's, and how many agree.
+    #[arg(long, value_name = "RECORDING")]
+    pub against: Option<PathBuf>,
     /// How many held calls the table shows.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
@@ -69,9 +73,14 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         (None, Some(program)) => {
             let cupti = spawn::cupti(args.cupti.as_deref())?;
             let inject = spawn::injection_library()?;
+            spawn::no_other_injection(&inject)?;
             let ran = spawn::run(program, &args.program[1..], &inject, &cupti.path)?;
             if ran.processes == 0 {
-                bail!("{program} {} without initializing CUDA: there is nothing to trace", status_words(&ran.status));
+                bail!(
+                    "{program} {} and no process of it loaded the injection library: it initialized no CUDA, or a \
+                     tool inside it (compute-sanitizer, nsys) put its own injection library in its place",
+                    status_words(&ran.status)
+                );
             }
             std::fs::write(&args.out, &ran.text).with_context(|| format!("writing {}", args.out.display()))?;
             let trace = Trace::parse(&ran.text).context("the trace the program wrote is not readable")?;
@@ -115,6 +124,11 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
             println!("(this process's trace was cut short: it holds what was written before)");
         }
         print_tables(&program, &traced, min_held, args.top);
+    }
+    if let Some(path) = &args.against {
+        let rec = async_lab_core::record::Recording::load(path)?;
+        println!("\nThe lab's classes beside the tracer's ({}):\n", path.display());
+        print!("{}", async_lab_core::trace::against::markdown(&async_lab_core::trace::against::compare(&rec, &trace)));
     }
     if let Some(corr) = args.explain {
         let found = trace.processes.iter().any(|p| Program::of(p).calls.iter().any(|c| c.corr == corr));

@@ -61,6 +61,20 @@ pub fn cupti(explicit: Option<&Path>) -> Result<locate::Found, NoCupti> {
     })
 }
 
+/// Refuses to start when another tool's injection library is already set for this process's children
+/// (async-lab trace run under nsys, say): CUPTI takes one subscriber, and replacing the other tool's library
+/// would quietly blind it.
+pub fn no_other_injection(ours: &Path) -> Result<(), NoCupti> {
+    match std::env::var_os("CUDA_INJECTION64_PATH").filter(|v| !v.is_empty()) {
+        Some(other) if Path::new(&other) != ours => Err(NoCupti(format!(
+            "CUPTI is taken: another tool's injection library is set (CUDA_INJECTION64_PATH={}), and CUPTI \
+             allows one subscriber",
+            Path::new(&other).display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// What running the program left.
 pub struct Ran {
     pub status: ExitStatus,
