@@ -139,3 +139,73 @@ fn the_committed_traces_replay_as_their_snapshots_say() {
         insta::assert_yaml_snapshot!(format!("replay-{name}"), rows(&text, 20_000));
     }
 }
+
+/// A recording's repetitions as the calls of a trace, `offset` ns later on the trace's clock.
+fn trace_of_recording(rec: &async_lab_core::record::Recording, offset: u64) -> String {
+    use async_lab_core::trace::format::{header, Domain, Line};
+    let mut lines = vec![header(1, vec!["async-lab".into()], None)];
+    let mut corr = 0;
+    for case in &rec.cases {
+        let name = async_lab_core::trace::against::base_name(&case.setup.call).to_owned();
+        for r in &case.reps {
+            corr += 1;
+            // A call between the repetitions' that the matching must not take: same name, 300 µs earlier.
+            let decoy = r.host_call_start_ns + offset - 300_000;
+            lines.push(Line::Api {
+                domain: Domain::Runtime,
+                name: format!("{name}_v2"),
+                cbid: 0,
+                tid: 1,
+                corr,
+                start: decoy,
+                end: decoy + 1_000,
+            });
+            corr += 1;
+            let start = r.host_call_start_ns + offset + 3_000;
+            lines.push(Line::Api {
+                domain: Domain::Runtime,
+                name: format!("{name}_v2"),
+                cbid: 0,
+                tid: 1,
+                corr,
+                start,
+                end: start + r.host_call_ns,
+            });
+        }
+    }
+    lines.push(Line::End { t: u64::MAX / 2 });
+    lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect()
+}
+
+#[test]
+fn a_traced_lab_run_is_matched_to_its_recording_repetition_by_repetition() {
+    let path = async_lab_tests::project_root()
+        .join("recordings/async-lab-seed-both-apis-h200-driver580.159.04-2026-12-03.json");
+    let rec = async_lab_core::record::Recording::load(&path).unwrap();
+    let trace = Trace::parse(&trace_of_recording(&rec, 1_700_000_000_000_000_000)).unwrap();
+    let rows = async_lab_core::trace::against::compare(&rec, &trace);
+    assert_eq!(rows.len(), rec.cases.len());
+    for r in &rows {
+        assert_eq!(r.traced_classes.len(), r.reps, "{}: every repetition's call found", r.id);
+        // The synthetic calls have no GPU work around them: the tracer says async.
+        assert_eq!(r.traced, Some(async_lab_core::classify::Class::Async), "{}", r.id);
+    }
+    let md = async_lab_core::trace::against::markdown(&rows);
+    assert!(md.contains("cases whose timed call the trace holds"), "{md}");
+}
+
+#[test]
+fn a_long_program_classifies_call_by_call_without_looking_at_every_other_call() {
+    // 40,000 launches, each with its kernel: every call's scene is built from indexes, not a scan.
+    let mut lines = Vec::new();
+    for i in 0..40_000u64 {
+        let t = i * 10 * syn::US;
+        lines.push(syn::call("cudaLaunchKernel", i as u32 + 1, t, t + 3 * syn::US));
+        lines.push(syn::kernel("k", 13, i as u32 + 1, t + 5 * syn::US, t + 9 * syn::US));
+    }
+    let started = std::time::Instant::now();
+    let (p, t) = classified(&syn::trace(lines));
+    assert_eq!((p.calls.len(), t.len()), (40_000, 40_000));
+    assert!(t.iter().all(|t| t.class == async_lab_core::classify::Class::Async));
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
+}

@@ -86,6 +86,15 @@ fn bad_trace_files_get_one_clear_line() {
 #[test]
 fn a_missing_cupti_is_exit_3_and_bad_arguments_exit_2() {
     one_clear_line(&run(&["trace", "--cupti", "/nonexistent/libcupti.so", "--", "true"]), 3, "CUPTI");
+    let o = Command::new(bin_path())
+        .args(["trace", "--", "true"])
+        .env("LD_LIBRARY_PATH", async_lab::STUB_DIR)
+        .env("CUDA_INJECTION64_PATH", "/opt/other-tool/libinject.so")
+        .env("ASYNC_LAB_CUPTI", async_lab_tests::inject_path())
+        .env("ASYNC_LAB_INJECT", async_lab_tests::inject_path())
+        .output()
+        .unwrap();
+    one_clear_line(&o, 3, "another tool's injection library is set");
     let o = run(&["trace"]);
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
     let o = run(&["trace", "--min-held", "fast", "--replay", "x"]);
