@@ -14,19 +14,14 @@ use crate::clock::ClockFit;
 use crate::record::Rep;
 use crate::timing::{Reading, RepTimes, Unresolved};
 
-/// The class of a call's attribution: held through its own work (`blocking`), else by what released it
-/// (the device, another thread, its stream), else `async`. A device-wide wait comes first: it is what a
-/// learner needs to know even when the call then also held its own work.
+/// The class of a call's attribution. A wait for something the call does not depend on comes first (the
+/// device draining, another thread's call): it is what a learner needs to know even when the call then also
+/// held its own work. Then held through its own work (`blocking`), then the wait for its stream, else `async`.
 pub fn class_of_held(held: &Held) -> Class {
-    let released = held.released_by().map(|s| s.cause);
-    if released == Some(Cause::Device) {
-        return Class::DeviceSync;
-    }
-    if held.held_through_own_work() == Some(true) {
-        return Class::Blocking;
-    }
-    match released {
+    match held.released_by().map(|s| s.cause) {
+        Some(Cause::Device) => Class::DeviceSync,
         Some(Cause::Thread) => Class::WaitedForThread,
+        _ if held.held_through_own_work() == Some(true) => Class::Blocking,
         Some(Cause::Stream) => Class::WaitedForStream,
         _ => Class::Async,
     }

@@ -42,6 +42,8 @@ pub struct Row {
     /// Which of async-lab's APIs the row compares with the reference.
     pub api: crate::api::Api,
     pub ours: String,
+    /// What held the thread in async-lab's median repetition.
+    pub ours_held: String,
     pub theirs: String,
     pub ours_us: Option<f64>,
     pub theirs_us: Option<f64>,
@@ -73,6 +75,7 @@ pub fn compare(recording: &Path, reference: &Path) -> anyhow::Result<Vec<Row>> {
             id: c.id.clone(),
             api: r.api,
             ours: r.class.map_or_else(|| format!("error: {}", r.error.clone().unwrap_or_default()), |c| c.to_string()),
+            ours_held: r.held_for.clone(),
             theirs: match (&c.class, &c.error) {
                 // The reference names classes in the vocabulary before they named what held the thread:
                 // its `waited-then-staged` is `waited-for-stream`.
@@ -120,16 +123,17 @@ fn counterpart<'r>(results: &'r [report::CaseResult], id: &str, default_kind: bo
 pub fn markdown(rows: &[Row]) -> String {
     let us = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.1}"));
     let mut out = String::from(
-        "| case | async-lab API | async-lab class | reference class | async-lab µs | reference µs | |\n\
-         |---|---|---|---|---:|---:|---|\n",
+        "| case | async-lab API | async-lab class | async-lab held for | reference class | async-lab µs | reference µs | |\n\
+         |---|---|---|---|---|---:|---:|---|\n",
     );
     for r in rows {
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
             r.id,
             r.api,
             r.ours,
+            r.ours_held,
             r.theirs,
             us(r.ours_us),
             us(r.theirs_us),
@@ -150,19 +154,22 @@ pub fn between_apis(rec: &Recording) -> Vec<ApiRow> {
 pub fn api_markdown(rows: &[ApiRow]) -> String {
     let us = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.1}"));
     let mut out = String::from(
-        "| case | driver call | class | µs | runtime call | class | µs | |\n|---|---|---|---:|---|---|---:|---|\n",
+        "| case | driver call | class | µs | held for | runtime call | class | µs | held for | |\n\
+         |---|---|---|---:|---|---|---|---:|---|---|\n",
     );
     for r in rows {
         let _ = writeln!(
             out,
-            "| `{}` | `{}` | {} | {} | `{}` | {} | {} | {} |",
+            "| `{}` | `{}` | {} | {} | {} | `{}` | {} | {} | {} | {} |",
             r.id,
             r.driver_call,
             r.driver,
             us(r.driver_us),
+            r.driver_held,
             r.runtime_call,
             r.runtime,
             us(r.runtime_us),
+            r.runtime_held,
             match (r.both_classified, r.same_class()) {
                 (false, _) => "",
                 (true, true) => "",

@@ -203,6 +203,11 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         Some(Verdict::Undocumented) => {
             text.push_str(&format!(" No current rule ({}) says what to expect {}.", s.rule, s.expected))
         }
+        Some(Verdict::Inconclusive) if class != crate::class::Class::Indeterminate => text.push_str(&format!(
+            " Rule {} predicts {}; whether the call held the thread through its own work is below the \
+             resolution, so the measurement decides nothing to hold against it.",
+            s.rule, s.expected
+        )),
         Some(Verdict::Inconclusive) => text.push_str(&format!(
             " Rule {} predicts {}; the measurement decides nothing to hold against it.",
             s.rule, s.expected

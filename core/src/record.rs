@@ -275,6 +275,20 @@ impl Recording {
                 // Made before setups carried the timing: the id names the wall-clock-only variant.
                 s.timing = CallTiming::WallClockOnly;
             }
+            if s.family == Family::Wait && s.blocker == BlockerPlacement::None {
+                // Made before the waits were read like every other call: the kernel a wait waits for is its
+                // blocker, ahead of it in its stream, and the "done" those recordings noted (a wait returns
+                // only once its kernel is done) was about that kernel, not about work of the wait's own.
+                s.blocker = BlockerPlacement::Same;
+                s.blocker_ahead = true;
+                s.blocker_stream = s.stream;
+                for rep in &mut case.reps {
+                    if rep.blocker_done_at_return.is_none() {
+                        rep.blocker_done_at_return = rep.op_done_at_return.take();
+                        rep.blocker_device_ns = rep.op_device_ns;
+                    }
+                }
+            }
             if case.error.is_none() && case.skipped.is_none() && case.reps.is_empty() {
                 bail!("experiment {} has neither repetitions nor an error nor a reason it was not run", case.setup.id);
             }

@@ -104,6 +104,9 @@ pub struct ApiRow {
     pub runtime: String,
     pub driver_us: Option<f64>,
     pub runtime_us: Option<f64>,
+    /// What held the thread in each side's median repetition.
+    pub driver_held: String,
+    pub runtime_held: String,
     /// Both have a class (neither failed nor was not run).
     pub both_classified: bool,
 }
@@ -134,6 +137,8 @@ pub fn between_apis_results(results: &[CaseResult]) -> Vec<ApiRow> {
             runtime: class(r),
             driver_us: d.host_call_us.map(|s| s.median),
             runtime_us: r.host_call_us.map(|s| s.median),
+            driver_held: d.held_for.clone(),
+            runtime_held: r.held_for.clone(),
             both_classified: d.class.is_some() && r.class.is_some(),
         });
     }

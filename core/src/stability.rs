@@ -13,6 +13,8 @@ pub struct Row {
     /// Per run: the class (with its agreement) or `None` where the run lacks the experiment or classified
     /// nothing (an error, not run).
     pub runs: Vec<Option<(String, f64)>>,
+    /// Per run: what held the thread in its median repetition ("20.0 ms for its stream · own work 3%").
+    pub held: Vec<String>,
     /// Each reason a repetition was undecided, in any run.
     pub unresolved: Vec<String>,
 }
@@ -42,10 +44,16 @@ pub fn rows(runs: &[Recording]) -> Vec<Row> {
         for r in results {
             let row = by_id.entry(r.id.clone()).or_insert_with(|| {
                 order.push(r.id.clone());
-                Row { id: r.id.clone(), runs: vec![None; runs.len()], unresolved: Vec::new() }
+                Row {
+                    id: r.id.clone(),
+                    runs: vec![None; runs.len()],
+                    held: vec![String::new(); runs.len()],
+                    unresolved: Vec::new(),
+                }
             });
             if r.error.is_none() && r.not_run.is_none() {
                 row.runs[k] = r.class.map(|c| (c.to_string(), r.agreement));
+                row.held[k] = r.held_for.clone();
             }
             for u in &r.unresolved {
                 if !row.unresolved.contains(u) {
@@ -95,10 +103,13 @@ pub fn markdown(rows: &[Row], names: &[String]) -> String {
     t.push_str("---|\n");
     for r in changed {
         let _ = write!(t, "| `{}` |", r.id);
-        for run in &r.runs {
+        for (run, held) in r.runs.iter().zip(&r.held) {
             match run {
-                Some((c, a)) => {
+                Some((c, a)) if held.is_empty() => {
                     let _ = write!(t, " {c} ({:.0}%) |", a * 100.0);
+                }
+                Some((c, a)) => {
+                    let _ = write!(t, " {c} ({:.0}%) · {held} |", a * 100.0);
                 }
                 None => t.push_str(" - |"),
             }
@@ -116,6 +127,7 @@ mod tests {
         Row {
             id: "x".into(),
             runs: classes.iter().map(|c| c.map(|c| (c.to_string(), 1.0))).collect(),
+            held: vec![String::new(); classes.len()],
             unresolved: Vec::new(),
         }
     }

@@ -211,9 +211,12 @@ impl RepTimes {
         if let Some(reading) = blocker {
             let e = self.blocker_end;
             let estimate = point(e);
+            // Where the GPU's times do not date it, a blocker ahead ended no later than the call's own work
+            // began in its stream (recordings without a clock fit).
+            let own_began = point(self.op_start).filter(|&s| blocker_ahead && s > 0 && s < ret);
             let end = match reading {
                 // Done at the return: it ended no later than the return (within the tolerance).
-                Reading::Before => estimate.map_or(ret, |x| x.min(ret)),
+                Reading::Before => estimate.map_or(own_began.unwrap_or(ret), |x| x.min(ret)),
                 // Still running: it ended after the question was asked.
                 Reading::After => {
                     estimate.unwrap_or(i64::MAX / 2).max(self.blocker_query[0]).max(ret + resolution_ns + 1)
@@ -227,7 +230,13 @@ impl RepTimes {
             let cause = if blocker_ahead { Cause::Stream } else { Cause::Device };
             holders.push(Holder { cause, span: Span::new(start.min(end), end), what: what.to_owned() });
         }
+        // Another thread's call that was under way when the call started and ended inside it: the call could
+        // submit its own work only once that call had let it go.
+        let mut thread_until = None;
         if let Some(o) = self.other_thread {
+            if o.lo < 0 && o.hi > resolution_ns && o.hi <= ret + resolution_ns {
+                thread_until = Some(o.hi);
+            }
             holders.push(Holder {
                 cause: Cause::Thread,
                 span: Span::new(o.lo, o.hi),
@@ -241,6 +250,7 @@ impl RepTimes {
                 (false, Some(w)) => started.max(w),
                 _ => started,
             };
+            let started = thread_until.map_or(started, |t| started.max(t));
             let event = (self.op_end.hi != i64::MAX).then(|| self.op_end.hi - self.tol);
             let [q0, q1] = self.op_query;
             let (end, bounds) = match reading {
@@ -249,9 +259,10 @@ impl RepTimes {
                     let latest = event.map_or(q1, |e| e.min(q1)).max(started);
                     (latest, Span::new(started, latest))
                 }
+                // Still running when asked: it ended after the question, and where its end event says.
                 Reading::After => {
                     let e = event?.max(q0);
-                    (e, Span::new(q0, self.op_end.hi.max(q0)))
+                    (e, Span::new(self.op_end.lo.max(q0), self.op_end.hi.max(q0)))
                 }
                 Reading::Unresolved(_) => {
                     let e = event?;

@@ -16,6 +16,9 @@ Tasks:
                         and the HTML report loaded in headless Chromium
   bundle [--out DIR]    build-ptx, build async-lab (release), and put it, the PTX and run.sh in DIR
                         (default target/bundle), ready to copy to a GPU machine
+  class-changes --since REV
+                        the recordings' classes at git revision REV beside today's (from the replay
+                        snapshots): a Markdown table of what changed and why
   help                  this text
 ";
 
@@ -25,6 +28,12 @@ pub(crate) enum Task {
     Run(Run),
     Test(Test),
     Bundle(Bundle),
+    ClassChanges(ClassChanges),
+}
+
+/// `cargo xtask class-changes --since REV`
+pub(crate) struct ClassChanges {
+    pub(crate) since: String,
 }
 
 /// `cargo xtask build-ptx`
@@ -87,6 +96,12 @@ impl Task {
                 }
                 Ok(Task::Bundle(Bundle { out }))
             }
+            "class-changes" => match rest.as_slice() {
+                [flag, rev] if flag == "--since" => {
+                    Ok(Task::ClassChanges(ClassChanges { since: rev.to_str().context("REV is not UTF-8")?.to_owned() }))
+                }
+                _ => bail!("`class-changes` needs `--since REV` (a git revision); see `cargo xtask help`"),
+            },
             other => bail!("unknown task `{other}`; see `cargo xtask help`"),
         }
     }
@@ -99,6 +114,7 @@ fn task_name(task: &Task) -> &'static str {
         Task::Run(_) => "run",
         Task::Test(_) => "test",
         Task::Bundle(_) => "bundle",
+        Task::ClassChanges(_) => "class-changes",
     }
 }
 

@@ -7,6 +7,7 @@
 
 mod build_ptx;
 mod bundle;
+mod class_changes;
 mod flags;
 #[cfg(test)]
 mod layering;
@@ -53,6 +54,7 @@ fn try_main() -> anyhow::Result<()> {
         flags::Task::Run(cmd) => cmd.run(&sh),
         flags::Task::Test(cmd) => cmd.run(&sh),
         flags::Task::Bundle(cmd) => cmd.run(&sh),
+        flags::Task::ClassChanges(cmd) => class_changes::run(&sh, &cmd.since),
     }
 }
 

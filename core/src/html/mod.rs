@@ -136,16 +136,22 @@ pub fn render(sources: &[Source]) -> String {
 
 const LEGEND: &str = r#"<div class="legend">
 <table>
-<tr><th>class</th><th>what the host thread did</th></tr>
-<tr><td class="class">async</td><td>returned while the work ahead of the call was still running, without waiting for it</td></tr>
-<tr><td class="class">staged</td><td>returned before its own transfer ran, after copying the data into the driver's staging buffer</td></tr>
-<tr><td class="class">waited-then-staged</td><td>waited for the work ahead of it in its stream, then returned before its own work finished</td></tr>
-<tr><td class="class">blocking</td><td>returned only after its own work had finished</td></tr>
-<tr><td class="class">device-sync</td><td>waited for work on another stream, work it does not depend on: the whole device drained</td></tr>
+<tr><th>class</th><th>what held the host thread</th></tr>
+<tr><td class="class">async</td><td>nothing: it returned without waiting for earlier work or a second thread, before most of its own work ran</td></tr>
+<tr><td class="class">staged</td><td>nothing, and it had copied its data into the driver's staging buffer before returning</td></tr>
+<tr><td class="class">waited-for-stream</td><td>the work ahead of it in its own stream, until that finished</td></tr>
+<tr><td class="class">waited-for-thread</td><td>a call on a second thread of the program, until that ended</td></tr>
+<tr><td class="class">blocking</td><td>its own work: held through at least 85% of its own transfer or kernel</td></tr>
+<tr><td class="class">device-sync</td><td>work on another stream, work it does not depend on: the whole device drained</td></tr>
 </table>
 <table>
 <tr><th>on a timeline</th><th>means</th></tr>
 <tr><td><span class="swatch host"></span>host thread</td><td>the calling thread inside the call under test (host clock)</td></tr>
+<tr><td><span class="swatch held-stream"></span>held by its stream</td><td>the thread waited for the work ahead of the call in its stream</td></tr>
+<tr><td><span class="swatch held-device"></span>held by other streams</td><td>the thread waited for work on another stream (the device drained)</td></tr>
+<tr><td><span class="swatch held-thread"></span>held by a second thread</td><td>the thread waited for a call made on a second thread of the program</td></tr>
+<tr><td><span class="swatch held-own"></span>held by its own work</td><td>the call's own GPU work ran while the thread was held</td></tr>
+<tr><td><span class="swatch held-call"></span>the call itself</td><td>the rest: the driver's own host-side work</td></tr>
 "#;
 
 /// The legend's row for the threads family's second host lane, on pages that draw one.

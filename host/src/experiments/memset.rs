@@ -48,6 +48,11 @@ impl MemsetOp {
         let (rule, expected) = match (self.asynchronous, self.target) {
             (true, _) => ("M3", Expected::classes(&[Async])),
             (false, Target::Device) => ("M1", Expected::classes(&[Async])),
+            // Fully synchronous: held through its own work; behind work in its stream, work too short for the
+            // readings to say more reads as the wait for the stream.
+            (false, Target::Pinned) if self.blocker == BlockerPlacement::Same => {
+                ("M2", Expected::classes(&[Blocking, WaitedForStream]))
+            }
             (false, Target::Pinned) => ("M2", Expected::classes(&[Blocking])),
             (false, Target::Managed) => ("M1", Expected::undocumented()),
         };

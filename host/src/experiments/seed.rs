@@ -180,6 +180,53 @@ unsafe extern "C" fn set_flag_on_callback(_stream: sys::CUstream, _status: sys::
     unsafe { set_flag(user) }
 }
 
+/// The staging probe of the seed's first call, a host → device copy out of pageable memory with nothing ahead
+/// of it: if its copy was still in flight at the return, the last page of the source is overwritten at once
+/// (the GPU cannot read pageable memory: only the driver's host code copies it into its staging buffer). The
+/// host buffer is also the copy back's destination, so after the round trip its last page says what the
+/// device got: the original bytes (the call had copied the whole source away before returning) or the
+/// overwritten ones.
+pub(super) struct TailProbe {
+    range: std::ops::Range<usize>,
+    overwrite: Vec<u8>,
+    probed: bool,
+}
+
+impl TailProbe {
+    pub fn new(len: usize) -> TailProbe {
+        let range = len.saturating_sub(super::buffers::PROBE_BYTES as usize)..len;
+        let mut overwrite = vec![0u8; range.len()];
+        pattern::fill(&mut overwrite, range.start as u64, super::buffers::SEED_OVERWRITE);
+        TailProbe { range, overwrite, probed: false }
+    }
+
+    /// Right after the first call returned (`own_done`: its stream's answer): overwrites the last page of
+    /// `source` if the copy was in flight and `kind` is pageable. Returns whether it did.
+    ///
+    /// # Safety
+    /// `source` is the pageable buffer the copy reads, alive; no DMA reads pageable memory, and the driver's
+    /// host code only reads it, so the overwrite races with nothing but the reading the probe looks for.
+    pub unsafe fn after_first_call(&mut self, own_done: Option<bool>, kind: HostKind, source: &mut [u8]) -> bool {
+        self.probed = kind == HostKind::Pageable && own_done == Some(false);
+        if self.probed {
+            source[self.range.clone()].copy_from_slice(&self.overwrite);
+        }
+        self.probed
+    }
+
+    /// After the round trip: `Some(true)` if the original bytes came back, `Some(false)` if the overwritten
+    /// ones did (`None` when not probed); an error if anything else differs from `reference`.
+    pub fn verify(&self, arrived: &[u8], reference: &[u8]) -> anyhow::Result<Option<bool>> {
+        let r = self.range.clone();
+        ensure!(arrived[..r.start] == reference[..r.start], "the seed's round trip delivered wrong bytes");
+        if arrived[r.clone()] == reference[r.clone()] {
+            return Ok(self.probed.then_some(true));
+        }
+        ensure!(self.probed && arrived[r] == self.overwrite[..], "the seed's round trip delivered wrong bytes");
+        Ok(Some(false))
+    }
+}
+
 /// Records what the question prints: whether the callback had run right after the enqueue, and after
 /// synchronizing (on the callback step's repetition).
 pub(super) fn note_conclusion(rep: &mut Rep, after_enqueue: bool, after_sync: bool) {
@@ -255,6 +302,11 @@ impl<'s, 'g> Sequence<'s, 'g> {
         self.events[0].record(self.stream)
     }
 
+    /// Whether step `k`'s stream was idle at its return (`None`: not asked, the call failed).
+    pub fn own_done(&self, k: usize) -> Option<bool> {
+        self.host[k].own.map(|q| q.0)
+    }
+
     /// Step `k`: makes `call` (exactly one CUDA call) between two clock readings, asks the stream at the
     /// return whether its work was done and the event after the step before whether the work ahead was
     /// (each query timed), then records the step's end event. The call's error comes last.
@@ -327,6 +379,7 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
     let mut reference = vec![0u8; BUFFER_BYTES];
     pattern::fill(&mut reference, 0, 0x5EED);
     let flag = Flag::new();
+    let mut probe = TailProbe::new(BUFFER_BYTES);
     let image = std::ffi::CString::new(gpu.ptx.text())?;
     // Declared before `seq`, so that on an error `seq`'s drop waits for the GPU before the library is unloaded
     // (its own drop waits too).
@@ -364,22 +417,55 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
                     Step::Callback => stream_add_callback(s, set_flag_on_callback, flag.user()),
                 }
             })?;
+            if step == Step::HtoD {
+                // SAFETY: `host` is the live source of the copy just made; pageable memory only (the probe
+                // checks), which no DMA reads.
+                unsafe { probe.after_first_call(seq.own_done(0), kind, host.bytes_mut()) };
+            }
         }
         let concluded_after_enqueue = flag.is_set();
         stream.synchronize()?;
         let concluded_after_sync = flag.is_set();
         // SAFETY: the stream is synchronized: the copy back has finished.
-        let arrived = unsafe { host.bytes_mut() };
-        ensure!(arrived == reference.as_slice(), "the seed's round trip delivered wrong bytes");
+        let captured = probe.verify(unsafe { host.bytes_mut() }, &reference)?;
         library = None;
         if rep == 0 {
             continue; // warm-up: buffers touched, streams and staging buffers created
         }
         let mut reps = seq.reps()?;
+        reps[0].data_captured_at_return = captured;
         note_conclusion(&mut reps[3], concluded_after_enqueue, concluded_after_sync);
         for (record, r) in records.iter_mut().zip(reps) {
             record.reps.push(r);
         }
     }
     Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_probe_reads_what_came_back() {
+        let mut reference = vec![0u8; 3 * 4096];
+        pattern::fill(&mut reference, 0, 0x5EED);
+        let mut probe = TailProbe::new(reference.len());
+        let mut source = reference.clone();
+        // Not pageable, or the copy already done: nothing is touched, and the round trip must be exact.
+        // SAFETY: a plain vector, read by nothing else.
+        assert!(!unsafe { probe.after_first_call(Some(false), HostKind::Pinned, &mut source) });
+        // SAFETY: as above.
+        assert!(!unsafe { probe.after_first_call(Some(true), HostKind::Pageable, &mut source) });
+        assert_eq!(probe.verify(&reference, &reference).unwrap(), None);
+        // In flight: the last page is overwritten; what comes back decides.
+        // SAFETY: as above.
+        assert!(unsafe { probe.after_first_call(Some(false), HostKind::Pageable, &mut source) });
+        assert_ne!(source, reference);
+        assert_eq!(probe.verify(&reference, &reference).unwrap(), Some(true), "the original came back");
+        assert_eq!(probe.verify(&source, &reference).unwrap(), Some(false), "the overwrite came back");
+        let mut wrong = reference.clone();
+        wrong[5] ^= 1;
+        assert!(probe.verify(&wrong, &reference).is_err());
+    }
 }

@@ -38,8 +38,8 @@
 //! an ordinary one (rule K1).
 
 use super::seed::{
-    note_conclusion, set_flag, step_record, time_call, Flag, SeedStream, Sequence, Step, BLOCK, BUFFER_BYTES, GRID,
-    KERNEL_CYCLES,
+    note_conclusion, set_flag, step_record, time_call, Flag, SeedStream, Sequence, Step, TailProbe, BLOCK,
+    BUFFER_BYTES, GRID, KERNEL_CYCLES,
 };
 use super::{Case, Op};
 use crate::api::Api;
@@ -54,7 +54,6 @@ use crate::runtime::stream::{self as rtstream, Stream as RtStream};
 use crate::runtime::sys as rs;
 use crate::setup::CallTiming;
 use crate::units::format_size;
-use anyhow::ensure;
 use async_lab_ptx::kernels;
 use std::ffi::c_void;
 
@@ -268,6 +267,7 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
     let mut reference = vec![0u8; bytes];
     pattern::fill(&mut reference, 0, 0x5EED);
     let flag = Flag::new();
+    let mut probe = TailProbe::new(bytes);
     // Declared before `seq`, whose drop waits for the GPU: a library is never unloaded under a running kernel.
     let mut library: Option<Library> = None;
     let mut seq = Sequence::new(gpu, &stream, Step::ALL.len())?;
@@ -321,6 +321,11 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
                     Step::Callback => rtstream::stream_add_callback(s, set_flag_runtime, flag.user()),
                 }
             })?;
+            if step == Step::HtoD {
+                // SAFETY: `host` is the live source of the copy just made; pageable memory only (the probe
+                // checks), which no DMA reads.
+                unsafe { probe.after_first_call(seq.own_done(k), op.kind, host.bytes_mut()) };
+            }
         }
 
         // 4. What the question prints, and the data's round trip.
@@ -328,8 +333,7 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
         stream.synchronize()?;
         let concluded_after_sync = flag.is_set();
         // SAFETY: the stream is synchronized: the copy back has finished.
-        let arrived = unsafe { host.bytes_mut() };
-        ensure!(arrived == reference.as_slice(), "the runtime seed's round trip delivered wrong bytes");
+        let captured = probe.verify(unsafe { host.bytes_mut() }, &reference)?;
         library = None;
         if rep == 0 {
             continue; // warm-up: buffers touched, staging buffers made, the runtime's entry points resolved
@@ -337,6 +341,7 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
 
         // 5. One repetition per step, on the GPU's timeline.
         let mut reps = seq.reps()?;
+        reps[0].data_captured_at_return = captured;
         note_conclusion(&mut reps[Step::ALL.len() - 1], concluded_after_enqueue, concluded_after_sync);
         if let Some(mut r) = free {
             // No GPU work to place; the reference stamp is the repetition's, for the timeline.

@@ -38,6 +38,8 @@ pub fn for_case(record: &CaseRecord, clock: Option<&ClockFit>) -> Timeline {
         t.lanes.push(o.lane());
         t.lanes.len() - 1
     });
+    t.lanes.push(super::held_lane());
+    let held_lane = t.lanes.len() - 1;
     if other.as_ref().is_some_and(|o| o.drawn()) {
         t.caption += " The other thread's call is on the lane under the host thread's: its own host times, on the \
                       same clock.";
@@ -85,6 +87,12 @@ pub fn for_case(record: &CaseRecord, clock: Option<&ClockFit>) -> Timeline {
         approx: false,
         group: None,
     }));
+    if host_known {
+        let times = crate::timing::RepTimes::of(rep, clock);
+        let words = if s.family == Family::Seed { "the work ahead" } else { "the blocker" };
+        let (_, held) = crate::classify::decide(&times, rep, s.blocker_ahead, words);
+        t.spans.extend(super::held_spans(&held, start, held_lane, None));
+    }
     if let (Some(o), Some(lane)) = (&other, other_lane) {
         match o.span(lane) {
             Some(span) => t.spans.push(span),

@@ -34,6 +34,46 @@ pub enum Kind {
     Work,
     /// A step of the seed sequence (host and GPU spans share the step's colour).
     Step(usize),
+    /// A stretch of the call's host time, coloured by what held the thread during it (`attribution`).
+    Held(crate::attribution::Cause),
+}
+
+/// The lane under the host thread's: the call's time cut by what held the thread (`attribution`).
+pub(crate) fn held_lane() -> Lane {
+    Lane::new("thread held by", "what it waited for", "nothing measured")
+}
+
+/// The spans of `held` (a repetition's attribution) on `lane`, from the call's start at host time `start`;
+/// `group` ties them to an experiment where one timeline draws several.
+pub(crate) fn held_spans(held: &crate::attribution::Held, start: i64, lane: usize, group: Option<&str>) -> Vec<Span> {
+    use crate::attribution::Cause;
+    held.segments
+        .iter()
+        .map(|seg| {
+            let ns = seg.span.len() as f64;
+            let what = match seg.cause {
+                Cause::Stream | Cause::Device | Cause::Thread if !seg.what.is_empty() => {
+                    format!("{} ({})", seg.cause.words(), seg.what)
+                }
+                Cause::Own => match held.own_share() {
+                    Some(share) => format!("its own work ({:.0}% of it)", share * 100.0),
+                    None => "its own work".to_owned(),
+                },
+                c => c.words().to_owned(),
+            };
+            Span {
+                lane,
+                start: start + seg.span.start,
+                end: start + seg.span.end,
+                kind: Kind::Held(seg.cause),
+                label: format!("{} {}", seg.cause.words(), crate::html::axis::duration(ns)),
+                short: crate::html::axis::duration(ns),
+                title: format!("the thread was held {} by {what}", crate::html::axis::duration(ns)),
+                approx: false,
+                group: group.map(str::to_owned),
+            }
+        })
+        .collect()
 }
 
 /// One interval on a lane, in host-clock ns.
@@ -160,7 +200,22 @@ mod tests {
     fn the_median_repetition_on_the_host_clock() {
         let t = for_case(&record(vec![rep(9_000), rep(5_000), rep(7_000)]), Some(&ClockFit::constant(&CLOCK)));
         assert!(t.caption.starts_with("Repetition 3 of 3"), "{}", t.caption);
-        let kinds: Vec<(Kind, i64, i64, bool)> = t.spans.iter().map(|s| (s.kind, s.start, s.end, s.approx)).collect();
+        // What held the thread tiles the call on its own lane: here nothing but the call itself (the blocker
+        // still ran at the return, its own work had not begun).
+        let held: Vec<(usize, Kind, i64, i64)> = t
+            .spans
+            .iter()
+            .filter(|s| matches!(s.kind, Kind::Held(_)))
+            .map(|s| (s.lane, s.kind, s.start, s.end))
+            .collect();
+        assert_eq!(held, [(1, Kind::Held(crate::attribution::Cause::Call), 5_000_000_030_000, 5_000_000_037_000)]);
+        assert_eq!(t.lanes[1].name, "thread held by");
+        let kinds: Vec<(Kind, i64, i64, bool)> = t
+            .spans
+            .iter()
+            .filter(|s| !matches!(s.kind, Kind::Held(_)))
+            .map(|s| (s.kind, s.start, s.end, s.approx))
+            .collect();
         assert_eq!(
             kinds,
             [
@@ -186,7 +241,7 @@ mod tests {
     fn an_offset_that_does_not_fit_leaves_the_gpu_lanes_empty() {
         let wrong = ClockOffset { gpu_minus_host_ns: -3_600_000_000_000, ..CLOCK };
         let t = for_case(&record(vec![rep(5_000)]), Some(&ClockFit::constant(&wrong)));
-        assert_eq!(t.spans.len(), 1, "only the host span");
+        assert!(t.spans.iter().all(|s| matches!(s.kind, Kind::Host | Kind::Held(_))), "only the host lanes");
         assert_eq!(t.notes, [MISFIT]);
     }
 
@@ -231,22 +286,28 @@ mod tests {
             [
                 ("host thread", "the measuring thread"),
                 ("other thread", ""),
+                ("thread held by", "what it waited for"),
                 ("GPU: blocker", "same stream"),
                 ("GPU: the call's work", ""),
             ]
         );
         // Placed by its own host times: from before the call's start to after its return; the rest as before.
-        let kinds: Vec<(usize, Kind, i64, i64)> = t.spans.iter().map(|s| (s.lane, s.kind, s.start, s.end)).collect();
+        let kinds: Vec<(usize, Kind, i64, i64)> = t
+            .spans
+            .iter()
+            .filter(|s| !matches!(s.kind, Kind::Held(_)))
+            .map(|s| (s.lane, s.kind, s.start, s.end))
+            .collect();
         assert_eq!(
             kinds,
             [
                 (0, Kind::Host, 5_000_000_030_000, 5_000_000_035_000),
                 (1, Kind::Other, 5_000_000_020_000, 5_000_000_038_000),
-                (2, Kind::Blocker, 5_000_000_008_000, 5_000_020_008_000),
-                (3, Kind::Work, 5_000_020_011_000, 5_000_020_058_000),
+                (3, Kind::Blocker, 5_000_000_008_000, 5_000_020_008_000),
+                (4, Kind::Work, 5_000_020_011_000, 5_000_020_058_000),
             ]
         );
-        let other = &t.spans[1];
+        let other = t.spans.iter().find(|s| s.kind == Kind::Other).unwrap();
         assert_eq!(other.label, "other thread's call 18.0 µs");
         assert!(
             other.title.contains("inside its slow call for 18.0 µs")
@@ -264,7 +325,15 @@ mod tests {
     fn without_the_other_thread_there_is_no_lane_for_it() {
         let t = for_case(&record(vec![rep(5_000)]), Some(&ClockFit::constant(&CLOCK)));
         let lanes: Vec<(&str, &str)> = t.lanes.iter().map(|l| (l.name.as_str(), l.detail.as_str())).collect();
-        assert_eq!(lanes, [("host thread", ""), ("GPU: blocker", "same stream"), ("GPU: the call's work", "")]);
+        assert_eq!(
+            lanes,
+            [
+                ("host thread", ""),
+                ("thread held by", "what it waited for"),
+                ("GPU: blocker", "same stream"),
+                ("GPU: the call's work", "")
+            ]
+        );
         assert!(t.spans.iter().all(|s| s.kind != Kind::Other));
         assert!(!t.caption.contains("other thread"), "{}", t.caption);
     }

@@ -29,6 +29,7 @@ pub fn for_seed(steps: &[&CaseRecord], clock: Option<&ClockFit>) -> Timeline {
         duration(totals[index] as f64)
     );
     t.lanes.push(Lane::new("host thread", "", ""));
+    t.lanes.push(super::held_lane());
     let stream = steps.iter().find_map(|r| r.setup.stream).map_or(String::new(), |k| format!("{} stream", k.slug()));
     t.lanes.push(Lane::new("GPU: the stream's work", stream, "not recorded"));
     let reps: Vec<&Rep> = steps.iter().map(|r| &r.reps[index]).collect();
@@ -70,12 +71,15 @@ pub fn for_seed(steps: &[&CaseRecord], clock: Option<&ClockFit>) -> Timeline {
             approx: false,
             group: Some(s.id.clone()),
         });
+        let times = crate::timing::RepTimes::of(rep, clock);
+        let (_, held) = crate::classify::decide(&times, rep, s.blocker_ahead, "the work ahead");
+        t.spans.extend(super::held_spans(&held, start, 1, Some(&s.id)));
         last_return = Some(last_return.map_or(end, |e: i64| e.max(end)));
         match (work_on_gpu(rep), offset) {
             (Some(w), Some(o)) => {
                 let (ws, we) = (o.to_host(w[0]), o.to_host(w[1]));
                 t.spans.push(Span {
-                    lane: 1,
+                    lane: 2,
                     start: ws,
                     end: we,
                     kind: Kind::Step(k),
