@@ -74,7 +74,12 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
             let cupti = spawn::cupti(args.cupti.as_deref())?;
             let inject = spawn::injection_library()?;
             spawn::no_other_injection(&inject)?;
-            let ran = spawn::run(program, &args.program[1..], &inject, &cupti.path)?;
+            // The driver and the injection library open these from the program's own folder: absolute paths.
+            let cupti = std::fs::canonicalize(&cupti.path)
+                .with_context(|| format!("CUPTI at {} cannot be opened", cupti.path.display()))?;
+            let inject = std::fs::canonicalize(&inject)
+                .with_context(|| format!("the injection library at {} cannot be opened", inject.display()))?;
+            let ran = spawn::run(program, &args.program[1..], &inject, &cupti)?;
             if ran.processes == 0 {
                 bail!(
                     "{program} {} and no process of it loaded the injection library: it initialized no CUDA, or a \
