@@ -30,4 +30,5 @@ pub mod setup;
 pub mod stability;
 pub mod stats;
 pub mod timing;
+pub mod trace;
 pub mod units;

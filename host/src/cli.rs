@@ -134,6 +134,9 @@ pub enum Command {
         #[arg(long, value_name = "PATH", default_value = "async-lab-report.html")]
         out: PathBuf,
     },
+    /// Run a CUDA program under CUPTI (or replay its trace) and say which of its calls held their thread, for
+    /// how long and by what: the same attribution and classes as the experiments.
+    Trace(crate::trace::TraceArgs),
     /// Internal: run experiments in a child process (an environment variable was set for the driver).
     #[command(name = "__child", hide = true)]
     Child {

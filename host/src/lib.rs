@@ -17,6 +17,7 @@ pub mod experiments;
 pub mod info;
 pub mod pattern;
 pub mod selftest;
+pub mod trace;
 
 // The model and its views live in the core crate, the way to the GPU in the driver crate; these re-exports
 // keep the paths that the experiments (and code written before the split) use: `crate::record::CaseSetup`,

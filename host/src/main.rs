@@ -10,6 +10,7 @@ use async_lab::experiments::{self, runner, Preset};
 use async_lab_core::machine::MachineInfo;
 use async_lab_core::record::{CaseRecord, Recording, RECORDING_KIND, SCHEMA_VERSION};
 use async_lab_core::setup::template_id;
+use async_lab_core::trace::format as trace_format;
 use async_lab_core::{compare, explain as explain_text, html, output, report, rules, units};
 use clap::Parser;
 use std::process::ExitCode;
@@ -19,6 +20,8 @@ enum Done {
     Ok,
     Interrupted,
     WithErrors,
+    /// The traced program failed (`trace` reported its status).
+    ProgramFailed,
 }
 
 fn main() -> ExitCode {
@@ -32,9 +35,14 @@ fn main() -> ExitCode {
         Ok(Done::Ok) => ExitCode::SUCCESS,
         Ok(Done::Interrupted) => ExitCode::from(130),
         Ok(Done::WithErrors) => ExitCode::from(4),
+        Ok(Done::ProgramFailed) => ExitCode::FAILURE,
         Err(e) => {
             if let Some(no_gpu) = e.downcast_ref::<NoGpu>() {
                 eprintln!("async-lab: {no_gpu}");
+                return ExitCode::from(3);
+            }
+            if let Some(no_cupti) = e.downcast_ref::<async_lab::trace::NoCupti>() {
+                eprintln!("async-lab: {no_cupti}");
                 return ExitCode::from(3);
             }
             eprintln!("async-lab: {e:#}");
@@ -99,11 +107,21 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
             print!("{}", async_lab_core::stability::markdown(&async_lab_core::stability::rows(&recs), &names));
             Ok(Done::Ok)
         }
+        Some(Command::Report { replay, out }) if replay.iter().any(|p| trace_format::is_trace(p)) => {
+            async_lab::trace::report(&replay, &out)?;
+            eprintln!("async-lab: report written to {}", out.display());
+            Ok(Done::Ok)
+        }
         Some(Command::Report { replay, out }) => {
             html::write(&replay, &out)?;
             eprintln!("async-lab: report written to {}", out.display());
             Ok(Done::Ok)
         }
+        Some(Command::Trace(args)) => Ok(match async_lab::trace::run(&args)? {
+            async_lab::trace::Outcome::Ok => Done::Ok,
+            async_lab::trace::Outcome::HeldTooLong => Done::WithErrors,
+            async_lab::trace::Outcome::ProgramFailed => Done::ProgramFailed,
+        }),
         Some(Command::Child { ids, reps }) => child(&cli.gpu, &ids, reps as usize),
         None => run(&cli.gpu, &cli.run),
     }

@@ -7,6 +7,7 @@
 
 pub mod page;
 pub mod synthetic;
+pub mod trace_synthetic;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,17 @@ pub fn ptx_path() -> PathBuf {
 /// The debug `async-lab` binary: `$ASYNC_LAB_BIN`, else `target/debug/async-lab`. Panics if it does not exist.
 pub fn bin_path() -> PathBuf {
     existing_input("ASYNC_LAB_BIN", "target/debug/async-lab", "the async-lab binary", "cargo build -p async-lab")
+}
+
+/// The injection library of `async-lab trace`: `$ASYNC_LAB_INJECT`, else `target/debug/libasync_lab_inject.so`.
+/// Panics if it does not exist.
+pub fn inject_path() -> PathBuf {
+    existing_input(
+        "ASYNC_LAB_INJECT",
+        "target/debug/libasync_lab_inject.so",
+        "the injection library",
+        "cargo build -p async-lab-trace-inject",
+    )
 }
 
 /// The kernels' PTX as text (see [`ptx_path`]).
@@ -60,5 +72,20 @@ pub fn recording_files() -> Vec<PathBuf> {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no recordings in {}: the replay tests would test nothing", dir.display());
+    files
+}
+
+/// The committed traces (`recordings/trace-*.jsonl`, made with `async-lab trace` on real GPUs), sorted.
+pub fn trace_files() -> Vec<PathBuf> {
+    let dir = project_root().join("recordings");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "jsonl")
+                && p.file_name().unwrap().to_string_lossy().starts_with("trace-")
+        })
+        .collect();
+    files.sort();
     files
 }

@@ -1,4 +1,5 @@
-//! `cargo xtask bundle [--out DIR]`: the release `async-lab`, the kernels' PTX and a `run.sh` in one directory
+//! `cargo xtask bundle [--out DIR]`: the release `async-lab`, the kernels' PTX, the trace's injection library
+//! (`libasync_lab_inject.so`, found beside the binary by `async-lab trace`) and a `run.sh` in one directory
 //! (default `target/bundle`), to copy to a GPU machine and run there with `./run.sh ARGS`.
 
 use std::fs;
@@ -21,7 +22,9 @@ impl flags::Bundle {
             None => project_root().join("target/bundle"),
         };
         let ptx = flags::BuildPtx.run(sh)?;
-        cmd!(sh, "cargo build --release -p async-lab").run().context("building async-lab (release)")?;
+        cmd!(sh, "cargo build --release -p async-lab -p async-lab-trace-inject")
+            .run()
+            .context("building async-lab and its injection library (release)")?;
         let bin = host_target_dir().join("release/async-lab");
 
         sh.create_dir(&out).with_context(|| format!("creating {}", out.display()))?;
@@ -31,6 +34,7 @@ impl flags::Bundle {
         };
         let mut size = copy(&bin, "async-lab")?;
         size += copy(&ptx, "async_lab_kernels.ptx")?;
+        size += copy(&host_target_dir().join("release/libasync_lab_inject.so"), "libasync_lab_inject.so")?;
         // The stand-in driver library the build made: run.sh starts async-lab on it where there is no driver.
         let stub = release_stub()?;
         sh.create_dir(out.join("no-driver")).context("creating no-driver/")?;
@@ -42,7 +46,7 @@ impl flags::Bundle {
         size += RUN_SH.len() as u64;
 
         eprintln!(
-            "bundle: {} ({:.1} MiB: async-lab, async_lab_kernels.ptx, run.sh, no-driver/); run it with {}/run.sh",
+            "bundle: {} ({:.1} MiB: async-lab, async_lab_kernels.ptx, libasync_lab_inject.so, run.sh, no-driver/); run it with {}/run.sh",
             out.display(),
             size as f64 / (1024.0 * 1024.0),
             out.display()

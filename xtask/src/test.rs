@@ -103,16 +103,23 @@ fn clippy(sh: &Shell) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The process tests run this binary (`ASYNC_LAB_BIN`); `cargo test` alone would not build it.
+/// The process tests run this binary (`ASYNC_LAB_BIN`) and load the injection library (`ASYNC_LAB_INJECT`);
+/// `cargo test` alone would build neither.
 fn build_host(sh: &Shell) -> anyhow::Result<()> {
-    cmd!(sh, "cargo build -p async-lab").run().context("building async-lab (debug)")?;
+    cmd!(sh, "cargo build -p async-lab -p async-lab-trace-inject")
+        .run()
+        .context("building async-lab and its injection library (debug)")?;
     Ok(())
 }
 
 fn run_tests(sh: &Shell) -> anyhow::Result<()> {
     let bin = host_target_dir().join("debug/async-lab");
     let ptx = ptx_path();
-    let mut test = cmd!(sh, "cargo test --workspace").env("ASYNC_LAB_BIN", &bin).env("ASYNC_LAB_PTX", &ptx);
+    let inject = host_target_dir().join("debug/libasync_lab_inject.so");
+    let mut test = cmd!(sh, "cargo test --workspace")
+        .env("ASYNC_LAB_BIN", &bin)
+        .env("ASYNC_LAB_PTX", &ptx)
+        .env("ASYNC_LAB_INJECT", &inject);
     if env::var_os("CI").is_some() {
         // In CI a snapshot mismatch fails and writes nothing.
         test = test.env("INSTA_UPDATE", "no");

@@ -1,14 +1,48 @@
-//! Where `libcudart.so` is looked for, in order: `--cudart PATH`, `$ASYNC_LAB_CUDART`, `$LD_LIBRARY_PATH`,
-//! `$CUDA_HOME`/`$CUDA_PATH`, the toolkit's usual folders, the system's library folders, and the Python
-//! wheels that ship it (`nvidia/cu13/lib`, `nvidia/cuda_runtime/lib`, as PyTorch and JAX install them).
+//! Where a CUDA library the binary loads at run time is looked for ([`CUDART`], the runtime; [`CUPTI`], for
+//! `async-lab trace`), in order: its option (`--cudart PATH`), its variable (`$ASYNC_LAB_CUDART`),
+//! `$LD_LIBRARY_PATH`, `$CUDA_HOME`/`$CUDA_PATH`, the toolkit's usual folders, the system's library folders,
+//! and the Python wheels that ship it (`nvidia/cu13/lib`, `nvidia/cuda_runtime/lib`, as PyTorch and JAX
+//! install them).
 //!
 //! The first folder that holds one wins; in a folder, the highest major version wins. Nothing here loads a
 //! library: this only names files, so it is tested on folders of empty files.
 
 use std::path::{Path, PathBuf};
 
+/// One library to look for, and where besides the common places.
+pub struct Lib {
+    /// The file name before its version: `libcudart.so`.
+    pub stem: &'static str,
+    /// The command-line option that names it.
+    pub option: &'static str,
+    /// The environment variable that names it (a file, or a folder holding one).
+    pub var: &'static str,
+    /// Folders under a toolkit's root (`$CUDA_HOME`, `/usr/local/cuda*`).
+    pub toolkit_dirs: &'static [&'static str],
+    /// Folders under Python's site-packages.
+    pub wheel_dirs: &'static [&'static str],
+}
+
+/// The CUDA runtime.
+pub const CUDART: Lib = Lib {
+    stem: "libcudart.so",
+    option: "--cudart",
+    var: "ASYNC_LAB_CUDART",
+    toolkit_dirs: &["lib64", "lib", "targets/x86_64-linux/lib"],
+    wheel_dirs: &["nvidia/cu13/lib", "nvidia/cuda_runtime/lib", "nvidia/cu12/lib"],
+};
+
+/// CUPTI, for `async-lab trace` (older toolkits keep it in `extras/CUPTI`).
+pub const CUPTI: Lib = Lib {
+    stem: "libcupti.so",
+    option: "--cupti",
+    var: "ASYNC_LAB_CUPTI",
+    toolkit_dirs: &["lib64", "extras/CUPTI/lib64", "lib", "targets/x86_64-linux/lib"],
+    wheel_dirs: &["nvidia/cu13/lib", "nvidia/cuda_cupti/lib", "nvidia/cu12/lib"],
+};
+
 /// The environment variable that names the runtime library (a file, or a folder holding one).
-pub const ENV_VAR: &str = "ASYNC_LAB_CUDART";
+pub const ENV_VAR: &str = CUDART.var;
 
 /// A library file and how it was found (for `info` and recordings; says where without a home folder).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,12 +67,17 @@ pub struct Env {
 }
 
 impl Env {
-    /// This process's environment.
+    /// This process's environment, for the runtime.
     pub fn current(explicit: Option<&Path>) -> Env {
+        Env::current_for(&CUDART, explicit)
+    }
+
+    /// This process's environment, for `lib`.
+    pub fn current_for(lib: &Lib, explicit: Option<&Path>) -> Env {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         Env {
             explicit: explicit.map(Path::to_path_buf),
-            var: var(ENV_VAR),
+            var: var(lib.var),
             ld_library_path: var("LD_LIBRARY_PATH"),
             cuda_homes: ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"].iter().filter_map(|k| var(k)).collect(),
             toolkit_root: Some(PathBuf::from("/usr/local")),
@@ -60,13 +99,18 @@ pub enum NotFound {
     Searched(Vec<String>),
 }
 
-/// The outcome of a search: the library, or why there is none.
+/// The outcome of a search for the runtime: the library, or why there is none.
 pub fn find(env: &Env) -> Result<Found, NotFound> {
+    find_lib(&CUDART, env)
+}
+
+/// The outcome of a search for `lib`: the library, or why there is none.
+pub fn find_lib(lib: &Lib, env: &Env) -> Result<Found, NotFound> {
     let mut looked = Vec::new();
     // An explicit choice is final: a wrong path is reported, never silently replaced by another library.
-    for (given, source) in [(env.explicit.clone(), "--cudart"), (env.var.as_ref().map(PathBuf::from), ENV_VAR)] {
+    for (given, source) in [(env.explicit.clone(), lib.option), (env.var.as_ref().map(PathBuf::from), lib.var)] {
         if let Some(p) = given {
-            return explicit(&p)
+            return explicit(lib, &p)
                 .map(|path| Found { path, source })
                 .map_err(|why| NotFound::Explicit(format!("{source}: {why}")));
         }
@@ -76,25 +120,29 @@ pub fn find(env: &Env) -> Result<Found, NotFound> {
         dirs.extend(ld.split(':').filter(|d| !d.is_empty()).map(|d| (PathBuf::from(d), "LD_LIBRARY_PATH")));
     }
     for home in &env.cuda_homes {
-        for sub in ["lib64", "lib", "targets/x86_64-linux/lib"] {
+        for sub in lib.toolkit_dirs {
             dirs.push((Path::new(home).join(sub), "CUDA toolkit"));
         }
     }
     if let Some(root) = &env.toolkit_root {
-        dirs.push((root.join("cuda/lib64"), "CUDA toolkit"));
-        dirs.extend(versioned_toolkits(root).into_iter().map(|d| (d, "CUDA toolkit")));
+        let roots = std::iter::once(root.join("cuda")).chain(versioned_toolkits(root));
+        // The runtime is looked for in cuda/lib64 and cuda-*/lib64 only, as it always was.
+        let subs: &[&str] = if lib.stem == CUDART.stem { &["lib64"] } else { lib.toolkit_dirs };
+        for toolkit in roots {
+            dirs.extend(subs.iter().map(|sub| (toolkit.join(sub), "CUDA toolkit")));
+        }
     }
     dirs.extend(env.system_dirs.iter().map(|d| (d.clone(), "system library")));
     for (dir, source) in dirs {
-        if let Some(path) = best_in(&dir) {
+        if let Some(path) = best_lib_in(lib, &dir) {
             return Ok(Found { path, source });
         }
         looked.push(dir.display().to_string());
     }
     for site in (env.site_packages)() {
-        for sub in ["nvidia/cu13/lib", "nvidia/cuda_runtime/lib", "nvidia/cu12/lib"] {
+        for sub in lib.wheel_dirs {
             let dir = site.join(sub);
-            if let Some(path) = best_in(&dir) {
+            if let Some(path) = best_lib_in(lib, &dir) {
                 return Ok(Found { path, source: "Python wheel" });
             }
             looked.push(dir.display().to_string());
@@ -104,9 +152,9 @@ pub fn find(env: &Env) -> Result<Found, NotFound> {
 }
 
 /// A path given by the user: a library file, or a folder holding one.
-fn explicit(p: &Path) -> Result<PathBuf, String> {
+fn explicit(lib: &Lib, p: &Path) -> Result<PathBuf, String> {
     if p.is_dir() {
-        best_in(p).ok_or_else(|| format!("{} holds no libcudart.so*", p.display()))
+        best_lib_in(lib, p).ok_or_else(|| format!("{} holds no {}*", p.display(), lib.stem))
     } else if p.is_file() {
         Ok(p.to_path_buf())
     } else {
@@ -117,12 +165,17 @@ fn explicit(p: &Path) -> Result<PathBuf, String> {
 /// The runtime library in `dir` with the highest version in its name (`libcudart.so.13.0.96` before
 /// `libcudart.so.12` before `libcudart.so`).
 pub fn best_in(dir: &Path) -> Option<PathBuf> {
+    best_lib_in(&CUDART, dir)
+}
+
+/// `lib` in `dir`, the highest version in its name first.
+pub fn best_lib_in(lib: &Lib, dir: &Path) -> Option<PathBuf> {
     let entries = std::fs::read_dir(dir).ok()?;
     entries
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            let version = name.strip_prefix("libcudart.so")?;
+            let version = name.strip_prefix(lib.stem)?;
             let numbers: Option<Vec<u32>> =
                 version.split('.').filter(|s| !s.is_empty()).map(|s| s.parse().ok()).collect();
             Some((numbers?, e.path()))
@@ -223,6 +276,22 @@ mod tests {
             find(&env(None, None, Some(format!("{}:{}", d.join("empty").display(), d.join("ld").display())), sites))
                 .unwrap();
         assert_eq!((found.path, found.source), (ld_lib, "LD_LIBRARY_PATH"));
+    }
+
+    #[test]
+    fn cupti_is_found_in_the_toolkit_extras_and_its_own_wheel() {
+        let d = tempdir("cupti");
+        touch(&d.join("home/lib64"), "libcudart.so.13");
+        let extras = touch(&d.join("home/extras/CUPTI/lib64"), "libcupti.so.13");
+        let mut e = env(None, None, None, vec![]);
+        e.cuda_homes = vec![d.join("home").display().to_string()];
+        let found = find_lib(&CUPTI, &e).unwrap();
+        assert_eq!((found.path, found.source), (extras, "CUDA toolkit"));
+        let wheel = touch(&d.join("site/nvidia/cuda_cupti/lib"), "libcupti.so.13");
+        let found = find_lib(&CUPTI, &env(None, None, None, vec![d.join("site")])).unwrap();
+        assert_eq!((found.path, found.source), (wheel, "Python wheel"));
+        let err = find_lib(&CUPTI, &env(Some(d.join("home/lib64")), None, None, vec![])).unwrap_err();
+        assert!(matches!(&err, NotFound::Explicit(why) if why.contains("--cupti") && why.contains("libcupti.so")));
     }
 
     #[test]

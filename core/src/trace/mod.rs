@@ -1,0 +1,14 @@
+//! A trace of another program: what `async-lab trace` recorded through CUPTI (its format, in `format`), and
+//! the same attribution and classes as the lab's own experiments for each of its calls (`scene`, `calls`);
+//! its views: the terminal's tables and one call explained (`text`), the HTML page (`page`), and a traced
+//! run of async-lab beside its own recording (`against`).
+//!
+//! The trace's times are all on CUPTI's one clock (API callbacks and GPU records alike), so a call's
+//! interval and the GPU work around it go straight into an `attribution::Scene`.
+
+pub mod against;
+pub mod calls;
+pub mod format;
+pub mod page;
+pub mod scene;
+pub mod text;

@@ -1,0 +1,206 @@
+//! A traced program as one self-contained HTML page (`async-lab report --replay TRACE`): the calls that held
+//! their thread longest, each with a timeline of the moments around it (a host lane per thread, a GPU lane
+//! per stream, the call's time coloured by what held it), the whole program's timeline, and the summary per
+//! API function.
+
+use super::calls::{self, Traced};
+use super::format::Trace;
+use super::scene::Program;
+use super::text::duration;
+use crate::attribution::{Cause, Span};
+use crate::html::escape;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+const CSS: &str = "body{font:15px/1.5 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:0 24px;color:#111827}
+table{border-collapse:collapse;font-size:13px}th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #e5e7eb}
+.muted{color:#6b7280}svg{display:block;margin:6px 0 18px;background:#fff;border:1px solid #e5e7eb}
+.sw{display:inline-block;width:22px;height:10px;margin:0 4px 0 12px;border-radius:2px}";
+
+/// The colour of each cause, and of everything else.
+fn colour(cause: Option<Cause>) -> &'static str {
+    match cause {
+        Some(Cause::Stream) => "#dc2626",
+        Some(Cause::Device) => "#9333ea",
+        Some(Cause::Thread) => "#0d9488",
+        Some(Cause::Own) => "#ea580c",
+        Some(Cause::Call) => "#2563eb",
+        None => "#cbd5e1",
+    }
+}
+
+/// The page for `trace` (`label`: the file's name), showing the `top` calls held longer than `min_held_ns`.
+pub fn render(label: &str, trace: &Trace, min_held_ns: i64, top: usize) -> String {
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>async-lab trace</title>\n\
+         <style>{CSS}</style>\n</head>\n<body>\n<h1>async-lab trace: which calls held their thread, and by what</h1>\n\
+         <p class=\"muted\">From <code>{}</code>. Times are CUPTI's, on one clock; times closer than {} are not told \
+         apart.</p>\n<p>",
+        escape(label),
+        duration(super::scene::RESOLUTION_NS)
+    );
+    for (cause, words) in [
+        (Some(Cause::Stream), "held by its stream"),
+        (Some(Cause::Device), "by other streams"),
+        (Some(Cause::Thread), "by another thread"),
+        (Some(Cause::Own), "by its own GPU work"),
+        (Some(Cause::Call), "the call itself"),
+        (None, "other calls and GPU work"),
+    ] {
+        let _ = write!(o, "<span class=\"sw\" style=\"background:{}\"></span>{words}", colour(cause));
+    }
+    o.push_str("</p>\n");
+    for (n, p) in trace.processes.iter().enumerate() {
+        let program = Program::of(p);
+        let traced = calls::classify(&program);
+        let _ = writeln!(
+            o,
+            "<h2>Process {} (pid {}): <code>{}</code>{}</h2>",
+            n + 1,
+            p.pid,
+            escape(&p.program.join(" ")),
+            if p.partial { " <span class=\"muted\">(cut short)</span>" } else { "" }
+        );
+        section(&mut o, n, &program, &traced, min_held_ns, top);
+    }
+    o.push_str("</body>\n</html>\n");
+    o
+}
+
+fn section(o: &mut String, n: usize, p: &Program, traced: &[Traced], min_held_ns: i64, top: usize) {
+    let mut held: Vec<&Traced> = traced.iter().filter(|t| t.held.total_ns > min_held_ns).collect();
+    held.sort_by(|a, b| b.held.total_ns.cmp(&a.held.total_ns).then(a.index.cmp(&b.index)));
+    if let (Some(first), Some(last)) = (p.calls.first(), p.calls.iter().map(|c| c.span.end).max()) {
+        let _ = writeln!(o, "<h3>The whole program</h3>");
+        o.push_str(&timeline(p, traced, Span::new(first.span.start, last), None, &format!("p{n}-all")));
+    }
+    let _ = writeln!(
+        o,
+        "<h3>{} of {} calls held their thread longer than {}</h3>",
+        held.len(),
+        traced.len(),
+        duration(min_held_ns)
+    );
+    o.push_str(
+        "<table><tr><th>held</th><th>call</th><th>corr</th><th>thread</th><th>class</th><th>what held it</th></tr>\n",
+    );
+    for t in held.iter().take(top) {
+        let c = &p.calls[t.index];
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td><a href=\"#p{n}-c{}\"><code>{}</code></a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            duration(t.held.total_ns),
+            c.corr,
+            escape(&c.name),
+            c.corr,
+            c.tid,
+            t.class,
+            escape(&t.cause)
+        );
+    }
+    o.push_str("</table>\n");
+    for t in held.iter().take(top.min(10)) {
+        let c = &p.calls[t.index];
+        let pad = (c.span.len() / 10).max(20_000);
+        let _ = writeln!(
+            o,
+            "<h4 id=\"p{n}-c{}\"><code>{}</code>, correlation {}: held {}, {} ({})</h4>",
+            c.corr,
+            escape(&c.name),
+            c.corr,
+            duration(t.held.total_ns),
+            escape(&t.cause),
+            t.class
+        );
+        let window = Span::new(c.span.start - pad, c.span.end + pad);
+        o.push_str(&timeline(p, traced, window, Some(t), &format!("p{n}-c{}-svg", c.corr)));
+    }
+    o.push_str("<h3>Per API function</h3>\n<table><tr><th>API function</th><th>calls</th><th>held longer</th><th>total</th><th>median</th><th>longest</th></tr>\n");
+    for r in calls::summary(p, traced, min_held_ns) {
+        let _ = writeln!(
+            o,
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&r.name),
+            r.calls,
+            r.held_calls,
+            duration(r.total_ns),
+            duration(r.median_ns),
+            duration(r.max_ns)
+        );
+    }
+    o.push_str("</table>\n");
+}
+
+/// An SVG of `window`: a lane per thread with calls in it, a lane per stream with work in it. The calls' time
+/// is coloured by cause where they held their thread longer than the resolution; with a `focus` call, the
+/// GPU work that held it takes its cause's colour and its own work the `Own` colour.
+fn timeline(p: &Program, traced: &[Traced], window: Span, focus: Option<&Traced>, id: &str) -> String {
+    const W: f64 = 1000.0;
+    const LABEL: f64 = 110.0;
+    const LANE: f64 = 22.0;
+    let len = window.len().max(1) as f64;
+    let x = |t: i64| LABEL + ((t - window.start) as f64 / len * (W - LABEL)).clamp(0.0, W - LABEL);
+    let in_window = |s: &Span| s.start < window.end && s.end > window.start;
+    let threads: BTreeSet<u64> = p.calls.iter().filter(|c| in_window(&c.span)).map(|c| c.tid).collect();
+    let streams: BTreeSet<u32> = p.work.iter().filter(|w| in_window(&w.span)).map(|w| w.stream).collect();
+    let lanes = threads.len() + streams.len();
+    let height = LANE * lanes as f64 + 24.0;
+    let mut o = format!(
+        "<svg id=\"{id}\" width=\"{W}\" height=\"{height}\" viewBox=\"0 0 {W} {height}\" role=\"img\" \
+         xmlns=\"http://www.w3.org/2000/svg\" font-size=\"11\">\n"
+    );
+    let rect = |o: &mut String, lane: usize, s: Span, fill: &str, title: &str| {
+        let (a, b) = (x(s.start), x(s.end));
+        let _ = writeln!(
+            o,
+            "<rect x=\"{a:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{fill}\"><title>{}</title></rect>",
+            lane as f64 * LANE + 3.0,
+            (b - a).max(0.8),
+            LANE - 6.0,
+            escape(title)
+        );
+    };
+    for (lane, tid) in threads.iter().enumerate() {
+        let _ = writeln!(o, "<text x=\"4\" y=\"{:.1}\">thread {tid}</text>", lane as f64 * LANE + 15.0);
+        for t in traced.iter().filter(|t| p.calls[t.index].tid == *tid && in_window(&p.calls[t.index].span)) {
+            let c = &p.calls[t.index];
+            let title = format!("{} (correlation {}): {}, {}", c.name, c.corr, duration(t.held.total_ns), t.cause);
+            if t.held.total_ns > t.held.resolution_ns {
+                for s in &t.held.segments {
+                    rect(&mut o, lane, s.span, colour(Some(s.cause)), &title);
+                }
+            } else {
+                rect(&mut o, lane, c.span, colour(None), &title);
+            }
+        }
+    }
+    let holders = focus.map(|f| p.scene(f.index).holders).unwrap_or_default();
+    let own: Vec<u32> = focus.map(|f| p.calls[f.index].corrs.clone()).unwrap_or_default();
+    let released = focus.and_then(|f| f.held.released_by().map(|s| (s.cause, s.span.end)));
+    for (k, stream) in streams.iter().enumerate() {
+        let lane = threads.len() + k;
+        let _ = writeln!(o, "<text x=\"4\" y=\"{:.1}\">stream {stream}</text>", lane as f64 * LANE + 15.0);
+        for w in p.work.iter().filter(|w| w.stream == *stream && in_window(&w.span)) {
+            let cause = if own.contains(&w.corr) {
+                Some(Cause::Own)
+            } else {
+                holders
+                    .iter()
+                    .find(|h| h.span == w.span && released.is_some_and(|(c, end)| c == h.cause && end >= w.span.end))
+                    .map(|h| h.cause)
+            };
+            let title = format!("{}, correlation {}, {} on the GPU", w.words(), w.corr, duration(w.span.len()));
+            rect(&mut o, lane, w.span, colour(cause), &title);
+        }
+    }
+    let _ = writeln!(
+        o,
+        "<text x=\"{LABEL}\" y=\"{:.1}\" fill=\"#6b7280\">{} shown</text>",
+        height - 6.0,
+        duration(window.len())
+    );
+    o.push_str("</svg>\n");
+    o
+}

@@ -1,0 +1,330 @@
+//! A traced process as calls and GPU work, and each call's [`Scene`] for the attribution.
+//!
+//! A *call* is a runtime or driver API call made by the program itself: driver calls made inside a runtime
+//! call on the same thread belong to it (their correlation ids too, so the GPU work they enqueued is the
+//! runtime call's own). Around each call:
+//! - its own GPU work: the records with its correlation ids;
+//! - its stream: the stream of its own work, or of its synchronization record;
+//! - the holders: GPU work enqueued earlier (a lower correlation id) that overlapped the call, in its stream
+//!   (`Cause::Stream`) or in another (`Cause::Device`, also for a call with no stream); other threads' calls
+//!   in flight when it began (`Cause::Thread`);
+//! - the module loads (lazy loading) that happened on its thread while it ran.
+//!
+//! Times in a trace are all CUPTI's, on one clock: CUPTI puts the GPU's times on the host's clock to within
+//! about a µs or two ([`CLOCK_ERROR_NS`]), and the callbacks' own timestamps, taken just inside the call's
+//! enter and just after its return, add a few more ([`RESOLUTION_NS`], what the attribution cannot tell
+//! apart).
+
+use super::format::{Domain, Line, ProcessTrace, Resource};
+use crate::attribution::{Cause, Holder, Scene, Span};
+use crate::units::format_size;
+use std::collections::HashMap;
+
+/// How close two times of a trace may be and still not be told apart, in ns.
+pub const RESOLUTION_NS: i64 = 5_000;
+/// How far a trace's GPU times may be off on the host's clock, in ns.
+pub const CLOCK_ERROR_NS: i64 = 2_000;
+
+/// One API call of the program (driver calls made inside it folded in).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    pub domain: Domain,
+    pub name: String,
+    pub tid: u64,
+    /// Its correlation id (the one the table and `explain` use).
+    pub corr: u32,
+    pub span: Span,
+    /// The correlation ids of the driver calls made inside it, its own first.
+    pub corrs: Vec<u32>,
+    /// The names of the driver calls made inside it, in order.
+    pub inner: Vec<String>,
+}
+
+/// What a GPU record did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorkKind {
+    /// CUPTI's copy, source and destination kinds (see `format::Line::Memcpy`).
+    Copy {
+        copy_kind: u8,
+        src_kind: u8,
+        dst_kind: u8,
+    },
+    Memset,
+    Kernel {
+        name: String,
+    },
+}
+
+/// One GPU record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Work {
+    pub kind: WorkKind,
+    pub bytes: u64,
+    pub span: Span,
+    pub stream: u32,
+    pub corr: u32,
+}
+
+impl Work {
+    /// In words: "the 2 GiB host → device copy (pinned → device)", "the kernel spin".
+    pub fn words(&self) -> String {
+        match &self.kind {
+            WorkKind::Copy { copy_kind, src_kind, dst_kind } => format!(
+                "the {} {} copy ({} → {})",
+                format_size(self.bytes),
+                copy_words(*copy_kind),
+                memory_words(*src_kind),
+                memory_words(*dst_kind)
+            ),
+            WorkKind::Memset => format!("the {} memset", format_size(self.bytes)),
+            WorkKind::Kernel { name } => format!("the kernel {}", short_name(name)),
+        }
+    }
+
+    /// A copy from or to pageable host memory (which the driver stages on the calling thread).
+    pub fn pageable(&self) -> bool {
+        matches!(self.kind, WorkKind::Copy { src_kind, dst_kind, .. } if src_kind == 1 || dst_kind == 1)
+    }
+}
+
+/// CUPTI's copy kinds in words.
+pub fn copy_words(kind: u8) -> &'static str {
+    match kind {
+        1 => "host → device",
+        2 => "device → host",
+        3 => "host → array",
+        4 => "array → host",
+        8 => "device → device",
+        10 => "peer",
+        11 => "host → host",
+        _ => "memory",
+    }
+}
+
+/// CUPTI's memory kinds in words.
+pub fn memory_words(kind: u8) -> &'static str {
+    match kind {
+        1 => "pageable",
+        2 => "pinned",
+        3 => "device",
+        4 => "array",
+        5 => "managed",
+        6 => "device static",
+        7 => "managed static",
+        _ => "unknown",
+    }
+}
+
+/// A kernel's name without its parameter list.
+fn short_name(name: &str) -> &str {
+    name.split('(').next().unwrap_or(name)
+}
+
+/// A traced process, ready for the attribution.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Program {
+    /// In the order they began.
+    pub calls: Vec<Call>,
+    /// In the order they began on the GPU.
+    pub work: Vec<Work>,
+    /// (correlation id, stream) of each stream synchronization.
+    pub syncs: Vec<(u32, u32)>,
+    /// (thread, time) of each module load, in time order.
+    pub module_loads: Vec<(u64, i64)>,
+    /// Records CUPTI dropped.
+    pub dropped: u64,
+    /// Indexes, so that a long program's calls are each looked at in about constant time.
+    index: Index,
+}
+
+/// Where to look, for one call: its work by correlation id, and how far back an overlap can begin.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Index {
+    work_by_corr: HashMap<u32, Vec<usize>>,
+    stream_by_corr: HashMap<u32, u32>,
+    longest_work: i64,
+    longest_call: i64,
+}
+
+impl Program {
+    /// The calls and records of one process's section.
+    pub fn of(p: &ProcessTrace) -> Program {
+        let mut api: Vec<(Domain, &str, u32, u64, u32, Span)> = Vec::new();
+        let mut prog = Program::default();
+        for line in &p.lines {
+            match line {
+                Line::Api { domain, name, cbid, tid, corr, start, end } => {
+                    api.push((*domain, name, *cbid, *tid, *corr, Span::new(*start as i64, *end as i64)))
+                }
+                Line::Memcpy { copy_kind, src_kind, dst_kind, bytes, start, end, stream, corr } => {
+                    prog.work.push(Work {
+                        kind: WorkKind::Copy { copy_kind: *copy_kind, src_kind: *src_kind, dst_kind: *dst_kind },
+                        bytes: *bytes,
+                        span: Span::new(*start as i64, *end as i64),
+                        stream: *stream,
+                        corr: *corr,
+                    })
+                }
+                Line::Memset { bytes, start, end, stream, corr } => prog.work.push(Work {
+                    kind: WorkKind::Memset,
+                    bytes: *bytes,
+                    span: Span::new(*start as i64, *end as i64),
+                    stream: *stream,
+                    corr: *corr,
+                }),
+                Line::Kernel { name, start, end, stream, corr } => prog.work.push(Work {
+                    kind: WorkKind::Kernel { name: name.clone() },
+                    bytes: 0,
+                    span: Span::new(*start as i64, *end as i64),
+                    stream: *stream,
+                    corr: *corr,
+                }),
+                Line::Sync { stream: Some(s), corr, .. } => prog.syncs.push((*corr, *s)),
+                Line::Resource { event: Resource::ModuleLoaded, t, tid } => prog.module_loads.push((*tid, *t as i64)),
+                Line::Dropped { records } => prog.dropped += records,
+                _ => {}
+            }
+        }
+        // Outer calls first where two begin together (a runtime call and the driver call it starts at once).
+        api.sort_by_key(|a| (a.3, a.5.start, std::cmp::Reverse(a.5.end), a.0 == Domain::Driver));
+        let mut open: Option<usize> = None;
+        for (domain, name, _cbid, tid, corr, span) in api {
+            let inside = open.filter(|&i| {
+                let c: &Call = &prog.calls[i];
+                c.tid == tid && span.start >= c.span.start && span.end <= c.span.end
+            });
+            match inside {
+                Some(i) => {
+                    let c = &mut prog.calls[i];
+                    if !c.corrs.contains(&corr) {
+                        c.corrs.push(corr);
+                    }
+                    c.inner.push(name.to_owned());
+                }
+                None => {
+                    prog.calls.push(Call {
+                        domain,
+                        name: name.to_owned(),
+                        tid,
+                        corr,
+                        span,
+                        corrs: vec![corr],
+                        inner: vec![],
+                    });
+                    open = Some(prog.calls.len() - 1);
+                }
+            }
+        }
+        prog.calls.sort_by_key(|c| (c.span.start, c.corr));
+        prog.work.sort_by_key(|w| (w.span.start, w.corr));
+        prog.module_loads.sort_by_key(|&(tid, t)| (t, tid));
+        let mut index = Index {
+            longest_work: prog.work.iter().map(|w| w.span.len()).max().unwrap_or(0),
+            longest_call: prog.calls.iter().map(|c| c.span.len()).max().unwrap_or(0),
+            ..Index::default()
+        };
+        for (i, w) in prog.work.iter().enumerate() {
+            index.work_by_corr.entry(w.corr).or_default().push(i);
+        }
+        for &(corr, stream) in &prog.syncs {
+            index.stream_by_corr.entry(corr).or_insert(stream);
+        }
+        prog.index = index;
+        prog
+    }
+
+    /// The GPU work of call `i`, in the order it began.
+    pub fn own_work(&self, i: usize) -> Vec<&Work> {
+        let mut at: Vec<usize> =
+            self.calls[i].corrs.iter().filter_map(|c| self.index.work_by_corr.get(c)).flatten().copied().collect();
+        at.sort_unstable();
+        at.into_iter().map(|k| &self.work[k]).collect()
+    }
+
+    /// The GPU work that overlapped `span`.
+    fn work_during(&self, span: Span) -> impl Iterator<Item = &Work> {
+        let from = self.work.partition_point(|w| w.span.start <= span.start - self.index.longest_work);
+        let to = self.work.partition_point(|w| w.span.start < span.end);
+        self.work[from..to.max(from)].iter().filter(move |w| w.span.end > span.start)
+    }
+
+    /// The calls in flight at `t` (begun before it, not yet returned).
+    fn calls_at(&self, t: i64) -> impl Iterator<Item = &Call> {
+        let from = self.calls.partition_point(|c| c.span.start <= t - self.index.longest_call);
+        let to = self.calls.partition_point(|c| c.span.start < t);
+        self.calls[from..to.max(from)].iter().filter(move |c| c.span.end > t)
+    }
+
+    /// The stream call `i` works in or synchronizes, where it has one.
+    pub fn stream_of(&self, i: usize) -> Option<u32> {
+        let c = &self.calls[i];
+        self.own_work(i)
+            .first()
+            .map(|w| w.stream)
+            .or_else(|| c.corrs.iter().find_map(|corr| self.index.stream_by_corr.get(corr).copied()))
+    }
+
+    /// The module loads on call `i`'s thread while it ran.
+    pub fn module_loads_in(&self, i: usize) -> usize {
+        let c = &self.calls[i];
+        let from = self.module_loads.partition_point(|&(_, t)| t < c.span.start);
+        self.module_loads[from..]
+            .iter()
+            .take_while(|&&(_, t)| t <= c.span.end)
+            .filter(|&&(tid, _)| tid == c.tid)
+            .count()
+    }
+
+    /// Everything known around call `i`, for `attribution::attribute`.
+    pub fn scene(&self, i: usize) -> Scene {
+        let c = &self.calls[i];
+        let own = self.own_work(i);
+        let own_span = (!own.is_empty()).then(|| {
+            Span::new(
+                own.iter().map(|w| w.span.start).min().unwrap_or(0),
+                own.iter().map(|w| w.span.end).max().unwrap_or(0),
+            )
+        });
+        let stream = self.stream_of(i);
+        let first_corr = c.corrs.iter().copied().min().unwrap_or(c.corr);
+        let mut holders: Vec<Holder> = self
+            .work_during(c.span)
+            .filter(|w| w.corr < first_corr)
+            .map(|w| {
+                let same = stream == Some(w.stream);
+                Holder {
+                    cause: if same { Cause::Stream } else { Cause::Device },
+                    span: w.span,
+                    what: if same {
+                        format!("{} ahead in its stream, correlation {}", w.words(), w.corr)
+                    } else {
+                        format!("{} on stream {}, correlation {}", w.words(), w.stream, w.corr)
+                    },
+                }
+            })
+            .collect();
+        holders.extend(self.calls_at(c.span.start).filter(|o| o.tid != c.tid).map(|o| Holder {
+            cause: Cause::Thread,
+            span: o.span,
+            what: format!("{} on thread {}, correlation {}", o.name, o.tid, o.corr),
+        }));
+        Scene {
+            call: c.span,
+            own: own_span,
+            own_end: None,
+            holders,
+            resolution_ns: RESOLUTION_NS,
+            clock_error_ns: CLOCK_ERROR_NS,
+        }
+    }
+}
+
+/// The calls of each process, for the traces's CLI and page: which process a call belongs to.
+pub fn programs(trace: &super::format::Trace) -> Vec<Program> {
+    trace.processes.iter().map(Program::of).collect()
+}
+
+/// Index of calls by correlation id.
+pub fn by_corr(p: &Program) -> HashMap<u32, usize> {
+    p.calls.iter().enumerate().map(|(i, c)| (c.corr, i)).collect()
+}

@@ -1,0 +1,184 @@
+//! `async-lab trace`: runs a user's CUDA program under CUPTI (the injection library of `trace-inject/`), or
+//! replays a trace file, and prints which calls held their thread, for how long and by what, through the
+//! same attribution and classes as the lab's experiments (`async_lab_core::trace`).
+
+pub mod spawn;
+
+use anyhow::{bail, Context as _};
+use async_lab_core::trace::calls::{self, Traced};
+use async_lab_core::trace::format::{Failure, Trace};
+use async_lab_core::trace::scene::Program;
+use async_lab_core::trace::text;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use spawn::NoCupti;
+
+/// `async-lab trace`'s options.
+#[derive(clap::Args, Debug, Clone)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["replay", "program"])))]
+#[command(
+    after_help = "Examples:\n  async-lab trace -- ./my_program arg1\n  async-lab trace --fail-on-held 1ms -- python3 train.py\n  async-lab trace --replay async-lab-trace.jsonl --explain 122"
+)]
+pub struct TraceArgs {
+    /// Where to write the trace (JSON lines).
+    #[arg(long, value_name = "FILE", default_value = "async-lab-trace.jsonl")]
+    pub out: PathBuf,
+    /// Show the calls that held their thread longer than this.
+    #[arg(long, value_name = "DURATION", default_value = "20us", value_parser = parse_duration)]
+    pub min_held: Duration,
+    /// Exit with 4 when any call held its thread longer than this (a CI gate).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub fail_on_held: Option<Duration>,
+    /// The CUPTI library (libcupti.so.*, or a folder holding one). Default: $ASYNC_LAB_CUPTI, then
+    /// LD_LIBRARY_PATH, CUDA_HOME, /usr/local/cuda* (and extras/CUPTI), Python's nvidia wheels.
+    #[arg(long, value_name = "PATH")]
+    pub cupti: Option<PathBuf>,
+    /// Read a trace file instead of running a program.
+    #[arg(long, value_name = "FILE", conflicts_with = "program")]
+    pub replay: Option<PathBuf>,
+    /// Explain one call, by its correlation id (the table's `corr`).
+    #[arg(long, value_name = "CORR")]
+    pub explain: Option<u32>,
+    /// A recording async-lab made while traced (`--record`): print each case's class from the tracer beside
+    /// the lab's, and how many agree.
+    #[arg(long, value_name = "RECORDING")]
+    pub against: Option<PathBuf>,
+    /// How many held calls the table shows.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// The program and its arguments (after `--`).
+    #[arg(last = true, value_name = "PROGRAM")]
+    pub program: Vec<String>,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("{s:?} is not a duration ({e}; examples: 20us, 1ms, 0.5s)"))
+}
+
+/// How `trace` ended, when it did not fail.
+pub enum Outcome {
+    /// Nothing held longer than `--fail-on-held`.
+    Ok,
+    /// A call held longer than `--fail-on-held`: exit 4.
+    HeldTooLong,
+    /// The program itself failed (its status is reported): exit 1.
+    ProgramFailed,
+}
+
+/// Runs or replays, and prints.
+pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
+    let (trace, program_ok) = match (&args.replay, args.program.first()) {
+        (Some(path), _) => (Trace::load(path)?, true),
+        (None, Some(program)) => {
+            let cupti = spawn::cupti(args.cupti.as_deref())?;
+            let inject = spawn::injection_library()?;
+            spawn::no_other_injection(&inject)?;
+            // The driver and the injection library open these from the program's own folder: absolute paths.
+            let cupti = std::fs::canonicalize(&cupti.path)
+                .with_context(|| format!("CUPTI at {} cannot be opened", cupti.path.display()))?;
+            let inject = std::fs::canonicalize(&inject)
+                .with_context(|| format!("the injection library at {} cannot be opened", inject.display()))?;
+            let ran = spawn::run(program, &args.program[1..], &inject, &cupti)?;
+            if ran.processes == 0 {
+                bail!(
+                    "{program} {} and no process of it loaded the injection library: it initialized no CUDA, or a \
+                     tool inside it (compute-sanitizer, nsys) put its own injection library in its place",
+                    status_words(&ran.status)
+                );
+            }
+            std::fs::write(&args.out, &ran.text).with_context(|| format!("writing {}", args.out.display()))?;
+            let trace = Trace::parse(&ran.text).context("the trace the program wrote is not readable")?;
+            eprintln!(
+                "async-lab: {program} {}; trace of {} process{} written to {}",
+                status_words(&ran.status),
+                ran.processes,
+                if ran.processes == 1 { "" } else { "es" },
+                args.out.display()
+            );
+            (trace, ran.status.success())
+        }
+        (None, None) => bail!("give a program to trace (`async-lab trace -- PROGRAM ARGS`) or --replay FILE"),
+    };
+    for p in &trace.processes {
+        if let Some((failure, message)) = &p.failure {
+            let what = match failure {
+                Failure::CuptiMissing => "CUPTI could not be loaded",
+                Failure::CuptiTaken => "CUPTI is taken",
+                Failure::CuptiError => "CUPTI failed",
+            };
+            return Err(NoCupti(format!("{what} in process {}: {message}", p.pid)).into());
+        }
+    }
+    let min_held = args.min_held.as_nanos() as i64;
+    let mut worst = 0i64;
+    for (n, p) in trace.processes.iter().enumerate() {
+        let program = Program::of(p);
+        let traced = calls::classify(&program);
+        worst = worst.max(traced.iter().map(|t| t.held.total_ns).max().unwrap_or(0));
+        if let Some(corr) = args.explain {
+            if let Some(t) = traced.iter().find(|t| program.calls[t.index].corr == corr) {
+                print!("{}", text::explain(&program, t));
+            }
+            continue;
+        }
+        if trace.processes.len() > 1 {
+            println!("process {} ({}): {}", n + 1, p.pid, p.program.join(" "));
+        }
+        if p.partial {
+            println!("(this process's trace was cut short: it holds what was written before)");
+        }
+        print_tables(&program, &traced, min_held, args.top);
+    }
+    if let Some(path) = &args.against {
+        let rec = async_lab_core::record::Recording::load(path)?;
+        println!("\nThe lab's classes beside the tracer's ({}):\n", path.display());
+        print!("{}", async_lab_core::trace::against::markdown(&async_lab_core::trace::against::compare(&rec, &trace)));
+    }
+    if let Some(corr) = args.explain {
+        let found = trace.processes.iter().any(|p| Program::of(p).calls.iter().any(|c| c.corr == corr));
+        if !found {
+            bail!("the trace has no call with correlation id {corr}");
+        }
+    }
+    Ok(match args.fail_on_held {
+        Some(limit) if worst > limit.as_nanos() as i64 => {
+            eprintln!(
+                "async-lab: a call held its thread {}, longer than --fail-on-held {}",
+                text::duration(worst),
+                text::duration(limit.as_nanos() as i64)
+            );
+            Outcome::HeldTooLong
+        }
+        _ if !program_ok => Outcome::ProgramFailed,
+        _ => Outcome::Ok,
+    })
+}
+
+fn print_tables(program: &Program, traced: &[Traced], min_held: i64, top: usize) {
+    print!("{}", text::held_table(program, traced, min_held, top));
+    println!("\nPer API function:");
+    print!("{}", text::summary_table(&calls::summary(program, traced, min_held), min_held));
+}
+
+fn status_words(s: &std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (s.code(), s.signal()) {
+        (Some(0), _) => "exited with status 0".into(),
+        (Some(c), _) => format!("exited with status {c}"),
+        (None, Some(sig)) => format!("was killed by signal {sig}"),
+        _ => "ended".into(),
+    }
+}
+
+/// `async-lab report --replay TRACE`: the trace's page (one trace; the page of recordings is `html::write`).
+pub fn report(paths: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
+    let [path] = paths else {
+        bail!("a report of a trace takes that one trace (give recordings in a report of their own)");
+    };
+    let trace = Trace::load(path)?;
+    let label = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let page = async_lab_core::trace::page::render(&label, &trace, 20_000, 20);
+    std::fs::write(out, page).with_context(|| format!("cannot write {}", out.display()))?;
+    Ok(())
+}

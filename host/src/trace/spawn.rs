@@ -1,0 +1,130 @@
+//! Running a program under the injection library: the driver loads `libasync_lab_inject.so`
+//! (`CUDA_INJECTION64_PATH`) at the program's `cuInit`, and each process that initializes CUDA writes its
+//! section of the trace into a fresh folder; this module gathers them into one trace file.
+
+use anyhow::{bail, Context as _};
+use async_lab_driver::runtime::locate;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+
+/// The injection library's file name, beside the `async-lab` binary (or named by `$ASYNC_LAB_INJECT`).
+pub const INJECT_FILE: &str = "libasync_lab_inject.so";
+/// Names the injection library, where it is not beside the binary.
+pub const INJECT_VAR: &str = "ASYNC_LAB_INJECT";
+/// The variables the injection library reads (`trace-inject/src`): the trace folder and the CUPTI file.
+const OUT_DIR_VAR: &str = "ASYNC_LAB_TRACE_DIR";
+const CUPTI_VAR: &str = "ASYNC_LAB_CUPTI_LIB";
+
+/// CUPTI could not be used: missing, or taken by another tool. `async-lab` exits 3 on it.
+#[derive(Debug)]
+pub struct NoCupti(pub String);
+
+impl std::fmt::Display for NoCupti {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NoCupti {}
+
+/// The injection library: `$ASYNC_LAB_INJECT`, or the file beside this binary.
+pub fn injection_library() -> anyhow::Result<PathBuf> {
+    if let Some(p) = std::env::var_os(INJECT_VAR).filter(|v| !v.is_empty()) {
+        let p = PathBuf::from(p);
+        if !p.is_file() {
+            bail!("{INJECT_VAR}: {} does not exist", p.display());
+        }
+        return Ok(p);
+    }
+    let exe = std::env::current_exe().context("finding the async-lab binary")?;
+    let beside = exe.parent().map(|d| d.join(INJECT_FILE)).filter(|p| p.is_file());
+    beside.with_context(|| {
+        format!(
+            "no {INJECT_FILE} beside {} (build it with `cargo build -p async-lab-trace-inject`, or name it with \
+             {INJECT_VAR})",
+            exe.display()
+        )
+    })
+}
+
+/// CUPTI, found like the runtime (`--cupti`, `$ASYNC_LAB_CUPTI`, `LD_LIBRARY_PATH`, the toolkit, the wheels).
+pub fn cupti(explicit: Option<&Path>) -> Result<locate::Found, NoCupti> {
+    locate::find_lib(&locate::CUPTI, &locate::Env::current_for(&locate::CUPTI, explicit)).map_err(|e| {
+        NoCupti(match e {
+            locate::NotFound::Explicit(why) => format!("no usable CUPTI library: {why}"),
+            locate::NotFound::Searched(_) => format!(
+                "no CUPTI library (libcupti.so*) found: looked in LD_LIBRARY_PATH, CUDA_HOME, /usr/local/cuda*, \
+                 the system's libraries and Python's nvidia wheels; name one with --cupti PATH or {}",
+                locate::CUPTI.var
+            ),
+        })
+    })
+}
+
+/// Refuses to start when another tool's injection library is already set for this process's children
+/// (async-lab trace run under nsys, say): CUPTI takes one subscriber, and replacing the other tool's library
+/// would quietly blind it.
+pub fn no_other_injection(ours: &Path) -> Result<(), NoCupti> {
+    match std::env::var_os("CUDA_INJECTION64_PATH").filter(|v| !v.is_empty()) {
+        Some(other) if Path::new(&other) != ours => Err(NoCupti(format!(
+            "CUPTI is taken: another tool's injection library is set (CUDA_INJECTION64_PATH={}), and CUPTI \
+             allows one subscriber",
+            Path::new(&other).display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// What running the program left.
+pub struct Ran {
+    pub status: ExitStatus,
+    /// The trace's text: each process's section, the program's own process first.
+    pub text: String,
+    /// How many processes wrote a section.
+    pub processes: usize,
+}
+
+/// Runs `program` with `args` under the injection library and gathers its trace.
+pub fn run(program: &str, args: &[String], inject: &Path, cupti: &Path) -> anyhow::Result<Ran> {
+    let dir = std::env::temp_dir().join(format!("async-lab-trace-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    // CUPTI's folder first on the program's library path, so that the binding's lookups by name find the
+    // same CUPTI the injection library loads by path.
+    let cupti_dir = cupti.parent().map(|d| d.display().to_string()).unwrap_or_default();
+    let ld = match std::env::var("LD_LIBRARY_PATH") {
+        Ok(old) if !old.is_empty() => format!("{cupti_dir}:{old}"),
+        _ => cupti_dir,
+    };
+    // Ctrl-C goes to the program too; async-lab stays to write what was traced (marked partial).
+    let _ = ctrlc::set_handler(|| {});
+    let mut child = Command::new(program)
+        .args(args)
+        .env("CUDA_INJECTION64_PATH", inject)
+        .env(OUT_DIR_VAR, &dir)
+        .env(CUPTI_VAR, cupti)
+        .env("LD_LIBRARY_PATH", ld)
+        .spawn()
+        .with_context(|| format!("cannot start {program}"))?;
+    let pid = child.id();
+    let status = child.wait().with_context(|| format!("waiting for {program}"))?;
+    let mut files: Vec<(bool, u32, PathBuf)> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let p = e.path();
+            let n: u32 = p.file_stem()?.to_str()?.parse().ok()?;
+            Some((n != pid, n, p))
+        })
+        .collect();
+    files.sort();
+    let mut text = String::new();
+    for (_, _, f) in &files {
+        let section = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        // A process killed while writing leaves half a line: drop it, keep the rest.
+        let whole = section.rfind('\n').map_or("", |end| &section[..=end]);
+        text.push_str(whole);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(Ran { status, text, processes: files.len() })
+}

@@ -1,0 +1,133 @@
+//! Synthetic traces, one per cause the tracer names, built line by line as the injection library writes
+//! them: the GPU-free tests run them through the classifier and the CLI.
+//!
+//! Times are CUPTI-like ns from an arbitrary origin; one stream (13) for the program's work, another (14)
+//! for a second stream, thread 100 for the main thread and 200 for a second one.
+
+use async_lab_core::trace::format::{header, Domain, Line, Resource};
+
+/// The origin of the synthetic clock.
+pub const T0: u64 = 1_000_000_000_000;
+pub const US: u64 = 1_000;
+pub const MS: u64 = 1_000_000;
+/// 2 GiB.
+pub const GIB2: u64 = 2 << 30;
+
+/// A runtime call on thread 100.
+pub fn call(name: &str, corr: u32, start: u64, end: u64) -> Line {
+    call_on(100, name, corr, start, end)
+}
+
+/// A runtime call on thread `tid`.
+pub fn call_on(tid: u64, name: &str, corr: u32, start: u64, end: u64) -> Line {
+    Line::Api { domain: Domain::Runtime, name: name.into(), cbid: 0, tid, corr, start: T0 + start, end: T0 + end }
+}
+
+/// A driver call on thread 100 (inside a runtime call when its times are).
+pub fn driver_call(name: &str, corr: u32, start: u64, end: u64) -> Line {
+    Line::Api { domain: Domain::Driver, name: name.into(), cbid: 0, tid: 100, corr, start: T0 + start, end: T0 + end }
+}
+
+/// A host → device copy from pinned (2) or pageable (1) memory.
+pub fn htod(src_kind: u8, bytes: u64, stream: u32, corr: u32, start: u64, end: u64) -> Line {
+    Line::Memcpy { copy_kind: 1, src_kind, dst_kind: 3, bytes, start: T0 + start, end: T0 + end, stream, corr }
+}
+
+/// A kernel.
+pub fn kernel(name: &str, stream: u32, corr: u32, start: u64, end: u64) -> Line {
+    Line::Kernel { name: name.into(), start: T0 + start, end: T0 + end, stream, corr }
+}
+
+/// A module loaded on thread 100.
+pub fn module_loaded(t: u64) -> Line {
+    Line::Resource { event: Resource::ModuleLoaded, t: T0 + t, tid: 100 }
+}
+
+/// A whole trace's text: a header, the lines, an end line.
+pub fn trace(lines: Vec<Line>) -> String {
+    let mut all = vec![header(4242, vec!["synthetic".into()], Some(130001))];
+    all.extend(lines);
+    all.push(Line::End { t: T0 + 10_000 * MS });
+    all.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect()
+}
+
+/// The seed's program, pinned, under lazy loading: the first launch waits for the 2 GiB copy ahead of it
+/// (38 ms), while the kernel's module loads.
+pub fn lazy_launch_waits_for_the_copy() -> String {
+    trace(vec![
+        call("cudaMemcpyAsync", 10, 0, 15 * US),
+        htod(2, GIB2, 13, 10, 10 * US, 38 * MS),
+        call("cudaLaunchKernel", 11, 20 * US, 38 * MS + 140 * US),
+        driver_call("cuLibraryLoadData", 12, 30 * US, 110 * US),
+        module_loaded(38 * MS + 41 * US),
+        kernel("sleep_cycles", 13, 11, 38 * MS + 150 * US, 39 * MS),
+    ])
+}
+
+/// The same launch under eager loading: it returns at once.
+pub fn eager_launch_returns() -> String {
+    trace(vec![
+        call("cudaMemcpyAsync", 10, 0, 15 * US),
+        htod(2, GIB2, 13, 10, 10 * US, 38 * MS),
+        call("cudaLaunchKernel", 11, 20 * US, 24 * US),
+        kernel("sleep_cycles", 13, 11, 38 * MS + 10 * US, 39 * MS),
+    ])
+}
+
+/// A pageable 2 GiB copy: the thread stages the data and is held for the whole transfer.
+pub fn pageable_copy_staged() -> String {
+    trace(vec![call("cudaMemcpyAsync", 10, 0, 320 * MS), htod(1, GIB2, 13, 10, 3 * MS, 320 * MS + 2 * US)])
+}
+
+/// A copy into a stream whose earlier kernel runs 20 ms: the copy waits for it, then returns before its own
+/// transfer ends.
+pub fn copy_waits_for_its_stream() -> String {
+    trace(vec![
+        call("cudaLaunchKernel", 10, 0, 5 * US),
+        kernel("spin", 13, 10, 10 * US, 20 * MS),
+        call("cudaMemcpyAsync", 11, 10 * US, 20 * MS + 30 * US),
+        htod(2, 64 << 20, 13, 11, 20 * MS + 5 * US, 23 * MS),
+    ])
+}
+
+/// A free while a kernel runs on another stream: the free waits for it (the device drained).
+pub fn free_drains_the_device() -> String {
+    trace(vec![
+        call("cudaLaunchKernel", 10, 0, 5 * US),
+        kernel("spin", 14, 10, 10 * US, 20 * MS),
+        call("cudaFree", 11, 10 * US, 20 * MS + 20 * US),
+    ])
+}
+
+/// A launch on thread 100 made while thread 200 is inside a 133 ms `cudaMallocHost`: it returns when that
+/// call does.
+pub fn launch_waits_for_another_thread() -> String {
+    trace(vec![
+        call_on(200, "cudaMallocHost", 10, 0, 133 * MS),
+        call("cudaLaunchKernel", 11, 50 * US, 133 * MS + 10 * US),
+        kernel("empty", 13, 11, 133 * MS + 20 * US, 133 * MS + 23 * US),
+    ])
+}
+
+/// An asynchronous launch behind a long kernel in its stream: it returns at once.
+pub fn launch_is_async() -> String {
+    trace(vec![
+        call("cudaLaunchKernel", 10, 0, 5 * US),
+        kernel("spin", 13, 10, 10 * US, 20 * MS),
+        call("cudaLaunchKernel", 11, 10 * US, 14 * US),
+        kernel("spin", 13, 11, 20 * MS, 40 * MS),
+    ])
+}
+
+/// Every synthetic trace, by name.
+pub fn all() -> Vec<(&'static str, String)> {
+    vec![
+        ("lazy-launch-waits-for-the-copy", lazy_launch_waits_for_the_copy()),
+        ("eager-launch-returns", eager_launch_returns()),
+        ("pageable-copy-staged", pageable_copy_staged()),
+        ("copy-waits-for-its-stream", copy_waits_for_its_stream()),
+        ("free-drains-the-device", free_drains_the_device()),
+        ("launch-waits-for-another-thread", launch_waits_for_another_thread()),
+        ("launch-is-async", launch_is_async()),
+    ]
+}

@@ -1,0 +1,211 @@
+//! The tracer without a GPU: each cause it names, on a synthetic trace, through the same attribution and
+//! classes as the experiments; and the committed traces (`recordings/trace-*.jsonl`, made on real GPUs)
+//! replayed, one insta snapshot each, so their classification cannot change unseen.
+
+use async_lab_core::attribution::Cause;
+use async_lab_core::trace::calls::{self, Traced};
+use async_lab_core::trace::format::Trace;
+use async_lab_core::trace::scene::Program;
+use async_lab_tests::trace_synthetic::{self as syn, MS};
+use serde::Serialize;
+
+/// The program's calls, classified, longest first.
+fn classified(text: &str) -> (Program, Vec<Traced>) {
+    let trace = Trace::parse(text).expect("a synthetic trace parses");
+    let program = Program::of(&trace.processes[0]);
+    let mut traced = calls::classify(&program);
+    traced.sort_by_key(|t| std::cmp::Reverse(t.held.total_ns));
+    (program, traced)
+}
+
+#[test]
+fn a_lazy_first_launch_waited_for_the_copy_ahead_in_its_stream() {
+    let (p, t) = classified(&syn::lazy_launch_waits_for_the_copy());
+    let top = &t[0];
+    assert_eq!(p.calls[top.index].name, "cudaLaunchKernel");
+    // The driver's library load inside it is folded into the launch.
+    assert_eq!(p.calls.len(), 2);
+    assert_eq!(p.calls[top.index].inner, ["cuLibraryLoadData"]);
+    assert_eq!(top.module_loads, 1);
+    assert!(
+        top.cause.starts_with(
+            "lazy module load waited for the 2GiB host → device copy (pinned → device) ahead in its stream"
+        ),
+        "{}",
+        top.cause
+    );
+    assert!(top.held.ns(Cause::Stream) > 37 * MS as i64);
+}
+
+#[test]
+fn an_eager_launch_held_nothing() {
+    let (_, t) = classified(&syn::eager_launch_returns());
+    assert!(t.iter().all(|t| t.held.total_ns < 20_000), "{t:?}");
+    assert!(t.iter().all(|t| t.held.released_by().is_none()));
+}
+
+#[test]
+fn a_pageable_copy_held_its_thread_for_its_whole_transfer() {
+    let (_, t) = classified(&syn::pageable_copy_staged());
+    assert_eq!(t[0].held.held_through_own_work(), Some(true));
+    assert!(t[0].cause.contains("its own transfer") && t[0].cause.contains("pageable"), "{}", t[0].cause);
+}
+
+#[test]
+fn a_copy_waited_for_the_kernel_ahead_in_its_stream() {
+    let (_, t) = classified(&syn::copy_waits_for_its_stream());
+    assert_eq!(t[0].cause, "waited for the kernel spin ahead in its stream, correlation 10");
+    assert_eq!(t[0].held.released_by().unwrap().cause, Cause::Stream);
+}
+
+#[test]
+fn a_free_waited_for_another_streams_kernel() {
+    let (_, t) = classified(&syn::free_drains_the_device());
+    assert_eq!(t[0].cause, "waited for other streams' work: the kernel spin on stream 14, correlation 10");
+    assert_eq!(t[0].held.released_by().unwrap().cause, Cause::Device);
+}
+
+#[test]
+fn a_launch_waited_for_another_threads_call() {
+    let (p, t) = classified(&syn::launch_waits_for_another_thread());
+    let launch = t.iter().find(|t| p.calls[t.index].name == "cudaLaunchKernel").unwrap();
+    assert!(
+        launch.cause.starts_with("waited for another thread's call (cudaMallocHost on thread 200"),
+        "{}",
+        launch.cause
+    );
+    assert_eq!(launch.held.released_by().unwrap().cause, Cause::Thread);
+}
+
+#[test]
+fn a_launch_behind_a_long_kernel_returned_at_once() {
+    let (p, t) = classified(&syn::launch_is_async());
+    let second = t.iter().find(|t| p.calls[t.index].corr == 11).unwrap();
+    assert_eq!(second.held.ns(Cause::Stream), 0);
+    assert_eq!(second.cause, "the call itself");
+}
+
+/// One call as a snapshot pins it.
+#[derive(Serialize)]
+struct Row {
+    call: String,
+    corr: u32,
+    thread: u64,
+    held_us: f64,
+    class: String,
+    cause: String,
+    /// Each cause's time, in µs.
+    segments: Vec<(String, f64)>,
+}
+
+fn rows(text: &str, min_held_ns: i64) -> Vec<Row> {
+    let trace = Trace::parse(text).expect("the trace parses");
+    let mut out = Vec::new();
+    for process in &trace.processes {
+        let p = Program::of(process);
+        for t in calls::classify(&p).into_iter().filter(|t| t.held.total_ns > min_held_ns) {
+            let c = &p.calls[t.index];
+            out.push(Row {
+                call: c.name.clone(),
+                corr: c.corr,
+                thread: c.tid,
+                held_us: (t.held.total_ns as f64 / 100.0).round() / 10.0,
+                class: t.class.to_string(),
+                cause: t.cause.clone(),
+                segments: t
+                    .held
+                    .segments
+                    .iter()
+                    .map(|s| (format!("{:?}", s.cause), (s.span.len() as f64 / 100.0).round() / 10.0))
+                    .collect(),
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn each_synthetic_trace_classifies_as_its_snapshot_says() {
+    for (name, text) in syn::all() {
+        insta::assert_yaml_snapshot!(format!("synthetic-{name}"), rows(&text, 0));
+    }
+}
+
+#[test]
+fn the_committed_traces_replay_as_their_snapshots_say() {
+    for path in async_lab_tests::trace_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        insta::assert_yaml_snapshot!(format!("replay-{name}"), rows(&text, 20_000));
+    }
+}
+
+/// A recording's repetitions as the calls of a trace, `offset` ns later on the trace's clock.
+fn trace_of_recording(rec: &async_lab_core::record::Recording, offset: u64) -> String {
+    use async_lab_core::trace::format::{header, Domain, Line};
+    let mut lines = vec![header(1, vec!["async-lab".into()], None)];
+    let mut corr = 0;
+    for case in &rec.cases {
+        let name = async_lab_core::trace::against::base_name(&case.setup.call).to_owned();
+        for r in &case.reps {
+            corr += 1;
+            // A call between the repetitions' that the matching must not take: same name, 300 µs earlier.
+            let decoy = r.host_call_start_ns + offset - 300_000;
+            lines.push(Line::Api {
+                domain: Domain::Runtime,
+                name: format!("{name}_v2"),
+                cbid: 0,
+                tid: 1,
+                corr,
+                start: decoy,
+                end: decoy + 1_000,
+            });
+            corr += 1;
+            let start = r.host_call_start_ns + offset + 3_000;
+            lines.push(Line::Api {
+                domain: Domain::Runtime,
+                name: format!("{name}_v2"),
+                cbid: 0,
+                tid: 1,
+                corr,
+                start,
+                end: start + r.host_call_ns,
+            });
+        }
+    }
+    lines.push(Line::End { t: u64::MAX / 2 });
+    lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect()
+}
+
+#[test]
+fn a_traced_lab_run_is_matched_to_its_recording_repetition_by_repetition() {
+    let path = async_lab_tests::project_root()
+        .join("recordings/async-lab-seed-both-apis-h200-driver580.159.04-2026-12-03.json");
+    let rec = async_lab_core::record::Recording::load(&path).unwrap();
+    let trace = Trace::parse(&trace_of_recording(&rec, 1_700_000_000_000_000_000)).unwrap();
+    let rows = async_lab_core::trace::against::compare(&rec, &trace);
+    assert_eq!(rows.len(), rec.cases.len());
+    for r in &rows {
+        assert_eq!(r.traced_classes.len(), r.reps, "{}: every repetition's call found", r.id);
+        // The synthetic calls have no GPU work around them: the tracer says async.
+        assert_eq!(r.traced, Some(async_lab_core::classify::Class::Async), "{}", r.id);
+    }
+    let md = async_lab_core::trace::against::markdown(&rows);
+    assert!(md.contains("cases whose timed call the trace holds"), "{md}");
+}
+
+#[test]
+fn a_long_program_classifies_call_by_call_without_looking_at_every_other_call() {
+    // 40,000 launches, each with its kernel: every call's scene is built from indexes, not a scan.
+    let mut lines = Vec::new();
+    for i in 0..40_000u64 {
+        let t = i * 10 * syn::US;
+        lines.push(syn::call("cudaLaunchKernel", i as u32 + 1, t, t + 3 * syn::US));
+        lines.push(syn::kernel("k", 13, i as u32 + 1, t + 5 * syn::US, t + 9 * syn::US));
+    }
+    let started = std::time::Instant::now();
+    let (p, t) = classified(&syn::trace(lines));
+    assert_eq!((p.calls.len(), t.len()), (40_000, 40_000));
+    assert!(t.iter().all(|t| t.class == async_lab_core::classify::Class::Async));
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
+}

@@ -1,0 +1,115 @@
+//! `async-lab trace` as a process, without a GPU: replaying trace files (the table, `--explain`,
+//! `--fail-on-held`), the HTML page of a trace, and one clear line with the right exit code for a bad trace
+//! file, a missing CUPTI and a missing program.
+
+use async_lab_tests::bin_path;
+use async_lab_tests::trace_synthetic as syn;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(bin_path()).args(args).env("LD_LIBRARY_PATH", async_lab::STUB_DIR).output().expect("start async-lab")
+}
+
+fn file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("async-lab-trace-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn one_clear_line(o: &Output, code: i32, says: &str) {
+    let e = err(o);
+    assert_eq!(o.status.code(), Some(code), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    assert_eq!(e.lines().count(), 1, "one line, got:\n{e}");
+    assert!(e.starts_with("async-lab: ") && e.contains(says), "{e}");
+}
+
+#[test]
+fn a_replayed_trace_prints_the_held_calls_longest_first_and_a_summary() {
+    let f = file("lazy.jsonl", &syn::lazy_launch_waits_for_the_copy());
+    let o = run(&["trace", "--replay", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let s = out(&o);
+    let first_row = s.lines().find(|l| l.contains("cuda")).unwrap();
+    assert!(first_row.contains("cudaLaunchKernel") && first_row.contains("38.1 ms"), "{s}");
+    assert!(s.contains("lazy module load waited for the 2GiB host → device copy"), "{s}");
+    assert!(s.contains("Per API function"), "{s}");
+}
+
+#[test]
+fn explain_tells_one_call_segment_by_segment() {
+    let f = file("explain.jsonl", &syn::lazy_launch_waits_for_the_copy());
+    let o = run(&["trace", "--replay", f.to_str().unwrap(), "--explain", "11"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let s = out(&o);
+    assert!(s.starts_with("cudaLaunchKernel (correlation 11"), "{s}");
+    assert!(s.contains("driver calls inside it: cuLibraryLoadData") && s.contains("its stream:"), "{s}");
+    let o = run(&["trace", "--replay", f.to_str().unwrap(), "--explain", "999"]);
+    one_clear_line(&o, 1, "no call with correlation id 999");
+}
+
+#[test]
+fn fail_on_held_exits_4_when_a_call_held_longer() {
+    let f = file("gate.jsonl", &syn::lazy_launch_waits_for_the_copy());
+    let o = run(&["trace", "--replay", f.to_str().unwrap(), "--fail-on-held", "1ms"]);
+    assert_eq!(o.status.code(), Some(4), "{}", err(&o));
+    assert!(err(&o).contains("longer than --fail-on-held 1.00 ms"), "{}", err(&o));
+    let o = run(&["trace", "--replay", f.to_str().unwrap(), "--fail-on-held", "1s"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+}
+
+#[test]
+fn bad_trace_files_get_one_clear_line() {
+    for (name, text, says) in [
+        ("empty.jsonl", "", "no trace header"),
+        ("junk.jsonl", "not json\n", "line 1"),
+        ("headless.jsonl", "{\"type\":\"end\",\"t\":1}\n", "first line must be a trace header"),
+    ] {
+        let f = file(name, text);
+        one_clear_line(&run(&["trace", "--replay", f.to_str().unwrap()]), 1, says);
+        one_clear_line(&run(&["report", "--replay", f.to_str().unwrap()]), 1, "");
+    }
+    one_clear_line(&run(&["trace", "--replay", "/nonexistent/t.jsonl"]), 1, "/nonexistent/t.jsonl");
+}
+
+#[test]
+fn a_missing_cupti_is_exit_3_and_bad_arguments_exit_2() {
+    one_clear_line(&run(&["trace", "--cupti", "/nonexistent/libcupti.so", "--", "true"]), 3, "CUPTI");
+    let o = Command::new(bin_path())
+        .args(["trace", "--", "true"])
+        .env("LD_LIBRARY_PATH", async_lab::STUB_DIR)
+        .env("CUDA_INJECTION64_PATH", "/opt/other-tool/libinject.so")
+        .env("ASYNC_LAB_CUPTI", async_lab_tests::inject_path())
+        .env("ASYNC_LAB_INJECT", async_lab_tests::inject_path())
+        .output()
+        .unwrap();
+    one_clear_line(&o, 3, "another tool's injection library is set");
+    let o = run(&["trace"]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    let o = run(&["trace", "--min-held", "fast", "--replay", "x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+}
+
+#[test]
+fn the_report_of_a_trace_draws_its_lanes() {
+    let f = file("page.jsonl", &syn::lazy_launch_waits_for_the_copy());
+    let page = f.with_extension("html");
+    let o = run(&["report", "--replay", f.to_str().unwrap(), "--out", page.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("thread 100") && html.contains("stream 13"), "lanes");
+    assert!(html.contains("lazy module load waited for"), "the cause");
+    // The launch's wait is drawn in the stream cause's colour.
+    assert!(html.contains("fill=\"#dc2626\""), "held spans coloured by cause");
+}

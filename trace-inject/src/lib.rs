@@ -1,0 +1,70 @@
+//! async-lab's CUPTI injection library: the CUDA driver loads it into an unmodified program when
+//! `CUDA_INJECTION64_PATH` names it, and calls [`InitializeInjection`] during `cuInit`. It subscribes to
+//! CUPTI's runtime, driver and resource callbacks and to the GPU activity records (copies, memsets, kernels,
+//! synchronizations), and writes them as the trace format of `async_lab_core::trace::format`, one file per
+//! process in the folder named by [`OUT_DIR_VAR`].
+//!
+//! `async-lab trace` sets the variables; the library never stops the program: whatever goes wrong is one
+//! `error` line in the trace, which the command turns into its message.
+
+mod activity;
+mod callbacks;
+mod cupti;
+mod writer;
+
+pub use writer::OUT_DIR_VAR;
+
+use async_lab_core::trace::format::{Failure, Line};
+
+/// Names the CUPTI library to load (a file); set by `async-lab trace`.
+pub const CUPTI_VAR: &str = "ASYNC_LAB_CUPTI_LIB";
+
+/// Called by the CUDA driver during `cuInit`; returns 1 (the driver ignores the value).
+#[no_mangle]
+pub extern "C" fn InitializeInjection() -> std::ffi::c_int {
+    // A panic must not cross into the driver: catch it and say so in the trace.
+    let outcome = std::panic::catch_unwind(start);
+    if let Err(e) = outcome {
+        let message = e.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| e.downcast_ref::<String>().cloned());
+        writer::write_header(None);
+        writer::write(&Line::Error {
+            error: Failure::CuptiError,
+            message: format!("the injection library failed: {}", message.unwrap_or_default()),
+        });
+        writer::flush();
+    }
+    1
+}
+
+/// Opens the trace, loads CUPTI and subscribes; on any failure writes the `error` line and stops there.
+fn start() {
+    if !writer::open() {
+        return;
+    }
+    // The header comes first whatever follows: a trace that says why it holds nothing is still a trace.
+    let version = match cupti::load() {
+        Ok(v) => v,
+        Err(message) => {
+            writer::write_header(None);
+            return fail(Failure::CuptiMissing, message);
+        }
+    };
+    writer::write_header(version);
+    if let Err((failure, message)) = callbacks::subscribe().and_then(|()| activity::enable()) {
+        return fail(failure, message);
+    }
+    // SAFETY: `finish` is an `extern "C"` function without arguments that lives as long as the process.
+    unsafe { libc::atexit(finish) };
+}
+
+/// At exit: CUPTI's last records, then the line that marks the trace complete.
+extern "C" fn finish() {
+    activity::flush_all();
+    writer::write(&Line::End { t: cupti::timestamp() });
+    writer::flush();
+}
+
+fn fail(error: Failure, message: String) {
+    writer::write(&Line::Error { error, message });
+    writer::flush();
+}
