@@ -215,12 +215,11 @@ fn compare_without_a_reference_needs_both_apis_in_the_recording() {
 
 #[test]
 fn stability_lists_what_changed_class_between_runs_and_needs_two() {
-    let run = |k: u32| {
-        project_root().join(format!(
-            "recordings/async-lab-default-both-apis-h200-driver580.159.04-2026-12-03-d05adb6-run{k}.json"
-        ))
-    };
-    let (a, b) = (run(2), run(3));
+    // The driver-only default run of 2026-12-02 (the earlier method, fewer cases) beside a newer both-APIs run:
+    // some experiments moved, so the table has rows.
+    let a = project_root().join("recordings/async-lab-default-h200-driver580.159.04-2026-12-02.json");
+    let b = project_root()
+        .join("recordings/async-lab-default-both-apis-h200-driver580.159.04-2026-12-03-cdbfd1a-run3.json");
     let o = run_with_stub(&["stability", a.to_str().unwrap(), b.to_str().unwrap()]);
     assert_no_panic(&o);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -233,9 +232,14 @@ fn stability_lists_what_changed_class_between_runs_and_needs_two() {
     let (kept, all): (usize, usize) = (words[0].parse().unwrap(), words[2].parse().unwrap());
     let rows = out.lines().filter(|l| l.starts_with("| `")).count();
     assert_eq!(rows, all - kept, "{out}");
-    if rows > 0 {
-        assert!(out.contains("| experiment | run2 | run3 | undecided repetitions |"), "{out}");
-    }
+    assert!(rows > 0, "{out}");
+    assert!(
+        out.contains(
+            "| experiment | h200-driver580.159.04-2026-12-02 | both-apis-h200-driver580.159.04-2026-12-03-cdbfd1a-run3 \
+             | undecided repetitions |"
+        ),
+        "{out}"
+    );
     let o = run_with_stub(&["stability", a.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "one run is a usage error: {}", stderr(&o));
 }

@@ -209,3 +209,18 @@ fn a_long_program_classifies_call_by_call_without_looking_at_every_other_call() 
     assert!(t.iter().all(|t| t.class == async_lab_core::classify::Class::Async));
     assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
 }
+
+/// The seed's program traced on the H200 (pinned, lazy loading): the first launch is the longest-held call
+/// that enqueues work, held by a module load that waited for the 2 GiB copy ahead in its stream.
+#[test]
+fn on_the_h200_the_seeds_first_launch_waited_for_the_copy_through_a_lazy_module_load() {
+    let path = async_lab_tests::trace_files()
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("trace-seed_program-pinned-lazy-"))
+        .expect("the committed trace of the seed's program");
+    let (p, t) = classified(&std::fs::read_to_string(path).unwrap());
+    let launch = t.iter().find(|t| p.calls[t.index].name == "cudaLaunchKernel").unwrap();
+    assert_eq!(launch.class.to_string(), "waited-for-stream");
+    assert!(launch.cause.starts_with("lazy module load waited for the 2GiB host → device copy"), "{}", launch.cause);
+    assert!(launch.held.ns(Cause::Stream) > 30 * MS as i64, "{:?}", launch.held);
+}

@@ -41,6 +41,7 @@ pub fn cause_words(p: &Program, i: usize, held: &Held, module_loads: usize) -> S
             Cause::Device => format!("other streams' work: {}", seg.what),
             _ => seg.what.clone(),
         };
+        // A module loaded inside a call that waited: the load is what waited (lazy loading at a first launch).
         return if loading { format!("lazy module load waited for {what}") } else { format!("waited for {what}") };
     }
     let own = p.own_work(i);
@@ -51,7 +52,8 @@ pub fn cause_words(p: &Program, i: usize, held: &Held, module_loads: usize) -> S
         };
     }
     if loading {
-        return "a module load inside the call (lazy loading)".into();
+        // Eager loading loads a program's modules inside its first call too: the trace cannot say which mode.
+        return "a module load inside the call".into();
     }
     if held.ns(Cause::Own) > held.resolution_ns {
         return "its own work, in part".into();
