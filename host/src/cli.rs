@@ -1,8 +1,8 @@
 //! Command-line interface: `async-lab [run options]` runs experiments; subcommands do the rest.
 
 use crate::experiments::Preset;
-use crate::output::Format;
 use async_lab_core::api::Api;
+use async_lab_core::output::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -77,7 +77,7 @@ pub struct RunArgs {
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {
-    crate::units::parse_size(s).map_err(|e| e.to_string())
+    async_lab_core::units::parse_size(s).map_err(|e| e.to_string())
 }
 
 #[derive(Subcommand, Debug)]

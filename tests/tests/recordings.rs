@@ -167,7 +167,7 @@ fn the_binary_replays_a_recording_without_a_gpu() {
     let path = &recordings()[0];
     let o = std::process::Command::new(async_lab_tests::bin_path())
         .args(["--replay", path.to_str().unwrap(), "--format", "json"])
-        .env("LD_LIBRARY_PATH", async_lab::STUB_DIR)
+        .env("LD_LIBRARY_PATH", async_lab_driver::STUB_DIR)
         .output()
         .unwrap();
     assert!(o.status.code() == Some(0) || o.status.code() == Some(4), "{}", String::from_utf8_lossy(&o.stderr));

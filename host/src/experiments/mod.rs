@@ -27,13 +27,13 @@ pub mod unified;
 pub mod vmm;
 pub mod waiting;
 
-use crate::api::Api;
 use crate::cli::ApiChoice;
-use crate::driver::HostKind;
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Rep};
-use crate::setup::StreamKind;
-use crate::units::parse_size;
 use anyhow::bail;
+use async_lab_core::api::Api;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Rep};
+use async_lab_core::setup::StreamKind;
+use async_lab_core::units::parse_size;
+use async_lab_driver::HostKind;
 
 /// One experiment: how it is set up (recorded) and what to run (not recorded).
 #[derive(Clone, Debug)]
@@ -102,7 +102,7 @@ pub enum Op {
     /// A copy between two GPUs; one run yields a record per ordered pair of GPUs.
     Peer(peer::PeerOp),
     /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
-    Overhead(overhead::OverheadOp, crate::setup::CallTiming),
+    Overhead(overhead::OverheadOp, async_lab_core::setup::CallTiming),
     /// CUDA graphs: instantiation, upload, launches (`graphs.rs`).
     Graph(graphs::GraphOp),
     /// Unified-memory hints: prefetch and advice (`unified.rs`).
@@ -429,7 +429,7 @@ mod tests {
         for c in all.iter().filter(|c| c.setup.api == Api::Driver) {
             let twin = format!("runtime/{}", c.setup.id);
             assert_eq!(has_runtime_twin(&c.setup), ids.contains(twin.as_str()), "{}", c.setup.id);
-            if c.setup.family != crate::record::Family::Load {
+            if c.setup.family != async_lab_core::record::Family::Load {
                 // Made by `runtime_twin`: exactly the calls the runtime table names.
                 assert_eq!(
                     ids.contains(twin.as_str()),
@@ -466,7 +466,12 @@ mod tests {
     #[test]
     fn every_case_names_a_known_rule() {
         for c in catalogue(Preset::Full, None) {
-            assert!(crate::rules::rule(&c.setup.rule).is_some(), "{} names unknown rule {}", c.setup.id, c.setup.rule);
+            assert!(
+                async_lab_core::rules::rule(&c.setup.rule).is_some(),
+                "{} names unknown rule {}",
+                c.setup.id,
+                c.setup.rule
+            );
         }
     }
 

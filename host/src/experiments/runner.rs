@@ -3,10 +3,10 @@
 //! experiments need every GPU of the machine; the others are opened the first time one of those runs.
 
 use super::{Case, Op};
-use crate::api::Api;
-use crate::driver::Gpu;
-use crate::record::CaseRecord;
 use anyhow::{bail, Context as _};
+use async_lab_core::api::Api;
+use async_lab_core::record::CaseRecord;
+use async_lab_driver::Gpu;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
@@ -78,7 +78,7 @@ pub struct RunOutcome {
     pub records: Vec<CaseRecord>,
     pub partial: bool,
     /// The host/GPU clock offset measured again between families and at the end (for the drift fit).
-    pub clock_later: Vec<crate::clock::ClockOffset>,
+    pub clock_later: Vec<async_lab_core::clock::ClockOffset>,
 }
 
 pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
@@ -145,7 +145,8 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
         }
         bar.set_message(case.setup.id.clone());
         // Only a runtime case loads the runtime library: a driver-only run never touches it.
-        let runtime = || if case.setup.api == Api::Runtime { crate::runtime::get().map(|_| ()) } else { Ok(()) };
+        let runtime =
+            || if case.setup.api == Api::Runtime { async_lab_driver::runtime::get().map(|_| ()) } else { Ok(()) };
         if let Some(record) = runtime_gate(case, runtime()) {
             out.push(record);
             bar.inc(1);
@@ -166,14 +167,14 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
 
 impl RunOutcome {
     /// The clock fit through the calibrations this run made (between families and at the end).
-    pub fn clock_fit(&self) -> Option<crate::clock::ClockFit> {
-        crate::clock::ClockFit::through(&self.clock_later)
-            .or_else(|| self.clock_later.last().map(crate::clock::ClockFit::constant))
+    pub fn clock_fit(&self) -> Option<async_lab_core::clock::ClockFit> {
+        async_lab_core::clock::ClockFit::through(&self.clock_later)
+            .or_else(|| self.clock_later.last().map(async_lab_core::clock::ClockFit::constant))
     }
 }
 
 /// The clock offset now, on the main GPU; `None` if the GPU fails (the experiments report that themselves).
-fn recalibrate(gpu: &Gpu) -> Option<crate::clock::ClockOffset> {
+fn recalibrate(gpu: &Gpu) -> Option<async_lab_core::clock::ClockOffset> {
     gpu.bind().ok()?;
     crate::calibrate::calibrate(gpu, 50).ok()
 }
@@ -237,7 +238,7 @@ pub fn run_case(
     gpu.bind()?;
     if case.setup.api == Api::Runtime {
         // The runtime's current device is the one whose primary context the driver-side objects live in.
-        crate::runtime::set_device(gpu.ordinal)?;
+        async_lab_driver::runtime::set_device(gpu.ordinal)?;
     }
     let recs = match &case.op {
         Op::Copy(op) => vec![super::copies::run(gpu, case, *op, reps)?],
