@@ -1,7 +1,6 @@
 //! Command-line interface: `async-lab [run options]` runs experiments; subcommands do the rest.
 
-use crate::experiments::Preset;
-use async_lab_core::api::Api;
+use crate::selection::{ApiChoice, Preset};
 use async_lab_core::output::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -145,34 +144,4 @@ pub enum Command {
         #[arg(long, default_value_t = 5)]
         reps: u16,
     },
-}
-
-/// `--api`: which API's cases to run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum ApiChoice {
-    Driver,
-    Runtime,
-    /// Each case through both APIs, side by side.
-    #[default]
-    Both,
-}
-
-impl ApiChoice {
-    pub fn includes(self, api: Api) -> bool {
-        matches!(
-            (self, api),
-            (ApiChoice::Both, _) | (ApiChoice::Driver, Api::Driver) | (ApiChoice::Runtime, Api::Runtime)
-        )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn api_choices_include_their_apis() {
-        assert!(ApiChoice::Both.includes(Api::Runtime) && ApiChoice::Both.includes(Api::Driver));
-        assert!(!ApiChoice::Driver.includes(Api::Runtime) && !ApiChoice::Runtime.includes(Api::Driver));
-    }
 }

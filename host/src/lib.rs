@@ -16,6 +16,7 @@ pub mod embedded_ptx;
 pub mod experiments;
 pub mod info;
 pub mod pattern;
+pub mod selection;
 pub mod selftest;
 pub mod trace;
 

@@ -4,7 +4,8 @@
 
 use anyhow::{bail, Context as _};
 use async_lab::cli::{Cli, Command, GpuArgs, RunArgs};
-use async_lab::experiments::{self, runner, Preset};
+use async_lab::experiments::{self, runner};
+use async_lab::selection::Preset;
 use async_lab_driver::{Gpu, NoGpu};
 // Replaying, reporting, comparing and explaining a recording use the core crate alone (no GPU, no driver).
 use async_lab_core::machine::MachineInfo;
@@ -188,7 +189,7 @@ fn measure(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Recording> {
         args.only.as_deref(),
     )?;
     let gpu = open(g)?;
-    let machine = async_lab::info::read(&gpu, args.api != async_lab::cli::ApiChoice::Driver)?;
+    let machine = async_lab::info::read(&gpu, args.api != async_lab::selection::ApiChoice::Driver)?;
     preflight(&cases, &machine)?;
     let clock = async_lab::calibrate::calibrate(&gpu, 50)?;
     runner::install_ctrl_c();

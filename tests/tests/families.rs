@@ -3,7 +3,9 @@
 //! listed, how their signals become classes and verdicts, how a case the driver cannot run reads, and how
 //! `explain` and the HTML page show them. The signals are made up on purpose (they test the path, not the GPU).
 
-use async_lab::experiments::{catalogue, Preset};
+use async_lab::experiments::catalogue;
+
+use async_lab::selection::Preset;
 use async_lab_core::classify::Class;
 use async_lab_core::record::{CaseRecord, Family, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
 use async_lab_core::report::result;

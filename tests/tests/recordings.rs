@@ -214,7 +214,8 @@ fn the_loopback_recordings_copy_within_one_gpu_and_say_so() {
 /// without changing a snapshot's class.
 #[test]
 fn recorded_setups_carry_the_facts_todays_catalogue_gives() {
-    use async_lab::experiments::{catalogue, Preset};
+    use async_lab::experiments::catalogue;
+    use async_lab::selection::Preset;
     use std::collections::BTreeMap;
     let presets = [Preset::Full, Preset::Seed, Preset::Sweep, Preset::Overhead, Preset::Next, Preset::Loading];
     let today: BTreeMap<String, _> = presets

@@ -27,7 +27,7 @@ pub mod unified;
 pub mod vmm;
 pub mod waiting;
 
-use crate::cli::ApiChoice;
+use crate::selection::{ApiChoice, Preset};
 use anyhow::bail;
 use async_lab_core::api::Api;
 use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Rep};
@@ -135,46 +135,6 @@ impl Case {
 /// A record from a case's setup and measurements.
 pub fn case_record(case: &Case, warmup: Option<Rep>, blocker_ns: Option<u64>, reps: Vec<Rep>) -> CaseRecord {
     CaseRecord { setup: case.setup.clone(), blocker_ns, warmup, reps, series: None, error: None, skipped: None }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Preset {
-    /// Every family, with the copies at the default sizes (under a minute on an H200). The newer families
-    /// (graphs, unified-memory hints, attributes and limits, stream memory operations, virtual memory, batched
-    /// copies, threads) are left out to keep it fast: see `next` and `full`.
-    Default,
-    /// The whole copy matrix (every stream kind and blocker placement) plus the other families.
-    Full,
-    /// The seed question's program, reproduced step by step.
-    Seed,
-    /// Async copies from 4 KiB to 1 GiB, pageable against pinned.
-    Sweep,
-    /// Copies between GPUs from 4 KiB to 1 GiB, every ordered pair, peer access on and off (needs 2 GPUs). The
-    /// default and full presets hold the peer family too; the default pairs only with the `--device` GPU.
-    Peer,
-    /// Loading code while the GPU works (driver and runtime, lazy and eager loading); also in default and full.
-    Loading,
-    /// The tool's own overhead: 500 enqueues of the cheapest calls behind a 200 ms kernel, to compare with the
-    /// C++ reference's `--overhead`.
-    Overhead,
-    /// The newer families together: CUDA graphs, unified-memory hints, attributes and limits, stream memory
-    /// operations, virtual memory management, batched copies, threads (also in full).
-    Next,
-}
-
-impl Preset {
-    pub fn name(self) -> &'static str {
-        match self {
-            Preset::Default => "default",
-            Preset::Full => "full",
-            Preset::Seed => "seed",
-            Preset::Sweep => "sweep",
-            Preset::Peer => "peer",
-            Preset::Loading => "loading",
-            Preset::Overhead => "overhead",
-            Preset::Next => "next",
-        }
-    }
 }
 
 pub const DEFAULT_SIZES: [&str; 4] = ["4KiB", "64KiB", "1MiB", "256MiB"];

@@ -311,7 +311,8 @@ fn run_child(var: &str, value: &str, group: &[&Case], opts: &RunOptions) -> anyh
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::{catalogue, Preset};
+    use crate::experiments::catalogue;
+    use crate::selection::Preset;
 
     #[test]
     fn a_child_s_records_are_found_by_their_case_even_when_they_are_its_steps() {

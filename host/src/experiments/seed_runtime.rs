@@ -358,7 +358,8 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::{catalogue, catalogue_with, Preset};
+    use crate::experiments::{catalogue, catalogue_with};
+    use crate::selection::Preset;
 
     fn runtime_seed_cases(seed_bytes: u64) -> Vec<Case> {
         catalogue_with(Preset::Seed, None, seed_bytes)
