@@ -192,7 +192,7 @@ fn measure(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Recording> {
     let machine = async_lab::info::read(&gpu, args.api != async_lab::selection::ApiChoice::Driver)?;
     preflight(&cases, &machine)?;
     let clock = async_lab::calibrate::calibrate(&gpu, 50)?;
-    runner::install_ctrl_c();
+    experiments::interrupt::install_ctrl_c();
     let opts = runner::RunOptions {
         reps: args.reps as usize,
         quiet: args.quiet,

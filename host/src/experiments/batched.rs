@@ -266,7 +266,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: BatchOp, reps: usize) -> anyhow::Result<C
     };
     let batch = match batch {
         Ok(b) => b,
-        Err(why) => return Ok(super::runner::not_run(case, &why)),
+        Err(why) => return Ok(super::not_run(case, &why)),
     };
     let len = op.bytes as usize;
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;

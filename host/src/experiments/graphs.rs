@@ -312,7 +312,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: GraphOp, reps: usize) -> anyhow::Result<C
             Api::Runtime => rt_with_params.err(),
         };
         if let Some(why) = missing {
-            return Ok(super::runner::not_run(case, why));
+            return Ok(super::not_run(case, why));
         }
     }
     if op.call == GraphCall::LaunchFullQueue {

@@ -10,6 +10,7 @@ pub mod buffers;
 pub mod callbacks;
 pub mod copies;
 pub mod graphs;
+pub mod interrupt;
 pub mod launches;
 pub mod limits;
 pub mod loading;
@@ -135,6 +136,13 @@ impl Case {
 /// A record from a case's setup and measurements.
 pub fn case_record(case: &Case, warmup: Option<Rep>, blocker_ns: Option<u64>, reps: Vec<Rep>) -> CaseRecord {
     CaseRecord { setup: case.setup.clone(), blocker_ns, warmup, reps, series: None, error: None, skipped: None }
+}
+
+/// The record of a case this machine cannot run, with the reason.
+pub fn not_run(case: &Case, why: &str) -> CaseRecord {
+    let mut r = case_record(case, None, None, vec![]);
+    r.skipped = Some(why.to_owned());
+    r
 }
 
 pub const DEFAULT_SIZES: [&str; 4] = ["4KiB", "64KiB", "1MiB", "256MiB"];

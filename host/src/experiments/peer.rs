@@ -242,7 +242,7 @@ impl Probe for PeerProbe<'_, '_> {
 /// Runs one template on the ordered pairs of `gpus` (indexed by ordinal): all of them, or those with GPU
 /// `main` (see `PeerOp::all_pairs`); `loopback` adds each GPU paired with itself, to check this code on a
 /// machine with one GPU (that is not a peer measurement).
-/// `progress` hears each pair's record id before it runs. After Ctrl-C (`runner::STOP`) no further pair starts.
+/// `progress` hears each pair's record id before it runs. After Ctrl-C (`interrupt::STOP`) no further pair starts.
 pub fn run(
     gpus: &[&Gpu],
     main: usize,
@@ -262,7 +262,7 @@ pub fn run(
     };
     pairs
         .into_iter()
-        .take_while(|_| !super::runner::STOP.load(std::sync::atomic::Ordering::SeqCst))
+        .take_while(|_| !super::interrupt::STOP.load(std::sync::atomic::Ordering::SeqCst))
         .map(|(a, b)| {
             let (src, dst) = (gpus[a], gpus[b]);
             let mut case = case.clone();

@@ -2,7 +2,8 @@
 //! child process for those that need an environment variable set before the driver starts. The peer
 //! experiments need every GPU of the machine; the others are opened the first time one of those runs.
 
-use super::{Case, Op};
+use super::interrupt::STOP;
+use super::{not_run, Case, Op};
 use anyhow::{bail, Context as _};
 use async_lab_core::api::Api;
 use async_lab_core::record::CaseRecord;
@@ -13,21 +14,7 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Set by the Ctrl-C handler: finish the current measurement, then stop.
-pub static STOP: AtomicBool = AtomicBool::new(false);
-
-/// Installs the Ctrl-C handler (once per process).
-pub fn install_ctrl_c() {
-    let _ = ctrlc::set_handler(|| {
-        if STOP.swap(true, Ordering::SeqCst) {
-            eprintln!("\nasync-lab: stopping now (second Ctrl-C); nothing more is written");
-            std::process::exit(130);
-        }
-        eprintln!("\nasync-lab: Ctrl-C: finishing the current measurement, then writing what was measured (Ctrl-C again to quit at once)");
-    });
-}
+use std::sync::atomic::Ordering;
 
 pub struct RunOptions {
     pub reps: usize,
@@ -210,13 +197,6 @@ pub fn runtime_gate(case: &Case, runtime: Result<(), &str>) -> Option<CaseRecord
         (Api::Runtime, Err(why)) => Some(not_run(case, why)),
         _ => None,
     }
-}
-
-/// The record of a case this machine cannot run, with the reason.
-pub fn not_run(case: &Case, why: &str) -> CaseRecord {
-    let mut r = super::case_record(case, None, None, vec![]);
-    r.skipped = Some(why.to_owned());
-    r
 }
 
 fn failed(case: &Case, e: &anyhow::Error) -> CaseRecord {

@@ -425,7 +425,7 @@ impl Drop for MemOpProbe<'_, '_> {
 pub fn run(gpu: &Gpu, case: &Case, op: MemOpOp, reps: usize) -> anyhow::Result<CaseRecord> {
     let ops = match StreamMemOps::resolve() {
         Ok(o) => o,
-        Err(why) => return Ok(super::runner::not_run(case, why)),
+        Err(why) => return Ok(super::not_run(case, why)),
     };
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let waiting = Stream::new(gpu, op.waiting)?;

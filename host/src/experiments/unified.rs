@@ -269,10 +269,10 @@ pub fn run(gpu: &Gpu, case: &Case, op: HintOp, reps: usize) -> anyhow::Result<Ca
     };
     let hints = match hints {
         Ok(h) => h,
-        Err(why) => return Ok(super::runner::not_run(case, why)),
+        Err(why) => return Ok(super::not_run(case, why)),
     };
     if let Some(why) = support(gpu, op.call)? {
-        return Ok(super::runner::not_run(case, why));
+        return Ok(super::not_run(case, why));
     }
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let other = Stream::new(gpu, op.blocker_stream)?;
