@@ -4,7 +4,7 @@
 //! has one. A driver with neither does not run the family.
 
 use super::error::{check, DriverResult};
-use super::stream::StreamHandle;
+use super::stream_handle::StreamHandle;
 use super::sys::{CUdeviceptr, CUstream, CuResult};
 use super::unified::MemLocation;
 use std::ffi::c_uint;

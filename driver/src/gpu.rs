@@ -12,7 +12,7 @@
 
 use super::error::{check, DriverResult};
 use super::probe::init_driver;
-use super::stream::StreamHandle;
+use super::stream_handle::StreamHandle;
 use super::sys::{self, CUcontext, CUdevice, CUfunction, CUstream};
 use crate::ptx::Ptx;
 use anyhow::{anyhow, Context as _};

@@ -5,7 +5,7 @@
 
 use super::error::{check, DriverResult};
 use super::gpu::Gpu;
-use super::stream::StreamHandle;
+use super::stream_handle::StreamHandle;
 use super::sys::{CUstream, CuResult};
 use cust::sys::{CUgraph, CUgraphExec, CUgraphNode, CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS};
 use std::ffi::c_void;

@@ -4,7 +4,7 @@
 
 use super::error::DriverResult;
 use super::gpu::Gpu;
-use super::stream::StreamHandle;
+use super::stream_handle::StreamHandle;
 use super::sys;
 use std::ffi::CStr;
 use std::marker::PhantomData;

@@ -2,7 +2,7 @@
 
 use super::error::{check, DriverResult};
 use super::gpu::Gpu;
-use super::stream::StreamHandle;
+use super::stream_handle::StreamHandle;
 use super::sys::{self, CUdeviceptr};
 use std::alloc::{self, Layout};
 use std::ffi::c_void;

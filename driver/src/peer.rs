@@ -10,7 +10,7 @@
 use super::error::{check, DriverError, DriverResult};
 use super::gpu::Gpu;
 use super::probe::device_handle;
-use super::stream::StreamHandle;
+use super::stream_handle::StreamHandle;
 use super::sys::{self, CUdeviceptr};
 pub use async_lab_core::machine::PeerLink;
 

@@ -2,55 +2,12 @@
 
 use super::error::{check, DriverResult};
 use super::gpu::Gpu;
+use super::stream_handle::StreamHandle;
 use super::sys::{self, CUevent, CUstream};
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
 pub use async_lab_core::setup::StreamKind;
-
-/// A stream to put work on: borrowed from a live `Stream`, or one of the two default streams, which always
-/// exist. Functions that take one need no `unsafe`: the lifetime keeps the stream alive.
-#[derive(Clone, Copy, Debug)]
-pub struct StreamHandle<'s> {
-    raw: CUstream,
-    _stream: PhantomData<&'s ()>,
-}
-
-impl StreamHandle<'static> {
-    /// The legacy default stream.
-    pub const LEGACY: StreamHandle<'static> = StreamHandle { raw: sys::CU_STREAM_LEGACY, _stream: PhantomData };
-}
-
-impl<'s> StreamHandle<'s> {
-    /// A handle for a stream made outside `Stream` (the runtime's `cudaStreamCreate`, in the shared primary
-    /// context).
-    ///
-    /// # Safety
-    /// `raw` must be a stream of the primary context, or a default stream, that is not destroyed during `'s`.
-    pub unsafe fn from_raw(raw: CUstream) -> StreamHandle<'s> {
-        StreamHandle { raw, _stream: PhantomData }
-    }
-}
-
-impl StreamHandle<'_> {
-    pub fn raw(self) -> CUstream {
-        self.raw
-    }
-
-    /// Whether all work enqueued on the stream so far has finished (`cuStreamQuery`).
-    ///
-    /// Right after a call returns this is the way to ask whether the call's work is done: an event recorded
-    /// after the return completes only once the GPU has processed it, microseconds later, even when the
-    /// call's work had already finished.
-    pub fn is_idle(self) -> DriverResult<bool> {
-        // SAFETY: the handle is a live stream (its lifetime says so) or a default stream.
-        match unsafe { sys::cuStreamQuery(self.raw) } {
-            sys::CUDA_SUCCESS => Ok(true),
-            sys::CUDA_ERROR_NOT_READY => Ok(false),
-            rc => Err(crate::DriverError::driver(rc, "cuStreamQuery")),
-        }
-    }
-}
 
 /// A stream handle; created streams are destroyed on drop, the two default streams are not.
 pub struct Stream<'g> {
@@ -84,7 +41,7 @@ impl<'g> Stream<'g> {
 
     /// A handle for functions that enqueue work; it cannot outlive the stream.
     pub fn handle(&self) -> StreamHandle<'_> {
-        StreamHandle { raw: self.raw, _stream: PhantomData }
+        StreamHandle::borrowed(self.raw)
     }
 
     pub fn synchronize(&self) -> DriverResult<()> {

@@ -3,7 +3,7 @@
 //! names (CUDA 11.7), which need no driver module option, first; the plain names, same signature, otherwise.
 
 use super::error::{check, DriverResult};
-use super::stream::StreamHandle;
+use super::stream_handle::StreamHandle;
 use super::sys::{CUdeviceptr, CUstream, CuResult};
 use std::ffi::c_uint;
 

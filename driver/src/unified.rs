@@ -7,7 +7,7 @@
 //! on any driver and an experiment lacking both is *not run*.
 
 use super::error::{check, DriverResult};
-use super::stream::StreamHandle;
+use super::stream_handle::StreamHandle;
 use super::sys::{CUdevice, CUdeviceptr, CUstream, CuResult};
 use std::ffi::c_uint;
 

@@ -1,9 +1,9 @@
 //! Measuring how far the GPU's `%globaltimer` is ahead of the host's `CLOCK_MONOTONIC` (the method, and the
 //! fit of a run's calibrations, are described in `async_lab_core::clock`).
 
-use crate::driver::{DeviceBuffer, Gpu, StreamHandle};
-use crate::measure::monotonic_ns;
 use async_lab_core::clock::ClockOffset;
+use async_lab_driver::measure::monotonic_ns;
+use async_lab_driver::{DeviceBuffer, Gpu, StreamHandle};
 
 /// Calibrates `samples` times and keeps the try with the shortest round trip.
 pub fn calibrate(gpu: &Gpu, samples: usize) -> anyhow::Result<ClockOffset> {

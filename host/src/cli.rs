@@ -1,8 +1,7 @@
 //! Command-line interface: `async-lab [run options]` runs experiments; subcommands do the rest.
 
-use crate::experiments::Preset;
-use crate::output::Format;
-use async_lab_core::api::Api;
+use crate::selection::{ApiChoice, Preset};
+use async_lab_core::output::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -77,7 +76,7 @@ pub struct RunArgs {
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {
-    crate::units::parse_size(s).map_err(|e| e.to_string())
+    async_lab_core::units::parse_size(s).map_err(|e| e.to_string())
 }
 
 #[derive(Subcommand, Debug)]
@@ -145,34 +144,4 @@ pub enum Command {
         #[arg(long, default_value_t = 5)]
         reps: u16,
     },
-}
-
-/// `--api`: which API's cases to run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum ApiChoice {
-    Driver,
-    Runtime,
-    /// Each case through both APIs, side by side.
-    #[default]
-    Both,
-}
-
-impl ApiChoice {
-    pub fn includes(self, api: Api) -> bool {
-        matches!(
-            (self, api),
-            (ApiChoice::Both, _) | (ApiChoice::Driver, Api::Driver) | (ApiChoice::Runtime, Api::Runtime)
-        )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn api_choices_include_their_apis() {
-        assert!(ApiChoice::Both.includes(Api::Runtime) && ApiChoice::Both.includes(Api::Driver));
-        assert!(!ApiChoice::Driver.includes(Api::Runtime) && !ApiChoice::Runtime.includes(Api::Driver));
-    }
 }

@@ -1,8 +1,8 @@
 //! What machine a measurement was made on: GPU, driver, PCIe link, host CPU and OS (`async-lab info`, and
 //! the header of every recording).
 
-use crate::driver::{device, device_handle, sys, Gpu};
 pub use async_lab_core::machine::MachineInfo;
+use async_lab_driver::{device, device_handle, sys, Gpu};
 
 /// An attribute of the GPU, or -1 where the driver does not report it.
 fn attr(gpu: &Gpu, a: sys::CUdevice_attribute) -> i32 {
@@ -63,8 +63,8 @@ pub fn read(gpu: &Gpu, with_runtime: bool) -> anyhow::Result<MachineInfo> {
         gpu_count: Some(gpu.device_count),
         gpu_names: (0..gpu.device_count).map(device_name).collect::<anyhow::Result<_>>()?,
         // Best effort: a driver that cannot describe its links does not stop a run.
-        peer_links: crate::driver::peer::links(gpu.device_count).unwrap_or_default(),
-        cuda_runtime: with_runtime.then(crate::runtime::info),
+        peer_links: async_lab_driver::peer::links(gpu.device_count).unwrap_or_default(),
+        cuda_runtime: with_runtime.then(async_lab_driver::runtime::info),
     })
 }
 

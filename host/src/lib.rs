@@ -16,18 +16,9 @@ pub mod embedded_ptx;
 pub mod experiments;
 pub mod info;
 pub mod pattern;
+pub mod selection;
 pub mod selftest;
 pub mod trace;
-
-// The model and its views live in the core crate, the way to the GPU in the driver crate; these re-exports
-// keep the paths that the experiments (and code written before the split) use: `crate::record::CaseSetup`,
-// `crate::driver::Gpu`, `crate::runtime::memory` and the like. The raw-call macros `drv!` and `rt!` are not
-// re-exported: the experiments call the driver crate's named functions.
-pub use async_lab_core::{
-    api, classify, clock, compare, explain, html, output, record, report, rules, setup, stability, stats, timing, units,
-};
-pub use async_lab_driver as driver;
-pub use async_lab_driver::{measure, ptx, resolve, runtime, STUB_DIR};
 
 /// The commit this binary was built from ("-dirty" when the tree had changes).
 pub const GIT_COMMIT: &str = env!("ASYNC_LAB_GIT_COMMIT");

@@ -4,8 +4,9 @@
 
 use anyhow::{bail, Context as _};
 use async_lab::cli::{Cli, Command, GpuArgs, RunArgs};
-use async_lab::driver::{Gpu, NoGpu};
-use async_lab::experiments::{self, runner, Preset};
+use async_lab::experiments::{self, runner};
+use async_lab::selection::Preset;
+use async_lab_driver::{Gpu, NoGpu};
 // Replaying, reporting, comparing and explaining a recording use the core crate alone (no GPU, no driver).
 use async_lab_core::machine::MachineInfo;
 use async_lab_core::record::{CaseRecord, Recording, RECORDING_KIND, SCHEMA_VERSION};
@@ -30,7 +31,7 @@ fn main() -> ExitCode {
     // SAFETY: called first thing, before any other thread exists; SIG_DFL is a valid disposition for SIGPIPE.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
-    async_lab::runtime::configure(cli.gpu.cudart.as_deref());
+    async_lab_driver::runtime::configure(cli.gpu.cudart.as_deref());
     match dispatch(cli) {
         Ok(Done::Ok) => ExitCode::SUCCESS,
         Ok(Done::Interrupted) => ExitCode::from(130),
@@ -188,10 +189,10 @@ fn measure(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Recording> {
         args.only.as_deref(),
     )?;
     let gpu = open(g)?;
-    let machine = async_lab::info::read(&gpu, args.api != async_lab::cli::ApiChoice::Driver)?;
+    let machine = async_lab::info::read(&gpu, args.api != async_lab::selection::ApiChoice::Driver)?;
     preflight(&cases, &machine)?;
     let clock = async_lab::calibrate::calibrate(&gpu, 50)?;
-    runner::install_ctrl_c();
+    experiments::interrupt::install_ctrl_c();
     let opts = runner::RunOptions {
         reps: args.reps as usize,
         quiet: args.quiet,

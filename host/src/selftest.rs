@@ -1,9 +1,9 @@
 //! `async-lab selftest`: proves the toolchain end to end on a GPU. The Rust kernels load, `spin_sleep` waits
 //! as long as asked on every thread, and a copied buffer arrives intact (checked on the GPU and the host).
 
-use crate::driver::{DeviceBuffer, Event, Gpu, HostBuffer, HostKind, Stream, StreamKind};
 use crate::pattern;
 use anyhow::{ensure, Context as _};
+use async_lab_driver::{DeviceBuffer, Event, Gpu, HostBuffer, HostKind, Stream, StreamKind};
 
 /// What the self-test measured.
 #[derive(Debug)]

@@ -6,7 +6,9 @@
 //! It holds text that must come out escaped wherever it is shown (`HOSTILE`), a failed experiment, a partial
 //! older-style recording without a clock offset, the data of every plot, and the threads family's other thread.
 
-use async_lab::experiments::{catalogue, Preset};
+use async_lab::experiments::catalogue;
+
+use async_lab::selection::Preset;
 use async_lab_core::classify::Class;
 use async_lab_core::clock::ClockOffset;
 use async_lab_core::html::Source;

@@ -6,7 +6,11 @@ use std::process::{Command, Output};
 
 /// Runs async-lab with the link-time stub as its driver (even on a machine that has a real one).
 fn run_with_stub(args: &[&str]) -> Output {
-    Command::new(bin_path()).args(args).env("LD_LIBRARY_PATH", async_lab::STUB_DIR).output().expect("start async-lab")
+    Command::new(bin_path())
+        .args(args)
+        .env("LD_LIBRARY_PATH", async_lab_driver::STUB_DIR)
+        .output()
+        .expect("start async-lab")
 }
 
 fn stderr(o: &Output) -> String {
@@ -162,7 +166,7 @@ fn output_into_a_closed_pipe_ends_quietly() {
     use std::process::Stdio;
     let mut child = Command::new(bin_path())
         .args(["list", "--preset", "full"])
-        .env("LD_LIBRARY_PATH", async_lab::STUB_DIR)
+        .env("LD_LIBRARY_PATH", async_lab_driver::STUB_DIR)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -252,8 +256,11 @@ fn bundle() -> std::path::PathBuf {
     std::fs::create_dir_all(dir.join("no-driver")).unwrap();
     std::fs::copy(bin_path(), dir.join("async-lab")).unwrap();
     std::fs::copy(async_lab_tests::ptx_path(), dir.join("async_lab_kernels.ptx")).unwrap();
-    std::fs::copy(std::path::Path::new(async_lab::STUB_DIR).join("libcuda.so.1"), dir.join("no-driver/libcuda.so.1"))
-        .unwrap();
+    std::fs::copy(
+        std::path::Path::new(async_lab_driver::STUB_DIR).join("libcuda.so.1"),
+        dir.join("no-driver/libcuda.so.1"),
+    )
+    .unwrap();
     std::fs::copy(project_root().join("xtask/src/bundle_run.sh"), dir.join("run.sh")).unwrap();
     dir
 }

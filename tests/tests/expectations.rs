@@ -4,7 +4,9 @@
 //! Outside CI a stale table is rewritten and the test fails once, saying so (commit the new table); in CI
 //! (`CI` set) it only fails.
 
-use async_lab::experiments::{catalogue, Preset};
+use async_lab::experiments::catalogue;
+
+use async_lab::selection::Preset;
 use async_lab_core::expectations::{table_text, Known, TABLE};
 use clap::ValueEnum;
 

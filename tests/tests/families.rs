@@ -3,11 +3,13 @@
 //! listed, how their signals become classes and verdicts, how a case the driver cannot run reads, and how
 //! `explain` and the HTML page show them. The signals are made up on purpose (they test the path, not the GPU).
 
-use async_lab::classify::Class;
-use async_lab::experiments::{catalogue, Preset};
-use async_lab::record::{CaseRecord, Family, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
-use async_lab::report::result;
-use async_lab::rules::Verdict;
+use async_lab::experiments::catalogue;
+
+use async_lab::selection::Preset;
+use async_lab_core::classify::Class;
+use async_lab_core::record::{CaseRecord, Family, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
+use async_lab_core::report::result;
+use async_lab_core::rules::Verdict;
 use async_lab_tests::bin_path;
 use std::process::{Command, Output};
 
@@ -15,7 +17,11 @@ const NEW: [Family; 7] =
     [Family::Graph, Family::Unified, Family::Limits, Family::StreamMem, Family::Vmm, Family::Batch, Family::Threads];
 
 fn run_with_stub(args: &[&str]) -> Output {
-    Command::new(bin_path()).args(args).env("LD_LIBRARY_PATH", async_lab::STUB_DIR).output().expect("start async-lab")
+    Command::new(bin_path())
+        .args(args)
+        .env("LD_LIBRARY_PATH", async_lab_driver::STUB_DIR)
+        .output()
+        .expect("start async-lab")
 }
 
 fn rep(call_us: u64, blocker_done: bool, op_done: Option<bool>) -> Rep {
@@ -50,7 +56,7 @@ fn the_next_preset_holds_the_new_families_full_too_default_none() {
     // threads family's quick calls): the stream memory and VMM probes call the driver only (cuMemFree and friends
     // are in the runtime table, but a twin there would run the driver's call under the runtime's name). Every
     // twin has its driver case.
-    use async_lab::api::Api;
+    use async_lab_core::api::Api;
     const WITH_TWINS: [Family; 5] = [Family::Graph, Family::Unified, Family::Limits, Family::Batch, Family::Threads];
     for c in next.iter().filter(|c| c.setup.api == Api::Runtime) {
         assert!(WITH_TWINS.contains(&c.setup.family), "a runtime twin crept into {:?}: {}", c.setup.family, c.setup.id);
@@ -72,7 +78,7 @@ fn the_next_preset_holds_the_new_families_full_too_default_none() {
     assert!(catalogue(Preset::Default, None).iter().all(|c| !NEW.contains(&c.setup.family)));
     // Each rule id the new cases name is known, with a source-backed text.
     for c in &next {
-        let rule = async_lab::rules::rule(&c.setup.rule).expect("known rule");
+        let rule = async_lab_core::rules::rule(&c.setup.rule).expect("known rule");
         assert!(!rule.documented.is_empty());
     }
 }
@@ -231,7 +237,7 @@ fn the_flags_of_the_held_and_in_use_cases_reach_explain_and_the_findings() {
         0.0,
         (0..5).map(|_| rep(4, false, Some(false))).collect(),
     );
-    let report = async_lab::report::build(&recording(vec![unmap, held, free]));
+    let report = async_lab_core::report::build(&recording(vec![unmap, held, free]));
     let by_id = |id: &str| report.results.iter().find(|r| r.id == id).unwrap();
     let r = by_id("vmm/unmap-in-use/nonblocking");
     assert_eq!(r.class, Some(Class::Async));
@@ -311,6 +317,6 @@ fn the_flags_of_the_held_and_in_use_cases_reach_explain_and_the_findings() {
         0.0,
         (0..5).map(|_| rep(30_000, true, Some(true))).collect(),
     );
-    let report = async_lab::report::build(&recording(vec![quiet]));
+    let report = async_lab_core::report::build(&recording(vec![quiet]));
     assert!(report.summary.findings.iter().all(|f| !f.contains("vmm/")), "{:?}", report.summary.findings);
 }

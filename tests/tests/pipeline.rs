@@ -1,7 +1,9 @@
 //! The whole path from raw signals to a report, on synthetic recordings: what a replay does with a real one.
 //! These signals are made up on purpose (they test the classifier); real measurements live in recordings/.
 
-use async_lab::experiments::{catalogue, Preset};
+use async_lab::experiments::catalogue;
+
+use async_lab::selection::Preset;
 use async_lab_core::classify::Class;
 use async_lab_core::output::{render, Format};
 use async_lab_core::record::{CaseRecord, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};

@@ -167,7 +167,7 @@ fn the_binary_replays_a_recording_without_a_gpu() {
     let path = &recordings()[0];
     let o = std::process::Command::new(async_lab_tests::bin_path())
         .args(["--replay", path.to_str().unwrap(), "--format", "json"])
-        .env("LD_LIBRARY_PATH", async_lab::STUB_DIR)
+        .env("LD_LIBRARY_PATH", async_lab_driver::STUB_DIR)
         .output()
         .unwrap();
     assert!(o.status.code() == Some(0) || o.status.code() == Some(4), "{}", String::from_utf8_lossy(&o.stderr));
@@ -214,7 +214,8 @@ fn the_loopback_recordings_copy_within_one_gpu_and_say_so() {
 /// without changing a snapshot's class.
 #[test]
 fn recorded_setups_carry_the_facts_todays_catalogue_gives() {
-    use async_lab::experiments::{catalogue, Preset};
+    use async_lab::experiments::catalogue;
+    use async_lab::selection::Preset;
     use std::collections::BTreeMap;
     let presets = [Preset::Full, Preset::Seed, Preset::Sweep, Preset::Overhead, Preset::Next, Preset::Loading];
     let today: BTreeMap<String, _> = presets

@@ -8,7 +8,11 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn run(args: &[&str]) -> Output {
-    Command::new(bin_path()).args(args).env("LD_LIBRARY_PATH", async_lab::STUB_DIR).output().expect("start async-lab")
+    Command::new(bin_path())
+        .args(args)
+        .env("LD_LIBRARY_PATH", async_lab_driver::STUB_DIR)
+        .output()
+        .expect("start async-lab")
 }
 
 fn file(name: &str, text: &str) -> PathBuf {
@@ -88,7 +92,7 @@ fn a_missing_cupti_is_exit_3_and_bad_arguments_exit_2() {
     one_clear_line(&run(&["trace", "--cupti", "/nonexistent/libcupti.so", "--", "true"]), 3, "CUPTI");
     let o = Command::new(bin_path())
         .args(["trace", "--", "true"])
-        .env("LD_LIBRARY_PATH", async_lab::STUB_DIR)
+        .env("LD_LIBRARY_PATH", async_lab_driver::STUB_DIR)
         .env("CUDA_INJECTION64_PATH", "/opt/other-tool/libinject.so")
         .env("ASYNC_LAB_CUPTI", async_lab_tests::inject_path())
         .env("ASYNC_LAB_INJECT", async_lab_tests::inject_path())

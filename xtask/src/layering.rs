@@ -1,10 +1,13 @@
-//! The core's module graph, read from its source, and the cycles in it (`tidy.rs` holds the check).
+//! A crate's module graph, read from its source, and the cycles in it (`tidy.rs` holds the check, on the core,
+//! the host crate and the driver crate).
 //!
 //! A module's dependencies are the modules its `crate::` and `super::` paths name (`use` items and paths in
 //! expressions alike, `{...}` groups expanded). A path points at the deepest module file it names:
 //! `crate::html::axis::duration` is `html::axis`, `crate::record::Family` is `record`. Inline modules
 //! (`mod tests { ... }`, as rustfmt lays them out) count as part of their file's module, and `super::`
-//! inside them starts from them. Comments are skipped.
+//! inside them starts from them. Comments are skipped. A module naming its own submodule by a plain path
+//! (`copies::cases()` in `experiments/mod.rs`) is not read: a parent uses its children, and a child may use its
+//! parent (`super::case_record`). A library's `lib.rs` and its binary's `main.rs` are both the root, `""`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

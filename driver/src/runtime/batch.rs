@@ -8,7 +8,7 @@
 
 use super::check_code;
 use crate::batch::{MemcpyAttributes, SrcAccessOrder};
-use crate::stream::StreamHandle;
+use crate::stream_handle::StreamHandle;
 use crate::DriverResult;
 use std::ffi::{c_int, c_void};
 

@@ -10,7 +10,7 @@
 
 use super::check_code;
 use crate::graph::{Graph, GraphExec, GraphInstantiateParams};
-use crate::stream::StreamHandle;
+use crate::stream_handle::StreamHandle;
 use crate::DriverResult;
 use cust::sys::{CUgraph, CUgraphExec};
 use std::ffi::c_int;

@@ -100,7 +100,7 @@ impl Kernel {
         &self,
         grid: u32,
         block: u32,
-        stream: crate::stream::StreamHandle<'_>,
+        stream: crate::stream_handle::StreamHandle<'_>,
         params: &mut [*mut c_void],
     ) -> DriverResult<()> {
         let dim = |x| sys::dim3 { x, y: 1, z: 1 };
@@ -125,7 +125,7 @@ impl Kernel {
     ///
     /// # Safety
     /// This kernel is `spin_wait_ns` and its library is still loaded.
-    pub unsafe fn launch_spin(&self, stream: crate::stream::StreamHandle<'_>, ns: u64) -> DriverResult<()> {
+    pub unsafe fn launch_spin(&self, stream: crate::stream_handle::StreamHandle<'_>, ns: u64) -> DriverResult<()> {
         let (mut ns, mut stamps) = (ns, 0u64);
         let mut params = [(&mut ns as *mut u64).cast::<c_void>(), (&mut stamps as *mut u64).cast()];
         // SAFETY: spin_wait_ns(u64 ns, *mut u64 stamps) skips the stamps for a null pointer; `params` lives

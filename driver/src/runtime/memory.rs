@@ -8,7 +8,7 @@
 use crate::gpu::Gpu;
 use crate::memory::{HostKind, PageableBuffer};
 use crate::runtime::sys;
-use crate::stream::StreamHandle;
+use crate::stream_handle::StreamHandle;
 use crate::DriverError;
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;

@@ -3,7 +3,8 @@
 
 use crate::gpu::Gpu;
 use crate::runtime::{stream_callback, sys, RawStreamCallback};
-use crate::stream::{HostFn, StreamHandle};
+use crate::stream::HostFn;
+use crate::stream_handle::StreamHandle;
 use crate::DriverError;
 use std::ffi::c_void;
 use std::marker::PhantomData;

@@ -10,7 +10,7 @@
 //! 12.2 to 12.9 the `_v2` names with a location; on 12.0 and 12.1 the plain names with a device ordinal.
 
 use super::check_code;
-use crate::stream::StreamHandle;
+use crate::stream_handle::StreamHandle;
 use crate::unified::{MemLocation, Place};
 use crate::DriverResult;
 use std::ffi::{c_int, c_uint, c_void};

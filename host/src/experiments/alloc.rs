@@ -4,14 +4,14 @@
 
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
-use crate::api::Api;
-use crate::classify::Class::*;
-use crate::driver::memory::{self as mem, DefaultMemPool};
-use crate::driver::{sys, DriverResult, Gpu, PageableBuffer, Stream, StreamHandle, StreamKind};
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
-use crate::rules::Expected;
-use crate::runtime::memory as rtmem;
-use crate::setup::CallTiming;
+use async_lab_core::api::Api;
+use async_lab_core::classify::Class::*;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_driver::memory::{self as mem, DefaultMemPool};
+use async_lab_driver::runtime::memory as rtmem;
+use async_lab_driver::{sys, DriverResult, Gpu, PageableBuffer, Stream, StreamHandle, StreamKind};
 use std::ffi::c_void;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +93,7 @@ impl AllocOp {
             // these once took `blocking` as a second class, only to absorb what that query could not tell.
             AllocCall::AllocAsync | AllocCall::FreeAsync => ("AL2", Expected::classes(&[Async])),
         };
-        let size = crate::units::format_size(self.bytes);
+        let size = async_lab_core::units::format_size(self.bytes);
         let (id, stream, blocker, blocker_stream, ahead, what) = if c.stream_ordered() {
             let same = self.blocker == BlockerPlacement::Same;
             let pool = if self.pool == Pool::Warm { "warm-pool" } else { "threshold-0" };
@@ -138,7 +138,7 @@ impl AllocOp {
                 host_memory: None,
                 bytes: self.bytes,
                 what,
-                api: crate::api::Api::Driver,
+                api: async_lab_core::api::Api::Driver,
                 peer: None,
                 direction: None,
                 timing: CallTiming::Stopwatch,

@@ -16,19 +16,19 @@ use super::buffers::{Checker, Side};
 use super::copies::{CopyOp, Entry, Form, Residency};
 use super::method::{measure, BlockerPlan, Page, Probe};
 use super::{case_record, Case, Op};
-use crate::api::Api;
-use crate::classify::Class::*;
-use crate::driver::batch::{BatchCopy, SrcAccessOrder};
-use crate::driver::memory;
-use crate::driver::{DriverResult, Gpu, HostKind, Stream, StreamHandle, StreamKind};
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
-use crate::rules::Expected;
-use crate::runtime::batch as rtbatch;
-use crate::runtime::memory as rtmem;
-use crate::runtime::sys::cudaMemcpyKind;
-use crate::setup::CallTiming;
-use crate::setup::Direction;
-use crate::units::format_size;
+use async_lab_core::api::Api;
+use async_lab_core::classify::Class::*;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::Direction;
+use async_lab_core::units::format_size;
+use async_lab_driver::batch::{BatchCopy, SrcAccessOrder};
+use async_lab_driver::memory;
+use async_lab_driver::runtime::batch as rtbatch;
+use async_lab_driver::runtime::memory as rtmem;
+use async_lab_driver::runtime::sys::cudaMemcpyKind;
+use async_lab_driver::{DriverResult, Gpu, HostKind, Stream, StreamHandle, StreamKind};
 use std::ffi::c_void;
 
 /// The buffer every case copies, and the number of pieces it goes in.
@@ -133,7 +133,7 @@ impl BatchOp {
                         self.host.slug(),
                     ),
                 },
-                api: crate::api::Api::Driver,
+                api: async_lab_core::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,
             },
@@ -266,7 +266,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: BatchOp, reps: usize) -> anyhow::Result<C
     };
     let batch = match batch {
         Ok(b) => b,
-        Err(why) => return Ok(super::runner::not_run(case, &why)),
+        Err(why) => return Ok(super::not_run(case, &why)),
     };
     let len = op.bytes as usize;
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;

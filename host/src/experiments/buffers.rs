@@ -6,10 +6,10 @@
 //! the GPU can read the destination (device, pinned, write-combined and managed memory; host reads of
 //! write-combined memory are very slow), and by comparing with the reference on the host otherwise.
 
-use crate::driver::memory::memset_d8;
-use crate::driver::{DeviceBuffer, Gpu, HostBuffer, HostKind};
 use crate::pattern::{self, checksum_term, pattern_byte};
 use anyhow::{bail, ensure};
+use async_lab_driver::memory::memset_d8;
+use async_lab_driver::{DeviceBuffer, Gpu, HostBuffer, HostKind};
 
 /// Seed of the data a copy should deliver, and of what the source is overwritten with after the return.
 pub const SEED_ORIGINAL: u32 = 0xA11CE;
@@ -88,7 +88,7 @@ impl<'g> Checker<'g> {
         let sum = DeviceBuffer::new(gpu, 8)?;
         // The original checksum, computed on the GPU over a freshly filled scratch buffer (fast at any size).
         let scratch = DeviceBuffer::new(gpu, len as usize)?;
-        gpu.launch_fill(crate::driver::StreamHandle::LEGACY, scratch.ptr, len, SEED_ORIGINAL)?;
+        gpu.launch_fill(async_lab_driver::StreamHandle::LEGACY, scratch.ptr, len, SEED_ORIGINAL)?;
         let original = gpu_checksum(gpu, &sum, scratch.ptr, len)?;
         drop(scratch);
         let probed = [Page::Head, Page::Tail].map(|page| {
@@ -112,7 +112,7 @@ impl<'g> Checker<'g> {
     pub fn fill(&self, gpu: &Gpu, side: &mut Side) -> anyhow::Result<()> {
         match side {
             Side::Device(d) => {
-                gpu.launch_fill(crate::driver::StreamHandle::LEGACY, d.ptr, self.len, SEED_ORIGINAL)?;
+                gpu.launch_fill(async_lab_driver::StreamHandle::LEGACY, d.ptr, self.len, SEED_ORIGINAL)?;
                 gpu.synchronize()?;
             }
             // SAFETY: callers fill only between repetitions, after synchronizing: nothing on the GPU uses it.
@@ -124,7 +124,7 @@ impl<'g> Checker<'g> {
     /// Makes `side` hold the original pattern, written by a kernel (managed memory: its pages then sit on
     /// the GPU).
     pub fn fill_on_gpu(&self, gpu: &Gpu, side: &Side) -> anyhow::Result<()> {
-        gpu.launch_fill(crate::driver::StreamHandle::LEGACY, side.addr(), self.len, SEED_ORIGINAL)?;
+        gpu.launch_fill(async_lab_driver::StreamHandle::LEGACY, side.addr(), self.len, SEED_ORIGINAL)?;
         gpu.synchronize()?;
         Ok(())
     }
@@ -219,7 +219,7 @@ impl<'g> Checker<'g> {
 
 /// The `checksum` kernel over `len` bytes at `addr`, waited for.
 pub fn gpu_checksum(gpu: &Gpu, sum: &DeviceBuffer, addr: u64, len: u64) -> anyhow::Result<u64> {
-    let legacy = crate::driver::StreamHandle::LEGACY;
+    let legacy = async_lab_driver::StreamHandle::LEGACY;
     gpu.bind()?;
     // The memset and the kernel are both on the legacy stream: in order.
     sum.set_bytes(0)?;

@@ -7,15 +7,15 @@
 
 use super::method::{measure_with, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
-use crate::api::Api;
-use crate::classify::Class::*;
-use crate::driver::stream;
-use crate::driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
-use crate::measure::monotonic_ns;
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
-use crate::rules::Expected;
-use crate::runtime::stream as rtstream;
-use crate::setup::CallTiming;
+use async_lab_core::api::Api;
+use async_lab_core::classify::Class::*;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_driver::measure::monotonic_ns;
+use async_lab_driver::runtime::stream as rtstream;
+use async_lab_driver::stream;
+use async_lab_driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -66,7 +66,7 @@ pub fn cases() -> Vec<Case> {
                     host_memory: None,
                     bytes: 0,
                     what: what.into(),
-                    api: crate::api::Api::Driver,
+                    api: async_lab_core::api::Api::Driver,
                     peer: None,
                     direction: None,
                     timing: CallTiming::Stopwatch,
@@ -92,7 +92,11 @@ unsafe extern "C" fn note_time_callback(_stream: sys::CUstream, _status: u32, us
 }
 
 /// The same with the runtime's stream type (the status stays a raw code: see `runtime::stream_callback`).
-unsafe extern "C" fn note_time_runtime(_stream: crate::runtime::sys::cudaStream_t, _status: u32, user: *mut c_void) {
+unsafe extern "C" fn note_time_runtime(
+    _stream: async_lab_driver::runtime::sys::cudaStream_t,
+    _status: u32,
+    user: *mut c_void,
+) {
     // SAFETY: as in `note_time`.
     unsafe { note_time(user) }
 }

@@ -10,16 +10,16 @@
 use super::buffers::{Checker, Side};
 use super::method::{measure, BlockerPlan, Page, Probe};
 use super::{case_record, Case, Op};
-use crate::api::Api;
-use crate::classify::Class::{self, *};
-use crate::driver::memory as mem;
-use crate::driver::{DriverResult, Gpu, HostKind, Stream, StreamHandle, StreamKind};
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
-use crate::rules::Expected;
-use crate::runtime::memory as rtmem;
-use crate::setup::CallTiming;
-use crate::setup::Direction;
-use crate::units::format_size;
+use async_lab_core::api::Api;
+use async_lab_core::classify::Class::{self, *};
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::Direction;
+use async_lab_core::units::format_size;
+use async_lab_driver::memory as mem;
+use async_lab_driver::runtime::memory as rtmem;
+use async_lab_driver::{DriverResult, Gpu, HostKind, Stream, StreamHandle, StreamKind};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Form {
@@ -221,7 +221,7 @@ impl CopyOp {
                 host_memory: self.host,
                 bytes: self.bytes,
                 what,
-                api: crate::api::Api::Driver,
+                api: async_lab_core::api::Api::Driver,
                 peer: None,
                 direction: Some(self.dir),
                 timing: CallTiming::Stopwatch,
@@ -266,7 +266,7 @@ impl Probe for CopyProbe<'_, '_> {
         let (n, s) = (self.op.bytes as usize, self.stream.handle());
         let (dst, src) = (self.dst.addr(), self.src.addr());
         if self.api == Api::Runtime {
-            use crate::runtime::sys::cudaMemcpyKind as K;
+            use async_lab_driver::runtime::sys::cudaMemcpyKind as K;
             let kind = match (self.op.entry, self.op.dir) {
                 (_, Direction::HtoH) | (Entry::Unified, _) => K::cudaMemcpyDefault,
                 (Entry::Typed, Direction::HtoD) => K::cudaMemcpyHostToDevice,

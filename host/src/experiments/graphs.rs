@@ -15,14 +15,14 @@
 
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, queue, Case, Op, Placement};
-use crate::api::Api;
-use crate::driver::graph::{Graph, GraphExec, InstantiateWithParams, Node};
-use crate::driver::{DeviceBuffer, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
-use crate::rules::Expected;
-use crate::runtime::graph as rtgraph;
-use crate::setup::CallTiming;
 use anyhow::ensure;
+use async_lab_core::api::Api;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_driver::graph::{Graph, GraphExec, InstantiateWithParams, Node};
+use async_lab_driver::runtime::graph as rtgraph;
+use async_lab_driver::{DeviceBuffer, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -132,7 +132,7 @@ impl GraphOp {
                 direction: None,
                 bytes: 0,
                 what: format!("{} ({}), with a blocker {}", c.words(), c.name(), p.words),
-                api: crate::api::Api::Driver,
+                api: async_lab_core::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,
             },
@@ -265,8 +265,8 @@ impl Probe for GraphProbe<'_, '_> {
             }
             // Never measured through this probe (`run` hands it to `queue.rs`).
             (GraphCall::LaunchFullQueue, _) => {
-                return Err(crate::driver::DriverError {
-                    code: crate::driver::sys::CUDA_ERROR_INVALID_VALUE,
+                return Err(async_lab_driver::DriverError {
+                    code: async_lab_driver::sys::CUDA_ERROR_INVALID_VALUE,
                     call: "cuGraphLaunch (the full-queue case is measured by queue.rs)",
                     api: self.api,
                 })
@@ -301,7 +301,7 @@ impl Probe for GraphProbe<'_, '_> {
 
 pub fn run(gpu: &Gpu, case: &Case, op: GraphOp, reps: usize) -> anyhow::Result<CaseRecord> {
     let api = case.setup.api;
-    let with_params = crate::resolve!(cuGraphInstantiateWithParams: InstantiateWithParams);
+    let with_params = async_lab_driver::resolve!(cuGraphInstantiateWithParams: InstantiateWithParams);
     let rt_with_params = match api {
         Api::Runtime => rtgraph::resolve_instantiate_with_params(),
         Api::Driver => Err("not looked up for a driver case"),
@@ -312,7 +312,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: GraphOp, reps: usize) -> anyhow::Result<C
             Api::Runtime => rt_with_params.err(),
         };
         if let Some(why) = missing {
-            return Ok(super::runner::not_run(case, why));
+            return Ok(super::not_run(case, why));
         }
     }
     if op.call == GraphCall::LaunchFullQueue {

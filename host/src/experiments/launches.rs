@@ -8,13 +8,13 @@
 use super::method::{measure_with, BlockerPlan, Probe};
 use super::queue;
 use super::{case_record, Case, Op};
-use crate::api::Api;
-use crate::classify::Class::*;
-use crate::driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
-use crate::rules::Expected;
-use crate::runtime::library::{Kernel, Library};
-use crate::setup::CallTiming;
+use async_lab_core::api::Api;
+use async_lab_core::classify::Class::*;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_driver::runtime::library::{Kernel, Library};
+use async_lab_driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use async_lab_ptx::kernels;
 
 #[derive(Clone, Copy, Debug)]
@@ -83,7 +83,7 @@ impl LaunchOp {
                 host_memory: None,
                 bytes: 0,
                 what,
-                api: crate::api::Api::Driver,
+                api: async_lab_core::api::Api::Driver,
                 peer: None,
                 direction: None,
                 timing: CallTiming::Stopwatch,

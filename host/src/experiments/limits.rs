@@ -16,17 +16,17 @@
 
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
-use crate::api::Api;
-use crate::classify::Class::*;
-use crate::driver::device::{attribute, memory_free_and_total};
-use crate::driver::limits::{self as lim, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYN_SHARED};
-use crate::driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
-use crate::rules::Expected;
-use crate::runtime::library::{Kernel, Library};
-use crate::runtime::limits::{self as rtlim, DeviceAttr, Limit};
-use crate::setup::CallTiming;
 use anyhow::ensure;
+use async_lab_core::api::Api;
+use async_lab_core::classify::Class::*;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_driver::device::{attribute, memory_free_and_total};
+use async_lab_driver::limits::{self as lim, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYN_SHARED};
+use async_lab_driver::runtime::library::{Kernel, Library};
+use async_lab_driver::runtime::limits::{self as rtlim, DeviceAttr, Limit};
+use async_lab_driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use async_lab_ptx::kernels;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,7 +145,7 @@ impl LimitOp {
                     c.name(),
                     self.blocker_stream.slug()
                 ),
-                api: crate::api::Api::Driver,
+                api: async_lab_core::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,
             },

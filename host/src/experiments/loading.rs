@@ -27,15 +27,17 @@
 
 use super::method::{blocker_ns_for, run_rep, Background, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
-use crate::api::Api;
-use crate::classify::Class::*;
-use crate::driver::library::{Kernel, Library, Module};
-use crate::driver::{DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
-use crate::measure::monotonic_ns;
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
-use crate::rules::Expected;
-use crate::runtime::library::{Kernel as RtKernel, Library as RtLibrary};
-use crate::setup::CallTiming;
+use async_lab_core::api::Api;
+use async_lab_core::classify::Class::*;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_driver::library::{Kernel, Library, Module};
+use async_lab_driver::measure::monotonic_ns;
+use async_lab_driver::runtime::library::{Kernel as RtKernel, Library as RtLibrary};
+use async_lab_driver::{
+    DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind,
+};
 use async_lab_ptx::kernels;
 use std::ffi::{CStr, CString};
 
@@ -471,7 +473,7 @@ impl<'a> Copies<'a> {
             // which synchronizes the device before they are freed (`Drop`); `self.stream` is live (its lifetime).
             // What the source holds does not matter: nothing reads what arrives.
             unsafe {
-                crate::driver::memory::memcpy_htod_async(
+                async_lab_driver::memory::memcpy_htod_async(
                     self.device.ptr,
                     self.host.as_ptr().cast_const().cast(),
                     COPY_BYTES,
@@ -551,7 +553,12 @@ mod tests {
     #[test]
     fn each_case_names_a_known_rule() {
         for c in cases() {
-            assert!(crate::rules::rule(&c.setup.rule).is_some(), "{} names unknown rule {}", c.setup.id, c.setup.rule);
+            assert!(
+                async_lab_core::rules::rule(&c.setup.rule).is_some(),
+                "{} names unknown rule {}",
+                c.setup.id,
+                c.setup.rule
+            );
             assert_eq!(c.setup.family, Family::Load);
         }
     }

@@ -3,17 +3,17 @@
 use super::buffers::gpu_checksum;
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
-use crate::api::Api;
-use crate::classify::Class::*;
-use crate::driver::memory as mem;
-use crate::driver::{DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
 use crate::pattern::checksum_term;
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
-use crate::rules::Expected;
-use crate::runtime::memory as rtmem;
-use crate::setup::CallTiming;
-use crate::units::format_size;
 use anyhow::ensure;
+use async_lab_core::api::Api;
+use async_lab_core::classify::Class::*;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_core::units::format_size;
+use async_lab_driver::memory as mem;
+use async_lab_driver::runtime::memory as rtmem;
+use async_lab_driver::{DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -89,7 +89,7 @@ impl MemsetOp {
                     self.stream.slug(),
                     super::blocker_words(same)
                 ),
-                api: crate::api::Api::Driver,
+                api: async_lab_core::api::Api::Driver,
                 peer: None,
                 direction: None,
                 timing: CallTiming::Stopwatch,

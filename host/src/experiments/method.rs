@@ -24,9 +24,9 @@
 //! the blocker is then `clamp(3 W, 20 ms, 2 s)`.
 
 pub use super::buffers::Page;
-use crate::driver::{DeviceBuffer, DriverResult, Event, Gpu, StreamHandle};
-use crate::measure::{monotonic_ns, Stopwatch};
-use crate::record::Rep;
+use async_lab_core::record::Rep;
+use async_lab_driver::measure::{monotonic_ns, Stopwatch};
+use async_lab_driver::{DeviceBuffer, DriverResult, Event, Gpu, StreamHandle};
 use std::time::Duration;
 
 pub const MIN_BLOCKER: Duration = Duration::from_millis(20);

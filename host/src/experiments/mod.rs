@@ -10,6 +10,7 @@ pub mod buffers;
 pub mod callbacks;
 pub mod copies;
 pub mod graphs;
+pub mod interrupt;
 pub mod launches;
 pub mod limits;
 pub mod loading;
@@ -27,13 +28,13 @@ pub mod unified;
 pub mod vmm;
 pub mod waiting;
 
-use crate::api::Api;
-use crate::cli::ApiChoice;
-use crate::driver::HostKind;
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Rep};
-use crate::setup::StreamKind;
-use crate::units::parse_size;
+use crate::selection::{ApiChoice, Preset};
 use anyhow::bail;
+use async_lab_core::api::Api;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Rep};
+use async_lab_core::setup::StreamKind;
+use async_lab_core::units::parse_size;
+use async_lab_driver::HostKind;
 
 /// One experiment: how it is set up (recorded) and what to run (not recorded).
 #[derive(Clone, Debug)]
@@ -102,7 +103,7 @@ pub enum Op {
     /// A copy between two GPUs; one run yields a record per ordered pair of GPUs.
     Peer(peer::PeerOp),
     /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
-    Overhead(overhead::OverheadOp, crate::setup::CallTiming),
+    Overhead(overhead::OverheadOp, async_lab_core::setup::CallTiming),
     /// CUDA graphs: instantiation, upload, launches (`graphs.rs`).
     Graph(graphs::GraphOp),
     /// Unified-memory hints: prefetch and advice (`unified.rs`).
@@ -137,44 +138,11 @@ pub fn case_record(case: &Case, warmup: Option<Rep>, blocker_ns: Option<u64>, re
     CaseRecord { setup: case.setup.clone(), blocker_ns, warmup, reps, series: None, error: None, skipped: None }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Preset {
-    /// Every family, with the copies at the default sizes (under a minute on an H200). The newer families
-    /// (graphs, unified-memory hints, attributes and limits, stream memory operations, virtual memory, batched
-    /// copies, threads) are left out to keep it fast: see `next` and `full`.
-    Default,
-    /// The whole copy matrix (every stream kind and blocker placement) plus the other families.
-    Full,
-    /// The seed question's program, reproduced step by step.
-    Seed,
-    /// Async copies from 4 KiB to 1 GiB, pageable against pinned.
-    Sweep,
-    /// Copies between GPUs from 4 KiB to 1 GiB, every ordered pair, peer access on and off (needs 2 GPUs). The
-    /// default and full presets hold the peer family too; the default pairs only with the `--device` GPU.
-    Peer,
-    /// Loading code while the GPU works (driver and runtime, lazy and eager loading); also in default and full.
-    Loading,
-    /// The tool's own overhead: 500 enqueues of the cheapest calls behind a 200 ms kernel, to compare with the
-    /// C++ reference's `--overhead`.
-    Overhead,
-    /// The newer families together: CUDA graphs, unified-memory hints, attributes and limits, stream memory
-    /// operations, virtual memory management, batched copies, threads (also in full).
-    Next,
-}
-
-impl Preset {
-    pub fn name(self) -> &'static str {
-        match self {
-            Preset::Default => "default",
-            Preset::Full => "full",
-            Preset::Seed => "seed",
-            Preset::Sweep => "sweep",
-            Preset::Peer => "peer",
-            Preset::Loading => "loading",
-            Preset::Overhead => "overhead",
-            Preset::Next => "next",
-        }
-    }
+/// The record of a case this machine cannot run, with the reason.
+pub fn not_run(case: &Case, why: &str) -> CaseRecord {
+    let mut r = case_record(case, None, None, vec![]);
+    r.skipped = Some(why.to_owned());
+    r
 }
 
 pub const DEFAULT_SIZES: [&str; 4] = ["4KiB", "64KiB", "1MiB", "256MiB"];
@@ -429,7 +397,7 @@ mod tests {
         for c in all.iter().filter(|c| c.setup.api == Api::Driver) {
             let twin = format!("runtime/{}", c.setup.id);
             assert_eq!(has_runtime_twin(&c.setup), ids.contains(twin.as_str()), "{}", c.setup.id);
-            if c.setup.family != crate::record::Family::Load {
+            if c.setup.family != async_lab_core::record::Family::Load {
                 // Made by `runtime_twin`: exactly the calls the runtime table names.
                 assert_eq!(
                     ids.contains(twin.as_str()),
@@ -466,7 +434,12 @@ mod tests {
     #[test]
     fn every_case_names_a_known_rule() {
         for c in catalogue(Preset::Full, None) {
-            assert!(crate::rules::rule(&c.setup.rule).is_some(), "{} names unknown rule {}", c.setup.id, c.setup.rule);
+            assert!(
+                async_lab_core::rules::rule(&c.setup.rule).is_some(),
+                "{} names unknown rule {}",
+                c.setup.id,
+                c.setup.rule
+            );
         }
     }
 

@@ -22,15 +22,15 @@
 
 use super::method::Blocker;
 use super::{case_record, Case, Op};
-use crate::api::Api;
-use crate::driver::{memory, DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamKind};
-use crate::measure::{monotonic_ns, Stopwatch, Timed};
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
-use crate::rules::Expected;
-use crate::runtime::library::{Kernel, Library};
-use crate::runtime::memory as rtmem;
-use crate::setup::CallTiming;
 use anyhow::{bail, Context as _};
+use async_lab_core::api::Api;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_driver::measure::{monotonic_ns, Stopwatch, Timed};
+use async_lab_driver::runtime::library::{Kernel, Library};
+use async_lab_driver::runtime::memory as rtmem;
+use async_lab_driver::{memory, DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamKind};
 use async_lab_ptx::kernels;
 
 /// Calls timed per case (the C++ reference's `--overhead` times as many).
@@ -206,7 +206,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp, timing: CallTiming) -> anyhow
     let call = || -> DriverResult<()> {
         match (op, &empty) {
             (OverheadOp::MemcpyHtoDPinned4B, _) if runtime => {
-                use crate::runtime::sys::cudaMemcpyKind::cudaMemcpyHostToDevice;
+                use async_lab_driver::runtime::sys::cudaMemcpyKind::cudaMemcpyHostToDevice;
                 // SAFETY: `src` and `dst` are live buffers of COPY_BYTES bytes; both outlive every copy (the
                 // device is synchronized before `run` returns, on errors too) and the host does not write
                 // `src` meanwhile. `s` is a driver stream of the primary context the runtime uses too.
@@ -312,7 +312,7 @@ mod tests {
             assert_eq!(prefixed, c.setup.api == Api::Runtime, "{}", c.setup.id);
             assert_eq!(prefixed, c.setup.call.starts_with("cuda"), "{}", c.setup.id);
             assert_eq!(c.setup.family, Family::Overhead);
-            assert!(crate::rules::rule(&c.setup.rule).is_some());
+            assert!(async_lab_core::rules::rule(&c.setup.rule).is_some());
             assert!(super::super::runtime_twin(c).is_none(), "{} would get a second twin", c.setup.id);
         }
     }
@@ -325,10 +325,10 @@ mod tests {
         for (name, v) in [("p10_us", 1.4), ("median_us", 3.0), ("p90_us", 4.6)] {
             reps[0].metrics.insert(name.into(), v);
         }
-        let r = crate::report::result(&case_record(&case, None, Some(BLOCKER_NS), reps), None);
+        let r = async_lab_core::report::result(&case_record(&case, None, Some(BLOCKER_NS), reps), None);
         assert_eq!(r.host_call_us.map(|s| s.median), Some(3.0));
         assert_eq!(r.metrics.get("median_us"), Some(&3.0));
-        assert_eq!(r.class, Some(crate::classify::Class::Async));
+        assert_eq!(r.class, Some(async_lab_core::classify::Class::Async));
         assert!(r.explanation.contains("median of 5 calls, p10–p90 1.40–4.60 µs"), "{}", r.explanation);
         assert!(!r.explanation.contains("puts no work"), "{}", r.explanation);
     }
@@ -349,6 +349,6 @@ mod tests {
         assert!((percentile(&w, 90.0).unwrap() - 3.7).abs() < 1e-12);
         // The median agrees with `stats::median`, even count included.
         let mut m = w.to_vec();
-        assert_eq!(percentile(&w, 50.0), crate::stats::median(&mut m));
+        assert_eq!(percentile(&w, 50.0), async_lab_core::stats::median(&mut m));
     }
 }

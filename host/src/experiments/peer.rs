@@ -16,14 +16,14 @@
 use super::buffers::{Checker, Side};
 use super::method::{measure_using, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
-use crate::classify::Class::Async;
-use crate::driver::memory;
-use crate::driver::peer::{self, can_access_peer, ordered_pairs, set_peer_access};
-use crate::driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, PeerSetup};
-use crate::rules::Expected;
-use crate::setup::CallTiming;
-use crate::units::format_size;
+use async_lab_core::classify::Class::Async;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, PeerSetup};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_core::units::format_size;
+use async_lab_driver::memory;
+use async_lab_driver::peer::{self, can_access_peer, ordered_pairs, set_peer_access};
+use async_lab_driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PeerCall {
@@ -157,7 +157,7 @@ impl PeerOp {
                 host_memory: None,
                 bytes: self.bytes,
                 what,
-                api: crate::api::Api::Driver,
+                api: async_lab_core::api::Api::Driver,
                 peer: Some(PeerSetup { src_gpu: None, dst_gpu: None, access: self.access }),
                 direction: None,
                 timing: CallTiming::Stopwatch,
@@ -242,7 +242,7 @@ impl Probe for PeerProbe<'_, '_> {
 /// Runs one template on the ordered pairs of `gpus` (indexed by ordinal): all of them, or those with GPU
 /// `main` (see `PeerOp::all_pairs`); `loopback` adds each GPU paired with itself, to check this code on a
 /// machine with one GPU (that is not a peer measurement).
-/// `progress` hears each pair's record id before it runs. After Ctrl-C (`runner::STOP`) no further pair starts.
+/// `progress` hears each pair's record id before it runs. After Ctrl-C (`interrupt::STOP`) no further pair starts.
 pub fn run(
     gpus: &[&Gpu],
     main: usize,
@@ -262,7 +262,7 @@ pub fn run(
     };
     pairs
         .into_iter()
-        .take_while(|_| !super::runner::STOP.load(std::sync::atomic::Ordering::SeqCst))
+        .take_while(|_| !super::interrupt::STOP.load(std::sync::atomic::Ordering::SeqCst))
         .map(|(a, b)| {
             let (src, dst) = (gpus[a], gpus[b]);
             let mut case = case.clone();

@@ -9,9 +9,9 @@
 
 use super::method::Blocker;
 use super::{case_record, Case};
-use crate::driver::{DriverResult, Gpu, Stream};
-use crate::measure::{monotonic_ns, Stopwatch};
-use crate::record::{CaseRecord, Rep};
+use async_lab_core::record::{CaseRecord, Rep};
+use async_lab_driver::measure::{monotonic_ns, Stopwatch};
+use async_lab_driver::{DriverResult, Gpu, Stream};
 use std::collections::BTreeMap;
 
 /// The blocker the queue fills behind: long enough that thousands of calls are made before it ends.
@@ -86,7 +86,7 @@ fn fill(
         let (blocker_device_ns, stamps) = blocker.read()?;
         let median = |s: &[u64]| -> f64 {
             let mut v: Vec<f64> = s.iter().map(|&x| x as f64 / 1e3).collect();
-            crate::stats::median(&mut v).unwrap_or(f64::NAN)
+            async_lab_core::stats::median(&mut v).unwrap_or(f64::NAN)
         };
         let mut metrics = BTreeMap::new();
         let rep = match blocked {

@@ -2,32 +2,19 @@
 //! child process for those that need an environment variable set before the driver starts. The peer
 //! experiments need every GPU of the machine; the others are opened the first time one of those runs.
 
-use super::{Case, Op};
-use crate::api::Api;
-use crate::driver::Gpu;
-use crate::record::CaseRecord;
+use super::interrupt::STOP;
+use super::{not_run, Case, Op};
 use anyhow::{bail, Context as _};
+use async_lab_core::api::Api;
+use async_lab_core::record::CaseRecord;
+use async_lab_driver::Gpu;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Set by the Ctrl-C handler: finish the current measurement, then stop.
-pub static STOP: AtomicBool = AtomicBool::new(false);
-
-/// Installs the Ctrl-C handler (once per process).
-pub fn install_ctrl_c() {
-    let _ = ctrlc::set_handler(|| {
-        if STOP.swap(true, Ordering::SeqCst) {
-            eprintln!("\nasync-lab: stopping now (second Ctrl-C); nothing more is written");
-            std::process::exit(130);
-        }
-        eprintln!("\nasync-lab: Ctrl-C: finishing the current measurement, then writing what was measured (Ctrl-C again to quit at once)");
-    });
-}
+use std::sync::atomic::Ordering;
 
 pub struct RunOptions {
     pub reps: usize,
@@ -78,7 +65,7 @@ pub struct RunOutcome {
     pub records: Vec<CaseRecord>,
     pub partial: bool,
     /// The host/GPU clock offset measured again between families and at the end (for the drift fit).
-    pub clock_later: Vec<crate::clock::ClockOffset>,
+    pub clock_later: Vec<async_lab_core::clock::ClockOffset>,
 }
 
 pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
@@ -145,7 +132,8 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
         }
         bar.set_message(case.setup.id.clone());
         // Only a runtime case loads the runtime library: a driver-only run never touches it.
-        let runtime = || if case.setup.api == Api::Runtime { crate::runtime::get().map(|_| ()) } else { Ok(()) };
+        let runtime =
+            || if case.setup.api == Api::Runtime { async_lab_driver::runtime::get().map(|_| ()) } else { Ok(()) };
         if let Some(record) = runtime_gate(case, runtime()) {
             out.push(record);
             bar.inc(1);
@@ -166,14 +154,14 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
 
 impl RunOutcome {
     /// The clock fit through the calibrations this run made (between families and at the end).
-    pub fn clock_fit(&self) -> Option<crate::clock::ClockFit> {
-        crate::clock::ClockFit::through(&self.clock_later)
-            .or_else(|| self.clock_later.last().map(crate::clock::ClockFit::constant))
+    pub fn clock_fit(&self) -> Option<async_lab_core::clock::ClockFit> {
+        async_lab_core::clock::ClockFit::through(&self.clock_later)
+            .or_else(|| self.clock_later.last().map(async_lab_core::clock::ClockFit::constant))
     }
 }
 
 /// The clock offset now, on the main GPU; `None` if the GPU fails (the experiments report that themselves).
-fn recalibrate(gpu: &Gpu) -> Option<crate::clock::ClockOffset> {
+fn recalibrate(gpu: &Gpu) -> Option<async_lab_core::clock::ClockOffset> {
     gpu.bind().ok()?;
     crate::calibrate::calibrate(gpu, 50).ok()
 }
@@ -211,13 +199,6 @@ pub fn runtime_gate(case: &Case, runtime: Result<(), &str>) -> Option<CaseRecord
     }
 }
 
-/// The record of a case this machine cannot run, with the reason.
-pub fn not_run(case: &Case, why: &str) -> CaseRecord {
-    let mut r = super::case_record(case, None, None, vec![]);
-    r.skipped = Some(why.to_owned());
-    r
-}
-
 fn failed(case: &Case, e: &anyhow::Error) -> CaseRecord {
     let mut r = super::case_record(case, None, None, vec![]);
     r.error = Some(format!("{e:#}"));
@@ -237,7 +218,7 @@ pub fn run_case(
     gpu.bind()?;
     if case.setup.api == Api::Runtime {
         // The runtime's current device is the one whose primary context the driver-side objects live in.
-        crate::runtime::set_device(gpu.ordinal)?;
+        async_lab_driver::runtime::set_device(gpu.ordinal)?;
     }
     let recs = match &case.op {
         Op::Copy(op) => vec![super::copies::run(gpu, case, *op, reps)?],
@@ -310,7 +291,8 @@ fn run_child(var: &str, value: &str, group: &[&Case], opts: &RunOptions) -> anyh
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::{catalogue, Preset};
+    use crate::experiments::catalogue;
+    use crate::selection::Preset;
 
     #[test]
     fn a_child_s_records_are_found_by_their_case_even_when_they_are_its_steps() {

@@ -21,19 +21,19 @@
 
 use super::method::timed_query;
 use super::Case;
-use crate::classify::Class::*;
-use crate::driver::library::Library;
-use crate::driver::memory::memcpy_async;
-use crate::driver::stream::stream_add_callback;
-use crate::driver::{
+use crate::pattern;
+use anyhow::ensure;
+use async_lab_core::classify::Class::*;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_driver::library::Library;
+use async_lab_driver::measure::{monotonic_ns, Stopwatch, Timed};
+use async_lab_driver::memory::memcpy_async;
+use async_lab_driver::stream::stream_add_callback;
+use async_lab_driver::{
     sys, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind,
 };
-use crate::measure::{monotonic_ns, Stopwatch, Timed};
-use crate::pattern;
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
-use crate::rules::Expected;
-use crate::setup::CallTiming;
-use anyhow::ensure;
 use async_lab_ptx::kernels;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -97,7 +97,7 @@ impl Step {
             host_memory: copy.then_some(kind),
             bytes: if copy { buffer_bytes } else { 0 },
             what: String::new(),
-            api: crate::api::Api::Driver,
+            api: async_lab_core::api::Api::Driver,
             peer: None,
             direction: None,
             timing: CallTiming::Stopwatch,

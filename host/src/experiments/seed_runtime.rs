@@ -42,18 +42,18 @@ use super::seed::{
     BUFFER_BYTES, GRID, KERNEL_CYCLES,
 };
 use super::{Case, Op};
-use crate::api::Api;
-use crate::classify::Class::Async;
-use crate::driver::{Gpu, HostKind, StreamHandle};
 use crate::pattern;
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
-use crate::rules::Expected;
-use crate::runtime::library::Library;
-use crate::runtime::memory::{self as rtmem, DeviceBuffer as RtDevice, HostBuffer as RtHost};
-use crate::runtime::stream::{self as rtstream, Stream as RtStream};
-use crate::runtime::sys as rs;
-use crate::setup::CallTiming;
-use crate::units::format_size;
+use async_lab_core::api::Api;
+use async_lab_core::classify::Class::Async;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_core::units::format_size;
+use async_lab_driver::runtime::library::Library;
+use async_lab_driver::runtime::memory::{self as rtmem, DeviceBuffer as RtDevice, HostBuffer as RtHost};
+use async_lab_driver::runtime::stream::{self as rtstream, Stream as RtStream};
+use async_lab_driver::runtime::sys as rs;
+use async_lab_driver::{Gpu, HostKind, StreamHandle};
 use async_lab_ptx::kernels;
 use std::ffi::c_void;
 
@@ -358,7 +358,8 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::{catalogue, catalogue_with, Preset};
+    use crate::experiments::{catalogue, catalogue_with};
+    use crate::selection::Preset;
 
     fn runtime_seed_cases(seed_bytes: u64) -> Vec<Case> {
         catalogue_with(Preset::Seed, None, seed_bytes)
@@ -422,7 +423,7 @@ mod tests {
             assert_eq!(s.api, Api::Runtime, "{}", s.id);
             assert_eq!(s.family, Family::Seed);
             assert!(s.call.starts_with("cuda"), "{}: {}", s.id, s.call);
-            assert!(crate::rules::rule(&s.rule).is_some(), "{} names unknown rule {}", s.id, s.rule);
+            assert!(async_lab_core::rules::rule(&s.rule).is_some(), "{} names unknown rule {}", s.id, s.rule);
         }
     }
 

@@ -14,20 +14,20 @@
 
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
-use crate::classify::Class::*;
-use crate::driver::gpu::ctx_synchronize;
-use crate::driver::library::Module;
-use crate::driver::memory;
-use crate::driver::streammem::StreamMemOps;
-use crate::driver::{
+use anyhow::ensure;
+use async_lab_core::classify::Class::*;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_driver::gpu::ctx_synchronize;
+use async_lab_driver::library::Module;
+use async_lab_driver::measure::monotonic_ns;
+use async_lab_driver::memory;
+use async_lab_driver::streammem::StreamMemOps;
+use async_lab_driver::{
     sys, ContextRef, DeviceBuffer, DriverResult, Event, EventRef, Gpu, HostBuffer, HostKind, Stream, StreamHandle,
     StreamKind,
 };
-use crate::measure::monotonic_ns;
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
-use crate::rules::Expected;
-use crate::setup::CallTiming;
-use anyhow::ensure;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread::JoinHandle;
@@ -179,7 +179,7 @@ impl MemOpOp {
                 bytes: if c.held() { BYTES as u64 } else { 4 },
                 what: format!("{} ({}), {where_}", c.words(), c.name()),
                 direction: None,
-                api: crate::api::Api::Driver,
+                api: async_lab_core::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,
             },
@@ -425,7 +425,7 @@ impl Drop for MemOpProbe<'_, '_> {
 pub fn run(gpu: &Gpu, case: &Case, op: MemOpOp, reps: usize) -> anyhow::Result<CaseRecord> {
     let ops = match StreamMemOps::resolve() {
         Ok(o) => o,
-        Err(why) => return Ok(super::runner::not_run(case, why)),
+        Err(why) => return Ok(super::not_run(case, why)),
     };
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let waiting = Stream::new(gpu, op.waiting)?;

@@ -41,22 +41,22 @@
 
 use super::method::{blocker_ns_for, run_rep, Blocker, BlockerPlan, Probe, MAX_BLOCKER};
 use super::{case_record, Case, Op};
-use crate::api::Api;
-use crate::driver::library::{module_load_data, module_unload};
-use crate::driver::memory;
-use crate::driver::stream;
-use crate::driver::{
+use anyhow::{bail, ensure};
+use async_lab_core::api::Api;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_driver::library::{module_load_data, module_unload};
+use async_lab_driver::measure::monotonic_ns;
+use async_lab_driver::memory;
+use async_lab_driver::runtime::library::{Kernel, Library};
+use async_lab_driver::runtime::memory as rtmem;
+use async_lab_driver::runtime::stream as rtstream;
+use async_lab_driver::stream;
+use async_lab_driver::{
     sys, ContextRef, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, PageableBuffer, Stream,
     StreamHandle, StreamKind,
 };
-use crate::measure::monotonic_ns;
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
-use crate::rules::Expected;
-use crate::runtime::library::{Kernel, Library};
-use crate::runtime::memory as rtmem;
-use crate::runtime::stream as rtstream;
-use crate::setup::CallTiming;
-use anyhow::{bail, ensure};
 use async_lab_ptx::kernels;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -162,7 +162,7 @@ impl ThreadOp {
                     "{call} behind a blocker in its own stream, made while another thread is inside {}",
                     self.slow.words()
                 ),
-                api: crate::api::Api::Driver,
+                api: async_lab_core::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,
             },
@@ -487,7 +487,7 @@ impl ThreadProbe<'_, '_> {
         };
         undo()?;
         let what = if ran { "the other thread's slow call" } else { "the other thread's cuCtxSetCurrent" };
-        crate::driver::check(rc, what)?;
+        async_lab_driver::check(rc, what)?;
         if ran {
             self.spans.push((start, end));
         }
@@ -526,7 +526,7 @@ impl Probe for ThreadProbe<'_, '_> {
             // SAFETY: a live pinned buffer and a live device buffer of QUICK_BYTES, untouched until synchronized;
             // the stream is a driver stream of the primary context the runtime uses too.
             (QuickCall::PinnedCopyAsync, _) if self.api == Api::Runtime => unsafe {
-                let kind = crate::runtime::sys::cudaMemcpyKind::cudaMemcpyHostToDevice;
+                let kind = async_lab_driver::runtime::sys::cudaMemcpyKind::cudaMemcpyHostToDevice;
                 rtmem::memcpy_async(dst, src, QUICK_BYTES, kind, s)
             },
             // SAFETY: as above.

@@ -15,15 +15,15 @@
 use super::buffers::{Checker, Side};
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op, Placement};
-use crate::classify::Class::*;
-use crate::driver::unified::{self as um, Hints, Place};
-use crate::driver::{sys, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
-use crate::rules::Expected;
-use crate::runtime::unified as rtum;
-use crate::setup::CallTiming;
-use crate::units::format_size;
 use anyhow::ensure;
+use async_lab_core::classify::Class::*;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_core::units::format_size;
+use async_lab_driver::runtime::unified as rtum;
+use async_lab_driver::unified::{self as um, Hints, Place};
+use async_lab_driver::{sys, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
 
 /// The managed range every case works on.
 pub const BYTES: u64 = 64 << 20;
@@ -125,7 +125,7 @@ impl HintOp {
                 bytes: self.bytes,
                 what: format!("{} ({call}, {}), with a blocker {}", c.words(), format_size(self.bytes), p.words),
                 direction: None,
-                api: crate::api::Api::Driver,
+                api: async_lab_core::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,
             },
@@ -249,7 +249,7 @@ impl Probe for HintProbe<'_, '_> {
 /// Whether the GPU can take part in `call` (concurrent managed access; for pageable memory, access to it); the
 /// reason it cannot.
 fn support(gpu: &Gpu, call: HintCall) -> anyhow::Result<Option<&'static str>> {
-    let attribute = |a| -> anyhow::Result<i32> { Ok(crate::driver::device::attribute(gpu.device, a)?) };
+    let attribute = |a| -> anyhow::Result<i32> { Ok(async_lab_driver::device::attribute(gpu.device, a)?) };
     use sys::CUdevice_attribute as A;
     if attribute(A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? == 0 {
         return Ok(Some(
@@ -264,15 +264,15 @@ fn support(gpu: &Gpu, call: HintCall) -> anyhow::Result<Option<&'static str>> {
 
 pub fn run(gpu: &Gpu, case: &Case, op: HintOp, reps: usize) -> anyhow::Result<CaseRecord> {
     let hints = match case.setup.api {
-        crate::api::Api::Driver => Hints::resolve().map(Via::Driver),
-        crate::api::Api::Runtime => rtum::Hints::resolve().map(Via::Runtime),
+        async_lab_core::api::Api::Driver => Hints::resolve().map(Via::Driver),
+        async_lab_core::api::Api::Runtime => rtum::Hints::resolve().map(Via::Runtime),
     };
     let hints = match hints {
         Ok(h) => h,
-        Err(why) => return Ok(super::runner::not_run(case, why)),
+        Err(why) => return Ok(super::not_run(case, why)),
     };
     if let Some(why) = support(gpu, op.call)? {
-        return Ok(super::runner::not_run(case, why));
+        return Ok(super::not_run(case, why));
     }
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let other = Stream::new(gpu, op.blocker_stream)?;

@@ -11,13 +11,13 @@
 
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
-use crate::driver::memory;
-use crate::driver::vmm::Vmm;
-use crate::driver::{DriverResult, Event, Gpu, Stream, StreamHandle, StreamKind};
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
-use crate::rules::Expected;
-use crate::setup::CallTiming;
 use anyhow::ensure;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::rules::Expected;
+use async_lab_core::setup::CallTiming;
+use async_lab_driver::memory;
+use async_lab_driver::vmm::Vmm;
+use async_lab_driver::{DriverResult, Event, Gpu, Stream, StreamHandle, StreamKind};
 use std::time::Duration;
 
 /// How long the spin kernel ahead of the writing kernel runs (far longer than mapping the range again takes).
@@ -114,7 +114,7 @@ impl VmmOp {
                         self.blocker_stream.slug()
                     )
                 },
-                api: crate::api::Api::Driver,
+                api: async_lab_core::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,
             },

@@ -12,13 +12,13 @@
 
 use super::method::timed_query;
 use super::{case_record, Case, Op};
-use crate::driver::gpu::FlaggedContext;
-use crate::driver::{sys, Event, Gpu, Stream, StreamKind};
-use crate::measure::{monotonic_ns, Stopwatch};
-use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
-use crate::rules::{Expected, WaitStyle};
-use crate::runtime::{self, stream as rtstream};
-use crate::setup::CallTiming;
+use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use async_lab_core::rules::{Expected, WaitStyle};
+use async_lab_core::setup::CallTiming;
+use async_lab_driver::gpu::FlaggedContext;
+use async_lab_driver::measure::{monotonic_ns, Stopwatch};
+use async_lab_driver::runtime::{self, stream as rtstream};
+use async_lab_driver::{sys, Event, Gpu, Stream, StreamKind};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchedFlag {
@@ -134,7 +134,7 @@ fn case(id: String, call: &str, rule: &str, expected: Expected, what: String, op
             host_memory: None,
             bytes: 0,
             what,
-            api: crate::api::Api::Driver,
+            api: async_lab_core::api::Api::Driver,
             peer: None,
             direction: None,
             timing: CallTiming::Stopwatch,
@@ -161,7 +161,7 @@ fn flagged_rep(fc: &FlaggedContext) -> anyhow::Result<Rep> {
 /// blocker, and a timed query of the kernel's end event right after the return says whether it had ended
 /// (`kernel`). The wait puts no work of its own on the GPU. How it waited is in the metrics.
 fn wait_rep(
-    t: crate::measure::Timed,
+    t: async_lab_driver::measure::Timed,
     call_start: u64,
     launched: u64,
     returned: u64,
@@ -259,7 +259,7 @@ fn run_runtime(gpu: &Gpu, op: WaitOp, reps: usize) -> anyhow::Result<Vec<Rep>> {
 }
 
 pub fn run(gpu: &Gpu, case: &Case, op: WaitOp, reps: usize) -> anyhow::Result<CaseRecord> {
-    if case.setup.api == crate::api::Api::Runtime {
+    if case.setup.api == async_lab_core::api::Api::Runtime {
         let out = run_runtime(gpu, op, reps)?;
         return Ok(case_record(case, None, None, out));
     }
