@@ -199,7 +199,7 @@ impl Held {
     /// ("20.0 ms for its stream"), then the share of its own work ("own work 99%", or "own work below
     /// resolution"); "nothing" where it waited for nothing and has no own work to speak of.
     pub fn summary(&self) -> String {
-        let us = |ns: i64| crate::units::format_us(ns as f64 / 1e3);
+        let us = |ns: i64| crate::units::duration(ns as f64);
         let mut parts: Vec<String> = Vec::new();
         for cause in [Cause::Stream, Cause::Device, Cause::Thread] {
             let ns = self.ns(cause);

@@ -20,7 +20,7 @@ fn ms(us: f64) -> String {
 pub fn held_sentence(r: &CaseResult) -> Option<String> {
     use crate::attribution::Cause;
     let h = r.median_held()?;
-    let us = |ns: i64| crate::units::format_us(ns as f64 / 1e3);
+    let us = |ns: i64| crate::units::duration(ns as f64);
     let mut parts = Vec::new();
     for cause in [Cause::Stream, Cause::Device, Cause::Thread, Cause::Own, Cause::Call] {
         let ns = h.ns(cause);

@@ -1,4 +1,5 @@
-//! Byte sizes as people write them ("4KiB", "256MiB", "1GiB") and back, and durations as people read them.
+//! Byte sizes as people write them ("4KiB", "256MiB", "1GiB") and back, and durations as people read them
+//! (the one formatter of durations: tables, sentences, timelines and traces).
 
 use anyhow::{bail, Context as _};
 
@@ -35,18 +36,21 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
-/// A duration in µs as people read it: "3.4 µs", "152 µs", "20.0 ms", "1.35 s".
-pub fn format_us(us: f64) -> String {
-    if us >= 1e6 {
-        format!("{:.2} s", us / 1e6)
-    } else if us >= 10_000.0 {
-        format!("{:.1} ms", us / 1e3)
-    } else if us >= 1_000.0 {
-        format!("{:.2} ms", us / 1e3)
-    } else if us >= 100.0 {
-        format!("{us:.0} µs")
+/// A duration for people: "850 ns", "5.1 µs", "312 µs", "20.3 ms", "1.20 s".
+pub fn duration(ns: f64) -> String {
+    let a = ns.abs();
+    if !a.is_finite() {
+        "?".to_owned()
+    } else if a >= 1e9 {
+        format!("{:.2} s", ns / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.1} ms", ns / 1e6)
+    } else if a >= 1e5 {
+        format!("{:.0} µs", ns / 1e3)
+    } else if a >= 1e3 {
+        format!("{:.1} µs", ns / 1e3)
     } else {
-        format!("{us:.1} µs")
+        format!("{ns:.0} ns")
     }
 }
 

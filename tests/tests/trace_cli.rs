@@ -68,7 +68,7 @@ fn fail_on_held_exits_4_when_a_call_held_longer() {
     let f = file("gate.jsonl", &syn::lazy_launch_waits_for_the_copy());
     let o = run(&["trace", "--replay", f.to_str().unwrap(), "--fail-on-held", "1ms"]);
     assert_eq!(o.status.code(), Some(4), "{}", err(&o));
-    assert!(err(&o).contains("longer than --fail-on-held 1.00 ms"), "{}", err(&o));
+    assert!(err(&o).contains("longer than --fail-on-held 1.0 ms"), "{}", err(&o));
     let o = run(&["trace", "--replay", f.to_str().unwrap(), "--fail-on-held", "1s"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
 }

@@ -53,23 +53,7 @@ pub fn tick_label(value_ns: f64, step_ns: f64, unit: TimeUnit) -> String {
     format!("{v:.decimals$}")
 }
 
-/// A duration for people: "850 ns", "5.1 µs", "312 µs", "20.3 ms", "1.20 s".
-pub fn duration(ns: f64) -> String {
-    let a = ns.abs();
-    if !a.is_finite() {
-        "?".to_owned()
-    } else if a >= 1e9 {
-        format!("{:.2} s", ns / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.1} ms", ns / 1e6)
-    } else if a >= 1e5 {
-        format!("{:.0} µs", ns / 1e3)
-    } else if a >= 1e3 {
-        format!("{:.1} µs", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
-    }
-}
+pub use crate::units::duration;
 
 /// Ticks for a logarithmic axis over `[lo, hi]` (both > 0): every decade, and 2× and 5× within each decade
 /// when the axis spans few decades.

@@ -7,20 +7,9 @@ use crate::attribution::Cause;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, CellAlignment, Table};
 use std::fmt::Write as _;
 
-/// A duration for people: "38.2 ms", "17 µs", "850 ns".
+/// A duration for people, from integer ns (`units::duration`).
 pub fn duration(ns: i64) -> String {
-    let n = ns as f64;
-    if ns >= 1_000_000_000 {
-        format!("{:.2} s", n / 1e9)
-    } else if ns >= 10_000_000 {
-        format!("{:.1} ms", n / 1e6)
-    } else if ns >= 1_000_000 {
-        format!("{:.2} ms", n / 1e6)
-    } else if ns >= 1_000 {
-        format!("{:.0} µs", n / 1e3)
-    } else {
-        format!("{ns} ns")
-    }
+    crate::units::duration(ns as f64)
 }
 
 /// The calls that held the thread longer than `min_held_ns`, longest first, at most `top` of them.
