@@ -2,7 +2,7 @@
 //! with its start, end, stream and the correlation id of the call that made it. CUPTI fills buffers this
 //! module hands it; each full buffer is written to the trace and freed, so memory stays bounded.
 
-use crate::cupti::error_words;
+use crate::cupti::check;
 use crate::writer;
 use async_lab_core::trace::format::{Failure, Line};
 use cudarc::cupti::sys::{self, CUpti_ActivityKind as K};
@@ -39,14 +39,6 @@ pub fn enable() -> Result<(), (Failure, String)> {
     // SAFETY: no pointer arguments; the period is in ms.
     check(unsafe { sys::cuptiActivityFlushPeriod(FLUSH_PERIOD_MS) }, "cuptiActivityFlushPeriod")?;
     Ok(())
-}
-
-fn check(code: sys::CUptiResult, call: &str) -> Result<(), (Failure, String)> {
-    if code == sys::CUptiResult::CUPTI_SUCCESS {
-        Ok(())
-    } else {
-        Err((Failure::CuptiError, format!("{call} failed: {}", error_words(code))))
-    }
 }
 
 /// Hands every record CUPTI still holds to `completed` (at exit).

@@ -1,7 +1,7 @@
 //! CUPTI's callbacks: every runtime and driver API call (written when it returns, with its enter and exit
 //! times) and the resource events a call may wait on (a context created, a module loaded).
 
-use crate::cupti::{error_words, timestamp};
+use crate::cupti::{check, timestamp};
 use crate::writer;
 use async_lab_core::trace::format::{Domain, Failure, Line, Resource};
 use cudarc::cupti::sys::{self, CUpti_CallbackDomain as D, CUpti_CallbackIdResource as R};
@@ -33,14 +33,6 @@ pub fn subscribe() -> Result<(), (Failure, String)> {
         check(code, "cuptiEnableCallback")?;
     }
     Ok(())
-}
-
-fn check(code: sys::CUptiResult, call: &str) -> Result<(), (Failure, String)> {
-    if code == sys::CUptiResult::CUPTI_SUCCESS {
-        Ok(())
-    } else {
-        Err((Failure::CuptiError, format!("{call} failed: {}", error_words(code))))
-    }
 }
 
 thread_local! {

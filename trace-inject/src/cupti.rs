@@ -4,6 +4,7 @@
 //! sure they did.
 
 use crate::CUPTI_VAR;
+use async_lab_core::trace::format::Failure;
 use cudarc::cupti::sys;
 use std::sync::OnceLock;
 
@@ -47,6 +48,15 @@ pub fn load() -> Result<Option<u32>, String> {
     // SAFETY: `version` is a valid place for the one u32 cuptiGetVersion writes.
     let ok = unsafe { sys::cuptiGetVersion(&mut version) } == sys::CUptiResult::CUPTI_SUCCESS;
     Ok(ok.then_some(version))
+}
+
+/// A CUPTI result as the failure a trace records: `Ok` on success, else the call's name and CUPTI's words.
+pub fn check(code: sys::CUptiResult, call: &str) -> Result<(), (Failure, String)> {
+    if code == sys::CUptiResult::CUPTI_SUCCESS {
+        Ok(())
+    } else {
+        Err((Failure::CuptiError, format!("{call} failed: {}", error_words(code))))
+    }
 }
 
 /// A CUPTI error in words: its name and CUPTI's own text.
