@@ -12,7 +12,8 @@
 //! 1. A holder held the call when it ended inside the call (later than the resolution after its start, no
 //!    later than the resolution after its return) and no later than the call's own work began: once the
 //!    call's own work runs, the call is past waiting for anything else. A holder still running at the return
-//!    did not hold it: the call returned without waiting for it.
+//!    did not hold it: the call returned without waiting for it; nor did another thread's call that began
+//!    after this one.
 //! 2. The waiting runs from the call's start to the last such end. Another thread's call covers the time it
 //!    overlaps (a thread blocked on another thread waits for nothing else meanwhile: GPU work that ended in
 //!    that time is what *that* call waited for); the rest of the waiting goes, piece by piece, to the holder
@@ -24,9 +25,9 @@
 //! Every time has an uncertainty, the *resolution* (the clock fit's error plus how late after the return the
 //! state was asked for): ends closer than that to the return cannot be put on either side of it.
 //! [`Held::held_through_own_work`] says whether the thread was held through (at least [`HELD_THROUGH`] of)
-//! its own work only where the readings resolve it: the part of the work left after the return is known to
-//! within the resolution, so the share is decided only for work at least ten times longer than the
-//! resolution, and only where it lies clearly on one side of the line.
+//! its own work only where the readings resolve it: the work's start is placed to within the clock error, so
+//! the share is decided only for work at least [`RESOLVED_LENGTH`] times longer than that error, and only
+//! where the part of it after the return lies clearly on one side of the line.
 
 use serde::Serialize;
 
@@ -195,6 +196,17 @@ impl Held {
 }
 
 impl Held {
+    /// What the readings say of the share of its own work that held the thread (`None`: no own work).
+    pub fn own_reading(&self) -> Option<OwnReading> {
+        self.own_work_ns?;
+        Some(match (self.held_through_own_work(), self.own_share()) {
+            (Some(_), Some(share)) => OwnReading::Decided(share),
+            (None, Some(share)) => OwnReading::NearTheLine(share),
+            (Some(false), None) => OwnReading::MostlyAfterReturn,
+            (_, None) => OwnReading::TooShort,
+        })
+    }
+
     /// What held the thread, in a few words for a table column: each wait longer than the resolution
     /// ("20.0 ms for its stream"), then the share of its own work ("own work 99%", or "own work below
     /// resolution"); "nothing" where it waited for nothing and has no own work to speak of.
@@ -207,10 +219,12 @@ impl Held {
                 parts.push(format!("{} for {}", us(ns), cause.words()));
             }
         }
-        match (self.own_work_ns, self.held_through_own_work(), self.own_share()) {
-            (None, _, _) => {}
-            (Some(_), None, _) | (Some(_), _, None) => parts.push("own work below resolution".into()),
-            (Some(_), Some(_), Some(share)) => parts.push(format!("own work {:.0}%", share * 100.0)),
+        match self.own_reading() {
+            None => {}
+            Some(OwnReading::Decided(share)) => parts.push(format!("own work {:.0}%", share * 100.0)),
+            Some(OwnReading::NearTheLine(share)) => parts.push(format!("own work ≈{:.0}%", share * 100.0)),
+            Some(OwnReading::MostlyAfterReturn) => parts.push("own work mostly after the return".into()),
+            Some(OwnReading::TooShort) => parts.push("own work below resolution".into()),
         }
         if parts.is_empty() {
             "nothing".into()
@@ -218,6 +232,19 @@ impl Held {
             parts.join(" · ")
         }
     }
+}
+
+/// What the readings say of the share of its own work that held the thread.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum OwnReading {
+    /// Decided: the thread was held for this share of its own work, clearly on one side of [`HELD_THROUGH`].
+    Decided(f64),
+    /// Long enough to measure, but the part after the return may lie on either side of the line.
+    NearTheLine(f64),
+    /// Too short to measure a share, but it clearly ran mostly after the return.
+    MostlyAfterReturn,
+    /// Too short for the readings to say anything about the share.
+    TooShort,
 }
 
 /// Splits the call's time by what held the thread (the rules are in the module's doc).
@@ -232,6 +259,8 @@ pub fn attribute(scene: &Scene) -> Held {
         .iter()
         .filter(|h| matches!(h.cause, Cause::Stream | Cause::Device | Cause::Thread))
         .filter(|h| h.span.start < call.end && h.span.end > call.start + res && h.span.end <= call.end + res)
+        // Another thread's call that began after this one cannot have been what this one waited for.
+        .filter(|h| h.cause != Cause::Thread || h.span.start <= call.start + res)
         .filter(|h| own_began.is_none_or(|s| h.span.end <= s + res))
         .collect();
     held.sort_by_key(|h| h.span.end);
@@ -382,6 +411,13 @@ mod tests {
         ));
         assert_eq!(causes(&h), vec![(Cause::Thread, 20_100 * US), (Cause::Call, 50 * US)]);
         assert_eq!(h.released_by().unwrap().cause, Cause::Thread);
+    }
+
+    #[test]
+    fn another_threads_call_that_began_after_this_one_did_not_hold_it() {
+        let h = attribute(&scene((0, 100 * US), None, vec![holder(Cause::Thread, 20 * US, 60 * US, "t")]));
+        assert!(h.released_by().is_none(), "{h:?}");
+        assert_eq!(causes(&h), vec![(Cause::Call, 100 * US)]);
     }
 
     #[test]

@@ -36,7 +36,10 @@ pub fn decide(times: &RepTimes, rep: &Rep, blocker_ahead: bool, what: &str) -> (
         // Stream order: work behind the blocker that had finished at the return means the blocker had too,
         // however late its own event was asked about. And a "done" asked within the repetition's resolution of
         // the return is as good as at the return: nothing finer is claimed anywhere else.
-        let asked_in_time = times.blocker_query[0] <= times.ret + times.resolution(rep);
+        // A call with work of its own has its resolution from the query of its stream. One without (a wait, a
+        // free) has nothing asked sooner than the blocker's event: that question's lateness *is* its
+        // resolution, so its "done" counts as at the return (with the wait's length in the held-for words).
+        let asked_in_time = rep.op_query_ns.is_none() || times.blocker_query[0] <= times.ret + times.resolution(rep);
         if (blocker_ahead && op == Some(Reading::Before)) || asked_in_time {
             blocker = Some(Reading::Before);
         }
@@ -183,6 +186,22 @@ mod tests {
         let mut late = rep(20_020, true, Some((19_995, 20_010, true)));
         late.op_query_ns = Some([20_070_000, 20_071_000]);
         assert_eq!(class(&late, true), Class::WaitedForStream);
+    }
+
+    #[test]
+    fn a_late_done_about_the_blocker_is_decided_by_stream_order_or_not_at_all() {
+        // Without a clock fit nothing dates the blocker's end; its "done" came 50 µs after the return.
+        let late = |own: Option<(i64, i64, bool)>| {
+            let mut r = rep(20_015, true, own);
+            r.blocker_query_ns = Some([20_065_000, 20_066_000]);
+            r
+        };
+        // Its own work, behind the blocker in the stream, was done at the return: so was the blocker.
+        assert_eq!(classify_rep(&late(Some((19_995, 20_010, true))), true, None), Class::WaitedForStream);
+        // Its own work still running says nothing of the blocker: undecided.
+        assert_eq!(classify_rep(&late(Some((19_995, 21_000, false))), true, None), Class::Indeterminate);
+        // A call with no work of its own has nothing asked sooner: that question's lateness is its resolution.
+        assert_eq!(classify_rep(&late(None), true, None), Class::WaitedForStream);
     }
 
     #[test]

@@ -18,7 +18,7 @@ fn ms(us: f64) -> String {
 /// What held the thread in the median repetition, in one sentence: how long, and by what ("The thread was
 /// held 1.44 ms: 1.43 ms while its own work ran on the GPU (99% of that work), 8.0 µs in the call itself.").
 pub fn held_sentence(r: &CaseResult) -> Option<String> {
-    use crate::attribution::Cause;
+    use crate::attribution::{Cause, OwnReading};
     let h = r.median_held()?;
     let us = |ns: i64| crate::units::duration(ns as f64);
     let mut parts = Vec::new();
@@ -29,26 +29,38 @@ pub fn held_sentence(r: &CaseResult) -> Option<String> {
         }
         let what = |c: Cause| h.segments.iter().find(|s| s.cause == c).map_or(String::new(), |s| s.what.clone());
         parts.push(match cause {
-            Cause::Stream => format!("{} waiting for {} ahead of it in its stream", us(ns), what(cause)),
+            Cause::Stream => format!("{} waiting for {} in its stream", us(ns), what(cause)),
             Cause::Device => format!("{} waiting for {} on another stream (the device drained)", us(ns), what(cause)),
             Cause::Thread => format!("{} waiting for {}", us(ns), what(cause)),
-            Cause::Own => match h.own_share() {
-                Some(share) => {
-                    format!("{} while its own work ran on the GPU ({:.0}% of that work)", us(ns), share * 100.0)
+            // The own work is counted from when its stream reached it (the call may have submitted it later).
+            Cause::Own => match h.own_reading() {
+                Some(OwnReading::Decided(share)) => {
+                    format!("{} with its own work under way on the GPU ({:.0}% of that work)", us(ns), share * 100.0)
                 }
-                None => format!("{} while its own work ran on the GPU", us(ns)),
+                Some(OwnReading::NearTheLine(share)) => format!(
+                    "{} with its own work under way on the GPU (about {:.0}% of that work)",
+                    us(ns),
+                    share * 100.0
+                ),
+                _ => format!("{} with its own work under way on the GPU", us(ns)),
             },
             Cause::Call => format!("{} in the call itself", us(ns)),
         });
     }
     let mut text = format!("The thread was held {}: {}.", us(h.total_ns), parts.join(", "));
-    if h.own_work_ns.is_some() && h.held_through_own_work().is_none() {
-        text.push_str(&format!(
+    match h.own_reading() {
+        Some(OwnReading::TooShort) => text.push_str(&format!(
             " Whether it was held through most of its own work ({}) the readings cannot tell: they decide that \
              only for work of {} or more here.",
             us(h.own_work_ns.unwrap_or(0)),
             us(h.resolved_length_ns())
-        ));
+        )),
+        Some(OwnReading::NearTheLine(_)) => text.push_str(&format!(
+            " Whether it was held through {:.0}% of its own work the readings cannot tell: the part of it left \
+             after the return may lie on either side of that line.",
+            crate::attribution::HELD_THROUGH * 100.0
+        )),
+        _ => {}
     }
     Some(text)
 }
@@ -94,6 +106,14 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         text.push_str(&match (r.waited_for_prior_work, s.blocker_ahead) {
             (None, _) if s.family == Family::Seed => ", with nothing unfinished ahead of it in the stream".to_owned(),
             (None, _) => String::new(),
+            // What released the call was another thread's call (the blocker ended inside it).
+            (Some(true), _)
+                if r.median_held().and_then(|h| h.released_by()).is_some_and(|s| {
+                    s.cause == crate::attribution::Cause::Thread
+                }) =>
+            {
+                format!(", after {blocker} had finished, inside another thread's call that it waited for (below)")
+            }
             // Done by the return, but not measurably waited for: it ended within the resolution of the call's start.
             (Some(true), _) if r.median_held().is_some_and(|h| h.released_by().is_none()) => format!(
                 ", after {blocker} had finished, but it ended within the resolution of the call's start: nothing \

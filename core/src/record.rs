@@ -285,7 +285,7 @@ impl Recording {
                 for rep in &mut case.reps {
                     if rep.blocker_done_at_return.is_none() {
                         rep.blocker_done_at_return = rep.op_done_at_return.take();
-                        rep.blocker_device_ns = rep.op_device_ns;
+                        rep.blocker_device_ns = rep.op_device_ns.take();
                     }
                 }
             }

@@ -38,7 +38,8 @@ pub struct Summary {
     pub matches: usize,
     pub deviates: usize,
     pub undocumented: usize,
-    /// Experiments whose readings decided no class (`indeterminate`).
+    /// Experiments whose readings decide nothing to hold against their rule: no class (`indeterminate`), or a
+    /// rule that predicts `blocking` where the hold of the call's own work is too short to measure.
     pub inconclusive: usize,
     pub errors: usize,
     /// Experiments this machine could not run (with the reasons, each once).
@@ -97,6 +98,28 @@ fn majority_bool(values: impl Iterator<Item = Option<bool>>) -> Option<bool> {
     Some(yes * 2 >= v.len())
 }
 
+/// The clock fit that places a case's GPU times: the run's, except for a blocker on another GPU, which keeps
+/// another clock (the run's fit is of the call's GPU).
+fn case_fit<'f>(s: &CaseSetup, fit: Option<&'f ClockFit>) -> Option<&'f ClockFit> {
+    fit.filter(|_| s.family != Family::Peer)
+}
+
+/// What the blocker is called in a case's words: the seed's is the work of the step before.
+fn blocker_words(s: &CaseSetup) -> &'static str {
+    if s.family == Family::Seed {
+        "the work ahead"
+    } else {
+        "the blocker"
+    }
+}
+
+/// One repetition of a case decided as the report decides it: its class and what held the thread (for the
+/// timelines, which draw one repetition).
+pub fn decided(case: &CaseRecord, rep: &Rep, fit: Option<&ClockFit>) -> (Class, Held) {
+    let s = &case.setup;
+    decide(&RepTimes::of(rep, case_fit(s, fit)), rep, s.blocker_ahead, blocker_words(s))
+}
+
 /// One experiment's outcome; `fit` (the run's clock fit) places the GPU's times on the host clock.
 pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
     let mut setup = case.setup.clone();
@@ -106,17 +129,15 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
     }
     let s = &setup;
     let reps = &case.reps;
-    // A blocker on another GPU keeps another clock: the run's fit (of the call's GPU) does not place it.
-    let fit = fit.filter(|_| s.family != Family::Peer);
+    let fit = case_fit(s, fit);
     let times: Vec<RepTimes> = reps.iter().map(|r| RepTimes::of(r, fit)).collect();
     let readings = |f: fn(&RepTimes, &Rep) -> Option<Reading>| {
         reps.iter().zip(&times).map(move |(r, t)| f(t, r)).collect::<Vec<_>>()
     };
     let (blocker_readings, op_readings) = (readings(RepTimes::blocker), readings(RepTimes::op));
     // Each repetition's class and the attribution it rests on (what held the thread, and for how long).
-    let blocker_words = if s.family == Family::Seed { "the work ahead" } else { "the blocker" };
     let (classes, held): (Vec<Class>, Vec<Held>) =
-        reps.iter().zip(&times).map(|(r, t)| decide(t, r, s.blocker_ahead, blocker_words)).unzip();
+        reps.iter().zip(&times).map(|(r, t)| decide(t, r, s.blocker_ahead, blocker_words(s))).unzip();
     let mut unresolved: Vec<String> = blocker_readings
         .iter()
         .chain(&op_readings)

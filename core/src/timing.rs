@@ -132,12 +132,16 @@ impl RepTimes {
         let tol = fit.map_or(NO_CLOCK_TOLERANCE_NS, |f| f.uncertainty_ns as i64);
         let rel = |q: Option<[u64; 2]>| q.map_or([ret, ret], |[a, b]| [a as i64, b as i64]);
         // The blocker's start event: reached no earlier than its launch on the host, and no later than the
-        // kernel's first clock reading (it precedes the kernel in its stream).
-        let launch = rep.host_blocker_launch_ns.map(|t| t as i64 - start);
+        // kernel's first clock reading (it precedes the kernel in its stream). A launch time later than that
+        // reading is no bound at all (seed recordings before d4d6d2c noted the call after the event's record).
         let stamps = rep
             .blocker_gpu_ns
             .zip(fit)
             .map(|([g0, g1], f)| (f.to_host(g0 as i64) - start, f.to_host(g1 as i64) - start));
+        let launch = rep
+            .host_blocker_launch_ns
+            .map(|t| t as i64 - start)
+            .filter(|&l| stamps.is_none_or(|(g0, _)| l <= g0.saturating_add(tol)));
         let start_event =
             Interval::new(launch.unwrap_or(i64::MIN), stamps.map_or(i64::MAX, |(g0, _)| g0.saturating_add(tol)));
         let shift = |iv: Interval, d: i64| Interval {
@@ -155,12 +159,14 @@ impl RepTimes {
         // The call's own work: placed from the blocker's start event, or (the seed's first step, which has
         // nothing ahead) from a stamped reference event whose GPU time is known.
         let origin = rep.gpu_origin_ns.zip(fit).map(|(g, f)| f.to_host(g as i64) - start);
-        let (op_start, op_end) = match (rep.op_gpu_ns_from_blocker, rep.op_gpu_ns_from_origin, origin) {
-            (Some([a, b]), _, _) => (shift(start_event, a), shift(start_event, b)),
-            (None, Some([a, b]), Some(o)) => {
+        // The stamped reference event places the work to within the clock fit's uncertainty: preferred where a
+        // repetition has both.
+        let (op_start, op_end) = match (rep.op_gpu_ns_from_origin, origin, rep.op_gpu_ns_from_blocker) {
+            (Some([a, b]), Some(o), _) => {
                 let at = |d: i64| Interval::new(o + d - tol, o + d + tol);
                 (at(a), at(b))
             }
+            (_, _, Some([a, b])) => (shift(start_event, a), shift(start_event, b)),
             _ => (Interval::ANY, Interval::ANY),
         };
         let other_thread = match (rep.metrics.get("other_start_ns"), rep.metrics.get("other_end_ns")) {
@@ -233,8 +239,9 @@ impl RepTimes {
         // Another thread's call that was under way when the call started and ended inside it: the call could
         // submit its own work only once that call had let it go.
         let mut thread_until = None;
-        if let Some(o) = self.other_thread {
-            if o.lo < 0 && o.hi > resolution_ns && o.hi <= ret + resolution_ns {
+        // Only a call already under way when this one started can have held it.
+        if let Some(o) = self.other_thread.filter(|o| o.lo <= 0) {
+            if o.hi > resolution_ns && o.hi <= ret + resolution_ns {
                 thread_until = Some(o.hi);
             }
             holders.push(Holder {
@@ -407,5 +414,63 @@ mod tests {
         let t = RepTimes::of(&old, None);
         assert_eq!(t.op_query, [3_000, 3_000]);
         assert_eq!(t.op_end.hi, i64::MAX);
+    }
+
+    /// A repetition behind a 20 ms blocker ahead (launched 10 µs before the call, its kernel starting 5 µs
+    /// after), on a clock fit with no offset and a 4 µs uncertainty.
+    fn rep_behind_blocker(ret_us: u64, blocker_done: bool) -> (Rep, ClockFit) {
+        use crate::clock::ClockOffset;
+        let start = 1_000_000_000u64;
+        let g0 = start - 5_000;
+        let fit = ClockFit::constant(&ClockOffset {
+            gpu_minus_host_ns: 0,
+            uncertainty_ns: 4_000,
+            samples: 1,
+            at_host_ns: Some(0),
+        });
+        let ret = ret_us * 1_000;
+        let rep = Rep {
+            host_call_ns: ret,
+            host_call_start_ns: start,
+            host_blocker_launch_ns: Some(start - 10_000),
+            blocker_gpu_ns: Some([g0, g0 + 20_000_000]),
+            blocker_device_ns: Some(20_000_000),
+            blocker_done_at_return: Some(blocker_done),
+            blocker_query_ns: Some([ret + 1_000, ret + 1_500]),
+            ..Rep::default()
+        };
+        (rep, fit)
+    }
+
+    #[test]
+    fn a_scene_credits_a_blocker_done_at_the_return_and_not_one_still_running() {
+        let (rep, fit) = rep_behind_blocker(20_020, true);
+        let t = RepTimes::of(&rep, Some(&fit));
+        let scene = t.scene(&rep, true, t.blocker(&rep), t.op(&rep), "b");
+        let h = crate::attribution::attribute(&scene);
+        assert_eq!(h.released_by().map(|s| s.cause), Some(Cause::Stream), "{h:?}");
+        let (rep, fit) = rep_behind_blocker(7, false);
+        let t = RepTimes::of(&rep, Some(&fit));
+        let h = crate::attribution::attribute(&t.scene(&rep, true, t.blocker(&rep), t.op(&rep), "b"));
+        assert!(h.released_by().is_none(), "{h:?}");
+    }
+
+    #[test]
+    fn a_launch_time_after_the_blockers_first_stamp_is_no_bound() {
+        // The seed's recordings before d4d6d2c noted as "launch" a host time after the event's record.
+        let (mut rep, fit) = rep_behind_blocker(20_020, true);
+        rep.host_blocker_launch_ns = Some(rep.host_call_start_ns + 1_000);
+        let t = RepTimes::of(&rep, Some(&fit));
+        assert!(t.blocker_end.lo <= t.blocker_end.hi, "{:?}", t.blocker_end);
+    }
+
+    #[test]
+    fn another_threads_call_counts_only_if_it_was_under_way_at_the_start() {
+        let (mut rep, fit) = rep_behind_blocker(90_000, true);
+        rep.metrics.insert("other_start_ns".into(), (rep.host_call_start_ns + 20_000) as f64);
+        rep.metrics.insert("other_end_ns".into(), (rep.host_call_start_ns + 89_000_000) as f64);
+        let t = RepTimes::of(&rep, Some(&fit));
+        let scene = t.scene(&rep, true, t.blocker(&rep), t.op(&rep), "b");
+        assert!(scene.holders.iter().all(|h| h.cause != Cause::Thread), "{scene:?}");
     }
 }

@@ -13,6 +13,13 @@ pub fn attribute(device: CUdevice, attribute: CUdevice_attribute) -> DriverResul
     Ok(v)
 }
 
+/// Whether the GPU reads pageable host memory itself (`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`, HMM or
+/// ATS): where it does not, a pageable buffer is read only by the driver's host code, which is what lets the
+/// staging probe overwrite one while its copy is in flight.
+pub fn reads_pageable_memory(device: CUdevice) -> DriverResult<bool> {
+    Ok(attribute(device, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS)? == 1)
+}
+
 /// `cuDeviceGetName`.
 pub fn name(device: CUdevice) -> DriverResult<String> {
     let mut name = [0 as std::ffi::c_char; 256];

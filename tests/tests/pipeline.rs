@@ -367,3 +367,17 @@ fn the_reference_is_compared_with_the_runtime_case_that_names_its_copies_the_sam
         assert!(rows[0].agrees(), "{kind}: ours {} vs reference {}", rows[0].ours, rows[0].theirs);
     }
 }
+
+/// A rule that predicts `blocking` is held against a call only where the readings resolve its hold of its own
+/// work: a 1 MiB pinned `cuMemcpyHtoD` with nothing ahead, done at the return with no GPU times to date its
+/// work, reads `async` and the verdict is `inconclusive`; the same call still running well after the return
+/// (its work placed by the GPU's clock) deviates.
+#[test]
+fn a_blocking_rule_against_a_hold_too_short_to_measure_is_inconclusive() {
+    let id = "copy/sync/htod/pinned/legacy/other/1MiB";
+    let done = record(id, (0..5).map(|_| rep(30, Some(false), Some(true), None)).collect());
+    let r = async_lab_core::report::build(&recording(vec![done]));
+    assert_eq!(r.results[0].class, Some(Class::Async));
+    assert_eq!(r.results[0].verdict, Some(async_lab_core::rules::Verdict::Inconclusive));
+    assert!(r.results[0].explanation.contains("below the resolution"), "{}", r.results[0].explanation);
+}

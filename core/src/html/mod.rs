@@ -181,7 +181,11 @@ fn recording_section(o: &mut String, ids: &mut Ids, number: usize, source: &Sour
     let s = &report.summary;
     let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let inconclusive = if s.inconclusive > 0 {
-        format!(" {} no class the readings could decide.", count(s.inconclusive, "has", "have"))
+        format!(
+            " {} nothing the readings decide to hold against its rule (no class, or a hold of its own work too \
+             short to measure).",
+            count(s.inconclusive, "has", "have")
+        )
     } else {
         String::new()
     };

@@ -247,6 +247,8 @@ struct CopyProbe<'a, 'g> {
     dst: Side<'g>,
     checker: Checker<'g>,
     stream: &'a Stream<'g>,
+    /// Whether the GPU reads pageable memory itself: then no page of a copy in flight may be overwritten.
+    gpu_reads_pageable: bool,
 }
 
 impl Probe for CopyProbe<'_, '_> {
@@ -314,7 +316,7 @@ impl Probe for CopyProbe<'_, '_> {
         // With the copy in flight, only a source the GPU cannot read itself may be touched: pageable memory
         // (on a GPU that cannot access pageable memory, as the machine's attribute records), which only the
         // driver's host code copies into its staging buffer.
-        if page == Page::Tail && self.op.host != Some(HostKind::Pageable) {
+        if page == Page::Tail && (self.op.host != Some(HostKind::Pageable) || self.gpu_reads_pageable) {
             return false;
         }
         // SAFETY: `run_rep` asks for the first page only while the blocker ahead of the copy is still running
@@ -355,7 +357,8 @@ pub fn run(gpu: &Gpu, case: &Case, op: CopyOp, reps: usize) -> anyhow::Result<Ca
         stream: if op.blocker == BlockerPlacement::Same { stream.handle() } else { other.handle() },
         ahead: op.blocker == BlockerPlacement::Same,
     };
-    let mut probe = CopyProbe { op, api: case.setup.api, src, dst, checker, stream: &stream };
+    let gpu_reads_pageable = async_lab_driver::device::reads_pageable_memory(gpu.device)?;
+    let mut probe = CopyProbe { op, api: case.setup.api, src, dst, checker, stream: &stream, gpu_reads_pageable };
     let (warmup, blocker_ns, reps) = measure(gpu, &mut probe, plan, reps)?;
     Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
 }

@@ -190,24 +190,27 @@ pub(super) struct TailProbe {
     range: std::ops::Range<usize>,
     overwrite: Vec<u8>,
     probed: bool,
+    /// Whether the GPU reads pageable memory itself (then the probe never overwrites: a DMA may be reading).
+    gpu_reads_pageable: bool,
 }
 
 impl TailProbe {
-    pub fn new(len: usize) -> TailProbe {
+    pub fn new(len: usize, gpu_reads_pageable: bool) -> TailProbe {
         let range = len.saturating_sub(super::buffers::PROBE_BYTES as usize)..len;
         let mut overwrite = vec![0u8; range.len()];
         pattern::fill(&mut overwrite, range.start as u64, super::buffers::SEED_OVERWRITE);
-        TailProbe { range, overwrite, probed: false }
+        TailProbe { range, overwrite, probed: false, gpu_reads_pageable }
     }
 
     /// Right after the first call returned (`own_done`: its stream's answer): overwrites the last page of
     /// `source` if the copy was in flight and `kind` is pageable. Returns whether it did.
     ///
     /// # Safety
-    /// `source` is the pageable buffer the copy reads, alive; no DMA reads pageable memory, and the driver's
-    /// host code only reads it, so the overwrite races with nothing but the reading the probe looks for.
+    /// `source` is the pageable buffer the copy reads, alive; on a GPU that does not read pageable memory itself
+    /// (`TailProbe::new`'s flag, checked here) no DMA reads it, and the driver's host code only reads it, so the
+    /// overwrite races with nothing but the reading the probe looks for.
     pub unsafe fn after_first_call(&mut self, own_done: Option<bool>, kind: HostKind, source: &mut [u8]) -> bool {
-        self.probed = kind == HostKind::Pageable && own_done == Some(false);
+        self.probed = kind == HostKind::Pageable && !self.gpu_reads_pageable && own_done == Some(false);
         if self.probed {
             source[self.range.clone()].copy_from_slice(&self.overwrite);
         }
@@ -354,8 +357,9 @@ impl<'s, 'g> Sequence<'s, 'g> {
                 rep.blocker_query_ns = h.prior.map(|q| q.1);
                 rep.blocker_device_ns = Some((ahead[1] - ahead[0]).max(0) as u64);
                 rep.blocker_gpu_ns = Some([gpu(ahead[0]), gpu(ahead[1])]);
-                // The work ahead was enqueued no earlier than the start of the call that enqueued it.
-                rep.host_blocker_launch_ns = Some(self.host[step - 1].start_ns);
+                // The event that starts the work ahead was recorded after the call before that one returned
+                // (for the first step's work, before the sequence began: no host bound).
+                rep.host_blocker_launch_ns = step.checked_sub(2).map(|k| self.host[k].start_ns);
                 rep.op_gpu_ns_from_blocker = Some([own[0] - ahead[0], own[1] - ahead[0]]);
             }
             out.push(rep);
@@ -379,7 +383,7 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
     let mut reference = vec![0u8; BUFFER_BYTES];
     pattern::fill(&mut reference, 0, 0x5EED);
     let flag = Flag::new();
-    let mut probe = TailProbe::new(BUFFER_BYTES);
+    let mut probe = TailProbe::new(BUFFER_BYTES, async_lab_driver::device::reads_pageable_memory(gpu.device)?);
     let image = std::ffi::CString::new(gpu.ptx.text())?;
     // Declared before `seq`, so that on an error `seq`'s drop waits for the GPU before the library is unloaded
     // (its own drop waits too).
@@ -450,7 +454,7 @@ mod tests {
     fn the_tail_probe_reads_what_came_back() {
         let mut reference = vec![0u8; 3 * 4096];
         pattern::fill(&mut reference, 0, 0x5EED);
-        let mut probe = TailProbe::new(reference.len());
+        let mut probe = TailProbe::new(reference.len(), false);
         let mut source = reference.clone();
         // Not pageable, or the copy already done: nothing is touched, and the round trip must be exact.
         // SAFETY: a plain vector, read by nothing else.
@@ -458,6 +462,10 @@ mod tests {
         // SAFETY: as above.
         assert!(!unsafe { probe.after_first_call(Some(true), HostKind::Pageable, &mut source) });
         assert_eq!(probe.verify(&reference, &reference).unwrap(), None);
+        // A GPU that reads pageable memory itself may be reading it: never overwritten.
+        let mut hmm = TailProbe::new(reference.len(), true);
+        // SAFETY: as above.
+        assert!(!unsafe { hmm.after_first_call(Some(false), HostKind::Pageable, &mut source) });
         // In flight: the last page is overwritten; what comes back decides.
         // SAFETY: as above.
         assert!(unsafe { probe.after_first_call(Some(false), HostKind::Pageable, &mut source) });

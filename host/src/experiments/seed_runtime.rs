@@ -267,7 +267,7 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
     let mut reference = vec![0u8; bytes];
     pattern::fill(&mut reference, 0, 0x5EED);
     let flag = Flag::new();
-    let mut probe = TailProbe::new(bytes);
+    let mut probe = TailProbe::new(bytes, async_lab_driver::device::reads_pageable_memory(gpu.device)?);
     // Declared before `seq`, whose drop waits for the GPU: a library is never unloaded under a running kernel.
     let mut library: Option<Library> = None;
     let mut seq = Sequence::new(gpu, &stream, Step::ALL.len())?;

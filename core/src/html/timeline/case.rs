@@ -88,9 +88,7 @@ pub fn for_case(record: &CaseRecord, clock: Option<&ClockFit>) -> Timeline {
         group: None,
     }));
     if host_known {
-        let times = crate::timing::RepTimes::of(rep, clock);
-        let words = if s.family == Family::Seed { "the work ahead" } else { "the blocker" };
-        let (_, held) = crate::classify::decide(&times, rep, s.blocker_ahead, words);
+        let (_, held) = crate::report::decided(record, rep, clock);
         t.spans.extend(super::held_spans(&held, start, held_lane, None));
     }
     if let (Some(o), Some(lane)) = (&other, other_lane) {

@@ -55,9 +55,14 @@ pub(crate) fn held_spans(held: &crate::attribution::Held, start: i64, lane: usiz
                 Cause::Stream | Cause::Device | Cause::Thread if !seg.what.is_empty() => {
                     format!("{} ({})", seg.cause.words(), seg.what)
                 }
-                Cause::Own => match held.own_share() {
-                    Some(share) => format!("its own work ({:.0}% of it)", share * 100.0),
-                    None => "its own work".to_owned(),
+                Cause::Own => match held.own_reading() {
+                    Some(crate::attribution::OwnReading::Decided(share)) => {
+                        format!("its own work ({:.0}% of it)", share * 100.0)
+                    }
+                    Some(crate::attribution::OwnReading::NearTheLine(share)) => {
+                        format!("its own work (about {:.0}% of it)", share * 100.0)
+                    }
+                    _ => "its own work".to_owned(),
                 },
                 c => c.words().to_owned(),
             };

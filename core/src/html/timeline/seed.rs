@@ -71,8 +71,7 @@ pub fn for_seed(steps: &[&CaseRecord], clock: Option<&ClockFit>) -> Timeline {
             approx: false,
             group: Some(s.id.clone()),
         });
-        let times = crate::timing::RepTimes::of(rep, clock);
-        let (_, held) = crate::classify::decide(&times, rep, s.blocker_ahead, "the work ahead");
+        let (_, held) = crate::report::decided(record, rep, clock);
         t.spans.extend(super::held_spans(&held, start, 1, Some(&s.id)));
         last_return = Some(last_return.map_or(end, |e: i64| e.max(end)));
         match (work_on_gpu(rep), offset) {
