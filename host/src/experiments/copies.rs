@@ -7,7 +7,7 @@
 //! `cudaMemcpyDefault`. Managed memory is measured in two states: pages last touched by the host, and pages
 //! resident on the GPU (written by a kernel just before).
 
-use super::buffers::{Checker, Side};
+use super::buffers::{Checker, Probeable, Side};
 use super::method::{measure, BlockerPlan, Page, Probe};
 use super::{case_record, Case, Op};
 use async_lab_core::api::Api;
@@ -267,6 +267,18 @@ impl CopyOp {
         }
     }
 
+    /// Which pages of the source the staging probe may overwrite. Only a host source, and with the copy in
+    /// flight only one the GPU cannot read itself: pageable memory (on a GPU that cannot access pageable
+    /// memory, as the machine's attribute records), which only the driver's host code copies into its staging
+    /// buffer.
+    fn probeable(&self) -> Probeable {
+        match (self.dir, self.host) {
+            (Direction::DtoH | Direction::DtoD, _) => Probeable::Neither,
+            (Direction::HtoD | Direction::HtoH, Some(HostKind::Pageable)) => Probeable::Either,
+            (Direction::HtoD | Direction::HtoH, _) => Probeable::Head,
+        }
+    }
+
     fn host_slug(&self) -> &'static str {
         match self.host {
             Some(HostKind::WriteCombined) => "write-combined pinned",
@@ -344,28 +356,17 @@ impl Probe for CopyProbe<'_, '_> {
     }
 
     fn probe_source(&mut self, page: Page) -> bool {
-        if !matches!(self.op.dir, Direction::HtoD | Direction::HtoH) {
-            return false;
-        }
-        // With the copy in flight, only a source the GPU cannot read itself may be touched: pageable memory
-        // (on a GPU that cannot access pageable memory, as the machine's attribute records), which only the
-        // driver's host code copies into its staging buffer.
-        if page == Page::Tail && self.op.host != Some(HostKind::Pageable) {
-            return false;
-        }
         // SAFETY: `run_rep` asks for the first page only while the blocker ahead of the copy is still running
         // and the copy's own work has not finished, so the copy engine cannot read the source before the
         // blocker ends (if it ends during the overwrite, `run_rep` sees it and discards the repetition); the
-        // last page only of pageable memory, which no DMA reads. Staged data comes from the driver's buffer,
-        // not this one. Either way the host writes plain bytes the copy only reads: no memory is used after
-        // it is freed.
-        unsafe { self.checker.overwrite(&mut self.src, page) };
-        true
+        // last page only with the copy in flight, which `probeable` allows only for pageable memory, which no
+        // DMA reads. Staged data comes from the driver's buffer, not this one. Either way the host writes plain
+        // bytes the copy only reads: no memory is used after it is freed.
+        unsafe { self.checker.probe_source(&mut self.src, page, self.op.probeable()) }
     }
 
     fn verify(&mut self, gpu: &Gpu, probed: Option<Page>) -> anyhow::Result<Option<bool>> {
-        let original = self.checker.verify(gpu, &mut self.dst, probed)?;
-        Ok(probed.map(|_| original))
+        self.checker.verify_probe(gpu, &mut self.dst, probed)
     }
 }
 
@@ -543,5 +544,20 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), 8, "{seen:?}");
+    }
+
+    #[test]
+    fn the_probe_overwrites_a_host_source_and_its_last_page_only_if_pageable() {
+        for case in full_cases(&[4 << 10]) {
+            let Op::Copy(op) = case.op else { panic!("{} is not a copy", case.setup.id) };
+            let want = match (op.dir, op.host) {
+                (Direction::DtoH | Direction::DtoD, _) => Probeable::Neither,
+                (_, Some(HostKind::Pageable)) => Probeable::Either,
+                _ => Probeable::Head,
+            };
+            assert_eq!(op.probeable(), want, "{}", case.setup.id);
+            assert_eq!(want.allows(Page::Tail), want == Probeable::Either);
+            assert_eq!(want.allows(Page::Head), want != Probeable::Neither);
+        }
     }
 }
