@@ -94,6 +94,8 @@ fn the_report_command_writes_the_page_and_needs_a_recording() {
     let html = std::fs::read_to_string(&out).unwrap();
     check_page(&html);
     assert!(html.contains("id=\"plot-sweep\"") && html.contains("id=\"timeline-seed-pinned-3-dtoh\""));
+    // The seed's card names its memory kind from the steps' setups.
+    assert!(html.contains("of pinned host memory: where each call returned"));
 
     let o = Command::new(bin_path()).arg("report").output().unwrap();
     assert_eq!(o.status.code(), Some(2));

@@ -174,16 +174,19 @@ pub(super) fn seed_card(
         let _ = write!(o, "<span id=\"{}\"></span>", escape(&case_ids[i]));
     }
     let _ = writeln!(o, "<h4><code>{}</code>: the seed program, step by step</h4>", escape(group));
-    let kind = group.rsplit('/').next().unwrap_or(group);
+    // The memory kind is the copies' host memory (the launch and the callback have none); a group that was not
+    // run has only its own record, which carries it too.
+    let kind = records.iter().map(|r| &r.setup).chain([&rec.cases[first].setup]).find_map(|s| s.host_memory);
+    let memory = kind.map_or("host memory".to_owned(), |k| format!("{} host memory", k.slug()));
     let bytes = records.iter().map(|r| r.setup.bytes).max().unwrap_or(0);
     let calls: Vec<String> = records.iter().map(|r| format!("<code>{}</code>", escape(&r.setup.call))).collect();
     let _ = writeln!(
         o,
-        "<p class=\"what\">{}, on one non-blocking stream, with {} of {} host memory: where each call returned, \
-         against where its work ran.</p>",
+        "<p class=\"what\">{}, on one non-blocking stream, with {} of {}: where each call returned, against \
+         where its work ran.</p>",
         calls.join(", "),
         escape(&human_size(bytes)),
-        escape(kind)
+        escape(&memory)
     );
     o.push_str("<div class=\"case-body\">\n");
     let mut t = timeline::for_seed(&records, rec.clock_fit().as_ref());

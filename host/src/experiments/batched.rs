@@ -12,7 +12,7 @@
 //! loaded runtime with the signature its version gives it (CUDA 13 dropped the failure index; see
 //! `runtime::batch`); a runtime older than 12.8 leaves them *not run*, with the reason.
 
-use super::buffers::{Checker, Side};
+use super::buffers::{Checker, Probeable, Side};
 use super::copies::{CopyOp, Entry, Form, Residency};
 use super::method::{measure, BlockerPlan, Page, Probe};
 use super::{case_record, Case, Op};
@@ -82,6 +82,18 @@ impl BatchOp {
 }
 
 impl BatchOp {
+    /// Which pages of the source the staging probe may overwrite: only the first, with the blocker ahead
+    /// holding the batch back (as the copy family probes a source the GPU can read), and only of a host source. A copy allowed to read the
+    /// source at any time may be reading it right then, out of stream order: an overwrite could give it a mix
+    /// of both patterns, which says nothing. Those are not probed.
+    fn probeable(self) -> Probeable {
+        match self.submit {
+            Submit::Batch(SrcAccessOrder::Any) => Probeable::Neither,
+            _ if self.htod => Probeable::Head,
+            _ => Probeable::Neither,
+        }
+    }
+
     fn case(self) -> Case {
         let dir = if self.htod { "htod" } else { "dtoh" };
         // The "during the call" order promises that the source is read by the return: for a host source the
@@ -235,26 +247,16 @@ impl Probe for BatchProbe<'_, '_> {
     }
 
     fn probe_source(&mut self, page: Page) -> bool {
-        // Only the first page, with the blocker ahead holding the batch back (the copies' own rule).
-        if page != Page::Head {
-            return false;
-        }
-        // A copy allowed to read the source at any time may be reading it right now, out of stream order: an
-        // overwrite could give it a mix of both patterns, which says nothing. Those are not probed.
-        if !self.op.htod || self.op.submit == Submit::Batch(SrcAccessOrder::Any) {
-            return false;
-        }
-        // SAFETY: as in the copy family: `run_rep` calls this only while the blocker ahead still runs and the
-        // stream's work is unfinished; a copy that reads the source in stream order cannot have started, one
-        // that reads it only during the call has finished reading. The host writes plain bytes the copy only
-        // reads: no memory is used after it is freed.
-        unsafe { self.checker.overwrite(&mut self.src, Page::Head) };
-        true
+        // SAFETY: as in the copy family: `run_rep` asks for the first page only while the blocker ahead still
+        // runs and the stream's work is unfinished, and `probeable` allows no other page; a copy that reads the
+        // source in stream order cannot have started, one that reads it only during the call has finished
+        // reading, and one that may read it at any time is not probed. The host writes plain bytes the copy
+        // only reads: no memory is used after it is freed.
+        unsafe { self.checker.probe_source(&mut self.src, page, self.op.probeable()) }
     }
 
     fn verify(&mut self, gpu: &Gpu, probed: Option<Page>) -> anyhow::Result<Option<bool>> {
-        let original = self.checker.verify(gpu, &mut self.dst, probed)?;
-        Ok(probed.map(|_| original))
+        self.checker.verify_probe(gpu, &mut self.dst, probed)
     }
 }
 
@@ -318,6 +320,15 @@ mod tests {
                 }
             }
             assert!(c.setup.blocker_ahead && c.setup.stream == Some(StreamKind::NonBlocking));
+        }
+    }
+
+    #[test]
+    fn the_probe_overwrites_only_the_first_page_of_a_host_source_not_read_at_any_time() {
+        for c in cases() {
+            let Op::Batch(op) = c.op else { panic!("{} is not a batch case", c.setup.id) };
+            let probed = op.htod && op.submit != Submit::Batch(SrcAccessOrder::Any);
+            assert_eq!(op.probeable(), if probed { Probeable::Head } else { Probeable::Neither }, "{}", c.setup.id);
         }
     }
 

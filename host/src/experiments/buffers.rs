@@ -5,6 +5,10 @@
 //! per experiment; device buffers by the `fill` kernel. Results are verified by the `checksum` kernel where
 //! the GPU can read the destination (device, pinned, write-combined and managed memory; host reads of
 //! write-combined memory are very slow), and by comparing with the reference on the host otherwise.
+//!
+//! The staging probe of the copy families (copies, batched copies) is here too: `Checker::probe_source`
+//! overwrites a page of the source where the family's rule (`Probeable`) allows it, and
+//! `Checker::verify_probe` says what arrived.
 
 use crate::pattern::{self, checksum_term, pattern_byte};
 use anyhow::{bail, ensure};
@@ -33,6 +37,30 @@ impl Page {
         match self {
             Page::Head => 0..n,
             Page::Tail => len as usize - n..len as usize,
+        }
+    }
+}
+
+/// Which pages of a copy's source the staging probe may overwrite while the copy is pending: each copy
+/// family's own rule, which `Checker::probe_source` applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probeable {
+    /// Neither: the source is not host memory, or the copy may be reading it at any moment.
+    Neither,
+    /// The first page only, while the blocker ahead of the copy holds its work back.
+    Head,
+    /// Either page: a source the GPU cannot read itself, so the last page may be overwritten with the copy in
+    /// flight too.
+    Either,
+}
+
+impl Probeable {
+    /// Whether the rule lets the probe overwrite `page`.
+    pub fn allows(self, page: Page) -> bool {
+        match self {
+            Probeable::Neither => false,
+            Probeable::Head => page == Page::Head,
+            Probeable::Either => true,
         }
     }
 }
@@ -165,6 +193,31 @@ impl<'g> Checker<'g> {
                 bytes[i] = pattern_byte(i as u64, SEED_OVERWRITE);
             }
         }
+    }
+
+    /// The staging probe of a copy's source (`Probe::probe_source`): overwrites `page` of `src` if `rule`
+    /// allows it, and says whether it did.
+    ///
+    /// # Safety
+    /// As for `overwrite`, for every page that `rule` allows: the caller is `Probe::probe_source` as `run_rep`
+    /// calls it (the first page only while the blocker ahead of the copy still runs and the copy's work is
+    /// unfinished, the last page only with the copy in flight), and `rule` allows a page only where no DMA can
+    /// be reading it then.
+    pub unsafe fn probe_source(&self, src: &mut Side, page: Page, rule: Probeable) -> bool {
+        if !rule.allows(page) {
+            return false;
+        }
+        // SAFETY: the caller promises that no DMA reads the pages `rule` allows at this moment (see `# Safety`).
+        unsafe { self.overwrite(src, page) };
+        true
+    }
+
+    /// `Probe::verify` of a copy: after synchronization, whether `dst` holds the original pattern (`Some(true)`)
+    /// or the one with the `probed` page overwritten (`Some(false)`); `None` where no page was probed, as then
+    /// the arrival says nothing of staging. An error for anything else.
+    pub fn verify_probe(&self, gpu: &Gpu, dst: &mut Side, probed: Option<Page>) -> anyhow::Result<Option<bool>> {
+        let original = self.verify(gpu, dst, probed)?;
+        Ok(probed.map(|_| original))
     }
 
     /// Fills a destination with bytes that are neither pattern.

@@ -7,7 +7,7 @@
 //! `cudaMemcpyDefault`. Managed memory is measured in two states: pages last touched by the host, and pages
 //! resident on the GPU (written by a kernel just before).
 
-use super::buffers::{Checker, Side};
+use super::buffers::{Checker, Probeable, Side};
 use super::method::{measure, BlockerPlan, Page, Probe};
 use super::{case_record, Case, Op};
 use async_lab_core::api::Api;
@@ -71,6 +71,37 @@ impl Residency {
     }
 }
 
+/// The driver function a copy goes through: one per form, entry and direction (`CopyOp::driver_call`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyCall {
+    /// `cuMemcpy`: the unified form, on the legacy default stream.
+    Memcpy,
+    /// `cuMemcpyAsync`: the unified form, on a stream.
+    MemcpyAsync,
+    HtoD,
+    DtoH,
+    DtoD,
+    HtoDAsync,
+    DtoHAsync,
+    DtoDAsync,
+}
+
+impl CopyCall {
+    /// The driver function's name, as a case's setup records it (`call`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CopyCall::Memcpy => "cuMemcpy",
+            CopyCall::MemcpyAsync => "cuMemcpyAsync",
+            CopyCall::HtoD => "cuMemcpyHtoD",
+            CopyCall::DtoH => "cuMemcpyDtoH",
+            CopyCall::DtoD => "cuMemcpyDtoD",
+            CopyCall::HtoDAsync => "cuMemcpyHtoDAsync",
+            CopyCall::DtoHAsync => "cuMemcpyDtoHAsync",
+            CopyCall::DtoDAsync => "cuMemcpyDtoDAsync",
+        }
+    }
+}
+
 const SMALL: u64 = 64 << 10;
 
 impl CopyOp {
@@ -120,18 +151,24 @@ impl CopyOp {
     }
 
     /// The driver function this experiment calls. Host → host has only the unified form.
-    pub fn call(&self) -> &'static str {
-        let unified = self.dir == Direction::HtoH || self.entry == Entry::Unified;
-        match (self.form, unified, self.dir) {
-            (Form::Sync, true, _) => "cuMemcpy",
-            (Form::Async, true, _) => "cuMemcpyAsync",
-            (Form::Sync, false, Direction::HtoD) => "cuMemcpyHtoD",
-            (Form::Sync, false, Direction::DtoH) => "cuMemcpyDtoH",
-            (Form::Sync, false, _) => "cuMemcpyDtoD",
-            (Form::Async, false, Direction::HtoD) => "cuMemcpyHtoDAsync",
-            (Form::Async, false, Direction::DtoH) => "cuMemcpyDtoHAsync",
-            (Form::Async, false, _) => "cuMemcpyDtoDAsync",
+    pub fn driver_call(&self) -> CopyCall {
+        use Direction::*;
+        use Entry::*;
+        match (self.form, self.entry, self.dir) {
+            (Form::Sync, Unified, _) | (Form::Sync, Typed, HtoH) => CopyCall::Memcpy,
+            (Form::Async, Unified, _) | (Form::Async, Typed, HtoH) => CopyCall::MemcpyAsync,
+            (Form::Sync, Typed, HtoD) => CopyCall::HtoD,
+            (Form::Sync, Typed, DtoH) => CopyCall::DtoH,
+            (Form::Sync, Typed, DtoD) => CopyCall::DtoD,
+            (Form::Async, Typed, HtoD) => CopyCall::HtoDAsync,
+            (Form::Async, Typed, DtoH) => CopyCall::DtoHAsync,
+            (Form::Async, Typed, DtoD) => CopyCall::DtoDAsync,
         }
+    }
+
+    /// The name of the driver function this experiment calls, as its setup records it.
+    pub fn call(&self) -> &'static str {
+        self.driver_call().name()
     }
 
     /// The rule this copy tests, and what it predicts.
@@ -230,6 +267,18 @@ impl CopyOp {
         }
     }
 
+    /// Which pages of the source the staging probe may overwrite. Only a host source, and with the copy in
+    /// flight only one the GPU cannot read itself: pageable memory (on a GPU that cannot access pageable
+    /// memory: `CopyProbe::probe_source` checks the device's attribute), which only the driver's host code
+    /// copies into its staging buffer.
+    fn probeable(&self) -> Probeable {
+        match (self.dir, self.host) {
+            (Direction::DtoH | Direction::DtoD, _) => Probeable::Neither,
+            (Direction::HtoD | Direction::HtoH, Some(HostKind::Pageable)) => Probeable::Either,
+            (Direction::HtoD | Direction::HtoH, _) => Probeable::Head,
+        }
+    }
+
     fn host_slug(&self) -> &'static str {
         match self.host {
             Some(HostKind::WriteCombined) => "write-combined pinned",
@@ -288,16 +337,15 @@ impl Probe for CopyProbe<'_, '_> {
         // stay alive and are not touched by the host until the device is synchronized (the one exception is
         // the staging probe, see `probe_source`).
         unsafe {
-            match self.op.call() {
-                "cuMemcpy" => mem::memcpy(dst, src, n),
-                "cuMemcpyAsync" => mem::memcpy_async(dst, src, n, s),
-                "cuMemcpyHtoD" => mem::memcpy_htod(dst, src as *const _, n),
-                "cuMemcpyDtoH" => mem::memcpy_dtoh(dst as *mut _, src, n),
-                "cuMemcpyDtoD" => mem::memcpy_dtod(dst, src, n),
-                "cuMemcpyHtoDAsync" => mem::memcpy_htod_async(dst, src as *const _, n, s),
-                "cuMemcpyDtoHAsync" => mem::memcpy_dtoh_async(dst as *mut _, src, n, s),
-                "cuMemcpyDtoDAsync" => mem::memcpy_dtod_async(dst, src, n, s),
-                other => unreachable!("no copy call named {other}"),
+            match self.op.driver_call() {
+                CopyCall::Memcpy => mem::memcpy(dst, src, n),
+                CopyCall::MemcpyAsync => mem::memcpy_async(dst, src, n, s),
+                CopyCall::HtoD => mem::memcpy_htod(dst, src as *const _, n),
+                CopyCall::DtoH => mem::memcpy_dtoh(dst as *mut _, src, n),
+                CopyCall::DtoD => mem::memcpy_dtod(dst, src, n),
+                CopyCall::HtoDAsync => mem::memcpy_htod_async(dst, src as *const _, n, s),
+                CopyCall::DtoHAsync => mem::memcpy_dtoh_async(dst as *mut _, src, n, s),
+                CopyCall::DtoDAsync => mem::memcpy_dtod_async(dst, src, n, s),
             }
         }
     }
@@ -310,28 +358,21 @@ impl Probe for CopyProbe<'_, '_> {
     }
 
     fn probe_source(&mut self, page: Page) -> bool {
-        if !matches!(self.op.dir, Direction::HtoD | Direction::HtoH) {
-            return false;
-        }
-        // With the copy in flight, only a source the GPU cannot read itself may be touched: pageable memory
-        // (on a GPU that cannot access pageable memory, as the machine's attribute records), which only the
-        // driver's host code copies into its staging buffer.
-        if page == Page::Tail && (self.op.host != Some(HostKind::Pageable) || self.gpu_reads_pageable) {
+        // A GPU that reads pageable memory itself (HMM, ATS) may be reading the source right now.
+        if page == Page::Tail && self.gpu_reads_pageable {
             return false;
         }
         // SAFETY: `run_rep` asks for the first page only while the blocker ahead of the copy is still running
         // and the copy's own work has not finished, so the copy engine cannot read the source before the
         // blocker ends (if it ends during the overwrite, `run_rep` sees it and discards the repetition); the
-        // last page only of pageable memory, which no DMA reads. Staged data comes from the driver's buffer,
-        // not this one. Either way the host writes plain bytes the copy only reads: no memory is used after
-        // it is freed.
-        unsafe { self.checker.overwrite(&mut self.src, page) };
-        true
+        // last page only with the copy in flight, which `probeable` allows only for pageable memory, which no
+        // DMA reads. Staged data comes from the driver's buffer, not this one. Either way the host writes plain
+        // bytes the copy only reads: no memory is used after it is freed.
+        unsafe { self.checker.probe_source(&mut self.src, page, self.op.probeable()) }
     }
 
     fn verify(&mut self, gpu: &Gpu, probed: Option<Page>) -> anyhow::Result<Option<bool>> {
-        let original = self.checker.verify(gpu, &mut self.dst, probed)?;
-        Ok(probed.map(|_| original))
+        self.checker.verify_probe(gpu, &mut self.dst, probed)
     }
 }
 
@@ -489,4 +530,41 @@ pub fn sweep_cases(sizes: &[u64]) -> Vec<Case> {
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_to_host_takes_the_unified_call_and_the_full_matrix_makes_all_eight() {
+        let mut seen = Vec::new();
+        for case in full_cases(&[4 << 10]) {
+            let Op::Copy(op) = case.op else { panic!("{} is not a copy", case.setup.id) };
+            let call = op.driver_call();
+            assert_eq!(case.setup.call, call.name(), "{}", case.setup.id);
+            if op.dir == Direction::HtoH {
+                assert!(matches!(call, CopyCall::Memcpy | CopyCall::MemcpyAsync), "{}", case.setup.id);
+            }
+            if !seen.contains(&call) {
+                seen.push(call);
+            }
+        }
+        assert_eq!(seen.len(), 8, "{seen:?}");
+    }
+
+    #[test]
+    fn the_probe_overwrites_a_host_source_and_its_last_page_only_if_pageable() {
+        for case in full_cases(&[4 << 10]) {
+            let Op::Copy(op) = case.op else { panic!("{} is not a copy", case.setup.id) };
+            let want = match (op.dir, op.host) {
+                (Direction::DtoH | Direction::DtoD, _) => Probeable::Neither,
+                (_, Some(HostKind::Pageable)) => Probeable::Either,
+                _ => Probeable::Head,
+            };
+            assert_eq!(op.probeable(), want, "{}", case.setup.id);
+            assert_eq!(want.allows(Page::Tail), want == Probeable::Either);
+            assert_eq!(want.allows(Page::Head), want != Probeable::Neither);
+        }
+    }
 }
