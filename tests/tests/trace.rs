@@ -148,29 +148,19 @@ fn trace_of_recording(rec: &async_lab_core::record::Recording, offset: u64) -> S
     for case in &rec.cases {
         let name = async_lab_core::trace::against::base_name(&case.setup.call).to_owned();
         for r in &case.reps {
-            corr += 1;
-            // A call between the repetitions' that the matching must not take: same name, 300 µs earlier.
-            let decoy = r.host_call_start_ns + offset - 300_000;
-            lines.push(Line::Api {
-                domain: Domain::Runtime,
-                name: format!("{name}_v2"),
-                cbid: 0,
-                tid: 1,
-                corr,
-                start: decoy,
-                end: decoy + 1_000,
-            });
-            corr += 1;
-            let start = r.host_call_start_ns + offset + 3_000;
-            lines.push(Line::Api {
+            let call = |corr: u32, start: u64, len: u64| Line::Api {
                 domain: Domain::Runtime,
                 name: format!("{name}_v2"),
                 cbid: 0,
                 tid: 1,
                 corr,
                 start,
-                end: start + r.host_call_ns,
-            });
+                end: start + len,
+            };
+            // A call between the repetitions' that the matching must not take: same name, 300 µs earlier.
+            lines.push(call(corr + 1, r.host_call_start_ns + offset - 300_000, 1_000));
+            lines.push(call(corr + 2, r.host_call_start_ns + offset + 3_000, r.host_call_ns));
+            corr += 2;
         }
     }
     lines.push(Line::End { t: u64::MAX / 2 });
