@@ -7,12 +7,9 @@ use crate::record::{CaseRecord, CaseSetup, Family};
 use crate::result::CaseResult;
 use crate::rules::Verdict;
 
+/// A duration given in µs, in words (`units::duration`).
 fn ms(us: f64) -> String {
-    if us >= 1000.0 {
-        format!("{:.1} ms", us / 1000.0)
-    } else {
-        format!("{us:.1} µs")
-    }
+    crate::units::duration(us * 1e3)
 }
 
 /// What held the thread in the median repetition, in one sentence: how long, and by what ("The thread was
