@@ -145,8 +145,6 @@ pub struct Held {
     pub own_work_ns: Option<i64>,
     /// How long its own GPU work ran while the thread was held.
     pub own_held_ns: i64,
-    /// When its own work ended, from the return (negative: before it).
-    pub own_end_from_return_ns: Option<i64>,
     /// How much of its own work ran after the return: at least, at most (bounds from where its end may lie).
     pub own_after_return_ns: Option<[i64; 2]>,
     pub resolution_ns: i64,
@@ -315,7 +313,6 @@ pub fn attribute(scene: &Scene) -> Held {
         segments,
         own_work_ns: own.map(|o| o.len()),
         own_held_ns,
-        own_end_from_return_ns: own.map(|o| o.end - call.end),
         own_after_return_ns,
         resolution_ns: res,
         clock_error_ns: scene.clock_error_ns,
