@@ -104,12 +104,12 @@ mod tests {
         let known = table().values().next().unwrap();
         let setup = |call: &str, ahead: bool| CaseSetup {
             id: known.id.clone(),
-            family: crate::record::Family::Copy,
+            family: crate::setup::Family::Copy,
             call: call.to_owned(),
             rule: "X".into(),
             expected: Expected::undocumented(),
             stream: None,
-            blocker: crate::record::BlockerPlacement::None,
+            blocker: crate::setup::BlockerPlacement::None,
             blocker_stream: None,
             blocker_ahead: ahead,
             host_memory: None,
@@ -119,6 +119,7 @@ mod tests {
             peer: None,
             direction: None,
             timing: CallTiming::Stopwatch,
+            case: None,
         };
         assert_eq!(
             current_rule(&setup(&known.call, known.blocker_ahead)),

@@ -3,9 +3,10 @@
 //! Explain reads a case's setup and its result (`result::CaseResult`) and never calls the report: the report
 //! calls `why` for each result it fills, and `long`'s caller passes in the result it got from the report.
 
-use crate::record::{CaseRecord, CaseSetup, Family};
+use crate::record::{CaseRecord, CaseSetup};
 use crate::result::CaseResult;
 use crate::rules::Verdict;
+use crate::setup::Family;
 
 /// A duration given in µs, in words (`units::duration`).
 fn ms(us: f64) -> String {
@@ -93,7 +94,7 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         ));
     } else {
         text.push_str(&format!("{} returned after {call}", s.call));
-        let on_dst_gpu = s.family == Family::Peer && s.blocker == crate::record::BlockerPlacement::Other;
+        let on_dst_gpu = s.family == Family::Peer && s.blocker == crate::setup::BlockerPlacement::Other;
         let blocker = match (s.family, r.blocker_us) {
             (Family::Seed, _) => "the work ahead of it in the stream".to_owned(),
             (_, Some(b)) if on_dst_gpu => format!("the {} blocker on the destination GPU", ms(b)),

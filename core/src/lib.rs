@@ -13,6 +13,7 @@
 
 pub mod api;
 pub mod attribution;
+pub mod catalogue;
 pub mod class;
 pub mod classify;
 pub mod clock;

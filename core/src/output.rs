@@ -1,7 +1,7 @@
 //! The report as a terminal table (grouped by family), JSON, Markdown or CSV.
 
-use crate::record::Family;
 use crate::report::{common_not_run, CaseResult, Report};
+use crate::setup::Family;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, Table};
 use std::fmt::Write as _;
 

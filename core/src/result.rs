@@ -5,8 +5,8 @@
 //! `explain` without `explain` calling the report (`docs/crates.md`).
 
 use crate::class::Class;
-use crate::record::{BlockerPlacement, Family, PeerSetup};
 use crate::rules::{Expected, Verdict, WaitStyle};
+use crate::setup::{BlockerPlacement, Family, PeerSetup};
 use crate::setup::{CallTiming, Direction, HostKind};
 use crate::stats::Spread;
 use serde::Serialize;

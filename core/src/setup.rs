@@ -114,6 +114,92 @@ impl CallTiming {
     }
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    Copy,
+    Memset,
+    Launch,
+    /// Loading modules and libraries, looking up kernels, first launches (`experiments/loading.rs`).
+    Load,
+    Alloc,
+    Callback,
+    Wait,
+    Seed,
+    Sweep,
+    Peer,
+    /// async-lab's own cost of enqueueing the cheapest calls (`experiments/overhead.rs`).
+    Overhead,
+    /// CUDA graphs: instantiation, upload, launches (`experiments/graphs.rs`).
+    Graph,
+    /// Unified-memory hints: prefetch and advice (`experiments/unified.rs`).
+    Unified,
+    /// Attributes and limits while work is in flight (`experiments/limits.rs`).
+    Limits,
+    /// Stream memory operations, and host calls while a stream waits on the host (`experiments/streammem.rs`).
+    StreamMem,
+    /// Virtual memory management (`experiments/vmm.rs`).
+    Vmm,
+    /// Batched copies (`experiments/batched.rs`).
+    Batch,
+    /// One thread's quick call while another is inside a slow one (`experiments/threads.rs`).
+    Threads,
+}
+
+impl Family {
+    pub fn title(self) -> &'static str {
+        match self {
+            Family::Copy => "Copies",
+            Family::Memset => "Memset",
+            Family::Launch => "Kernel launches",
+            Family::Load => "Loading code while the GPU works",
+            Family::Alloc => "Allocation and registration",
+            Family::Callback => "Host callbacks and stream teardown",
+            Family::Wait => "Waiting (scheduling flags)",
+            Family::Seed => "The seed program",
+            Family::Sweep => "Size sweep",
+            Family::Peer => "Peer copies (GPU to GPU)",
+            Family::Overhead => "The tool's own overhead",
+            Family::Graph => "CUDA graphs",
+            Family::Unified => "Unified-memory hints (prefetch, advice)",
+            Family::Limits => "Attributes and limits while work is in flight",
+            Family::StreamMem => "Stream memory operations (a stream waits on the host)",
+            Family::Vmm => "Virtual memory management",
+            Family::Batch => "Batched copies",
+            Family::Threads => "Two threads: a quick call beside a slow one",
+        }
+    }
+}
+
+/// Where the blocker kernel ran relative to the call under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BlockerPlacement {
+    /// In the call's own stream, ahead of it.
+    Same,
+    /// On a separate stream (named in the setup) that the call does not depend on.
+    Other,
+    /// No blocker.
+    None,
+}
+
+/// The two GPUs of a peer experiment (absent in the experiment's template, before the pairs are known).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerSetup {
+    /// The copy's source GPU; the call's stream belongs to it.
+    pub src_gpu: Option<i32>,
+    pub dst_gpu: Option<i32>,
+    /// Whether direct access between the two was enabled (both directions) during the measurement.
+    pub access: bool,
+}
+
+impl PeerSetup {
+    /// Source and destination on the same GPU (`--peer-loopback`): a check of the code, not a peer measurement.
+    pub fn is_loopback(&self) -> bool {
+        self.src_gpu.is_some() && self.src_gpu == self.dst_gpu
+    }
+}
+
 /// A peer experiment's record id: the template's id, and the pair.
 pub fn pair_id(template: &str, src: i32, dst: i32) -> String {
     format!("{template}/gpu{src}-to-gpu{dst}")

@@ -12,8 +12,9 @@ use async_lab::selection::Preset;
 use async_lab_core::classify::Class;
 use async_lab_core::clock::ClockOffset;
 use async_lab_core::html::Source;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
+use async_lab_core::record::{CaseRecord, CaseSetup, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
 use async_lab_core::rules::Expected;
+use async_lab_core::setup::BlockerPlacement;
 use async_lab_core::units::parse_size;
 use std::collections::BTreeMap;
 
@@ -414,7 +415,7 @@ fn peers(base: u64) -> Vec<CaseRecord> {
                     let template = format!("peer/{call}/{access}/same/{}", async_lab_core::units::format_size(bytes));
                     let mut setup = setup(Preset::Peer, Some(&sizes), &template);
                     setup.id = async_lab::experiments::peer::pair_id(&template, src, dst);
-                    setup.peer = Some(async_lab_core::record::PeerSetup {
+                    setup.peer = Some(async_lab_core::setup::PeerSetup {
                         src_gpu: Some(src),
                         dst_gpu: Some(dst),
                         access: access == "p2p-on",

@@ -7,9 +7,10 @@ use async_lab::experiments::catalogue;
 
 use async_lab::selection::Preset;
 use async_lab_core::classify::Class;
-use async_lab_core::record::{CaseRecord, Family, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
+use async_lab_core::record::{CaseRecord, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
 use async_lab_core::report::result;
 use async_lab_core::rules::Verdict;
+use async_lab_core::setup::Family;
 use async_lab_tests::bin_path;
 use std::process::{Command, Output};
 

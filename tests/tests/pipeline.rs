@@ -182,7 +182,7 @@ fn peer_record(template: &str, src: i32, dst: i32, reps: Vec<Rep>) -> CaseRecord
     let mut r = record(template, reps);
     r.setup.id = async_lab::experiments::peer::pair_id(template, src, dst);
     let access = r.setup.peer.unwrap().access;
-    r.setup.peer = Some(async_lab_core::record::PeerSetup { src_gpu: Some(src), dst_gpu: Some(dst), access });
+    r.setup.peer = Some(async_lab_core::setup::PeerSetup { src_gpu: Some(src), dst_gpu: Some(dst), access });
     r
 }
 

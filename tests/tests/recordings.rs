@@ -186,7 +186,7 @@ fn the_one_gpu_peer_recording_says_needs_2_gpus_for_every_experiment() {
     assert_eq!(rec.machine.gpu_count, Some(1));
     let report = build(&rec);
     assert_eq!(report.results.len(), 66);
-    assert!(report.results.iter().all(|r| r.family == async_lab_core::record::Family::Peer && r.class.is_none()));
+    assert!(report.results.iter().all(|r| r.family == async_lab_core::setup::Family::Peer && r.class.is_none()));
     assert_eq!((report.summary.not_run, report.summary.errors), (66, 0));
     assert_eq!(report.summary.not_run_reasons, vec!["needs 2 GPUs: this machine has 1".to_owned()]);
 }

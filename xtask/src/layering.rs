@@ -3,7 +3,7 @@
 //!
 //! A module's dependencies are the modules its `crate::` and `super::` paths name (`use` items and paths in
 //! expressions alike, `{...}` groups expanded). A path points at the deepest module file it names:
-//! `crate::html::axis::duration` is `html::axis`, `crate::record::Family` is `record`. Inline modules
+//! `crate::html::axis::duration` is `html::axis`, `crate::setup::Family` is `record`. Inline modules
 //! (`mod tests { ... }`, as rustfmt lays them out) count as part of their file's module, and `super::`
 //! inside them starts from them. Comments are skipped. A module naming its own submodule by a plain path
 //! (`copies::cases()` in `experiments/mod.rs`) is not read: a parent uses its children, and a child may use its

@@ -26,8 +26,9 @@ mod header;
 mod plots;
 mod timeline;
 
-use crate::record::{Family, Recording};
+use crate::record::Recording;
 use crate::report;
+use crate::setup::Family;
 use anyhow::{ensure, Context as _};
 use cards::{case_card, seed_card, seed_group};
 use header::{machine, overview};

@@ -6,9 +6,10 @@ use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use async_lab_core::api::Api;
 use async_lab_core::classify::Class::*;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::record::{CaseRecord, CaseSetup};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_driver::memory::{self as mem, DefaultMemPool};
 use async_lab_driver::runtime::memory as rtmem;
 use async_lab_driver::{sys, DriverResult, Gpu, PageableBuffer, Stream, StreamHandle, StreamKind};
@@ -142,6 +143,7 @@ impl AllocOp {
                 peer: None,
                 direction: None,
                 timing: CallTiming::Stopwatch,
+                case: None,
             },
             op: Op::Alloc(self),
         }

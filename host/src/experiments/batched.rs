@@ -13,15 +13,17 @@
 //! `runtime::batch`); a runtime older than 12.8 leaves them *not run*, with the reason.
 
 use super::buffers::{Checker, Probeable, Side};
-use super::copies::{CopyOp, Entry, Form, Residency};
 use super::method::{measure, BlockerPlan, Page, Probe};
 use super::{case_record, Case, Op};
 use async_lab_core::api::Api;
+use async_lab_core::catalogue::copies::{CopyFacts, Entry, Form, Residency};
+use async_lab_core::catalogue::Experiment as _;
 use async_lab_core::classify::Class::*;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::record::{CaseRecord, CaseSetup};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
 use async_lab_core::setup::Direction;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_core::units::format_size;
 use async_lab_driver::batch::{BatchCopy, SrcAccessOrder};
 use async_lab_driver::memory;
@@ -67,8 +69,8 @@ impl Submit {
 
 impl BatchOp {
     /// The single copy each piece is when made one by one (the copy family's case of that size).
-    fn piece_copy(self) -> CopyOp {
-        CopyOp {
+    fn piece_copy(self) -> CopyFacts {
+        CopyFacts {
             form: Form::Async,
             dir: if self.htod { Direction::HtoD } else { Direction::DtoH },
             host: Some(self.host),
@@ -105,11 +107,11 @@ impl BatchOp {
             Submit::Batch(_) => ("BC1", Expected::undocumented()),
             // Each call is an ordinary async copy: the copy family's rule for one piece holds for each, and so
             // for the last, whose return ends the timed span.
-            Submit::OneByOne => self.piece_copy().rule(),
+            Submit::OneByOne => self.piece_copy().rule(Api::Driver),
         };
         let call = match self.submit {
             Submit::Batch(_) => "cuMemcpyBatchAsync",
-            Submit::OneByOne => self.piece_copy().call(),
+            Submit::OneByOne => self.piece_copy().call(Api::Driver),
         };
         Case {
             setup: CaseSetup {
@@ -148,6 +150,7 @@ impl BatchOp {
                 api: async_lab_core::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,
+                case: None,
             },
             op: Op::Batch(self),
         }

@@ -9,9 +9,10 @@ use super::method::{measure_with, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use async_lab_core::api::Api;
 use async_lab_core::classify::Class::*;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_driver::measure::monotonic_ns;
 use async_lab_driver::runtime::stream as rtstream;
 use async_lab_driver::stream;
@@ -70,6 +71,7 @@ pub fn cases() -> Vec<Case> {
                     peer: None,
                     direction: None,
                     timing: CallTiming::Stopwatch,
+                    case: None,
                 },
                 op: Op::Callback(op),
             }

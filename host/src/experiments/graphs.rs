@@ -17,9 +17,10 @@ use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, queue, Case, Op, Placement};
 use anyhow::ensure;
 use async_lab_core::api::Api;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::record::{CaseRecord, CaseSetup};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_driver::graph::{Graph, GraphExec, InstantiateWithParams, Node};
 use async_lab_driver::runtime::graph as rtgraph;
 use async_lab_driver::{DeviceBuffer, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
@@ -135,6 +136,7 @@ impl GraphOp {
                 api: async_lab_core::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,
+                case: None,
             },
             op: Op::Graph(self),
         }

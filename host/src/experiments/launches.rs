@@ -10,9 +10,10 @@ use super::queue;
 use super::{case_record, Case, Op};
 use async_lab_core::api::Api;
 use async_lab_core::classify::Class::*;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::record::{CaseRecord, CaseSetup};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_driver::runtime::library::{Kernel, Library};
 use async_lab_driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use async_lab_ptx::kernels;
@@ -87,6 +88,7 @@ impl LaunchOp {
                 peer: None,
                 direction: None,
                 timing: CallTiming::Stopwatch,
+                case: None,
             },
             op: Op::Launch(self),
         }

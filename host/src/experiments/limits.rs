@@ -19,9 +19,10 @@ use super::{case_record, Case, Op};
 use anyhow::ensure;
 use async_lab_core::api::Api;
 use async_lab_core::classify::Class::*;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::record::{CaseRecord, CaseSetup};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_driver::device::{attribute, memory_free_and_total};
 use async_lab_driver::limits::{self as lim, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYN_SHARED};
 use async_lab_driver::runtime::library::{Kernel, Library};
@@ -148,6 +149,7 @@ impl LimitOp {
                 api: async_lab_core::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,
+                case: None,
             },
             op: Op::Limits(self),
         }

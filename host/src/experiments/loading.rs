@@ -29,9 +29,10 @@ use super::method::{blocker_ns_for, run_rep, Background, Blocker, BlockerPlan, P
 use super::{case_record, Case, Op};
 use async_lab_core::api::Api;
 use async_lab_core::classify::Class::*;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_driver::library::{Kernel, Library, Module};
 use async_lab_driver::measure::monotonic_ns;
 use async_lab_driver::runtime::library::{Kernel as RtKernel, Library as RtLibrary};
@@ -249,6 +250,7 @@ impl LoadOp {
                 peer: None,
                 direction: None,
                 timing: CallTiming::Stopwatch,
+                case: None,
             },
             op: Op::Load(self),
         }

@@ -2,139 +2,18 @@
 
 use super::buffers::gpu_checksum;
 use super::method::{measure, BlockerPlan, Probe};
-use super::{case_record, Case, Op};
+use super::{case_record, Case};
 use crate::pattern::checksum_term;
 use anyhow::ensure;
 use async_lab_core::api::Api;
-use async_lab_core::classify::Class::*;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
-use async_lab_core::rules::Expected;
-use async_lab_core::setup::CallTiming;
-use async_lab_core::units::format_size;
+use async_lab_core::catalogue::memset::{MemsetFacts, Target};
+use async_lab_core::record::CaseRecord;
+use async_lab_core::setup::BlockerPlacement;
 use async_lab_driver::memory as mem;
 use async_lab_driver::runtime::memory as rtmem;
 use async_lab_driver::{DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target {
-    Device,
-    Pinned,
-    Managed,
-}
-
-impl Target {
-    fn slug(self) -> &'static str {
-        match self {
-            Target::Device => "device",
-            Target::Pinned => "pinned",
-            Target::Managed => "managed",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct MemsetOp {
-    pub asynchronous: bool,
-    pub target: Target,
-    pub stream: StreamKind,
-    pub blocker: BlockerPlacement,
-    pub bytes: u64,
-}
-
 const VALUE: u8 = 0xA5;
-
-impl MemsetOp {
-    fn case(self) -> Case {
-        let (rule, expected) = match (self.asynchronous, self.target) {
-            (true, _) => ("M3", Expected::classes(&[Async])),
-            (false, Target::Device) => ("M1", Expected::classes(&[Async])),
-            // Fully synchronous: held through its own work; behind work in its stream, work too short for the
-            // readings to say more reads as the wait for the stream.
-            (false, Target::Pinned) if self.blocker == BlockerPlacement::Same => {
-                ("M2", Expected::classes(&[Blocking, WaitedForStream]))
-            }
-            (false, Target::Pinned) => ("M2", Expected::classes(&[Blocking])),
-            (false, Target::Managed) => ("M1", Expected::undocumented()),
-        };
-        let call = if self.asynchronous { "cuMemsetD8Async" } else { "cuMemsetD8" };
-        let same = self.blocker == BlockerPlacement::Same;
-        Case {
-            setup: CaseSetup {
-                id: format!(
-                    "memset/{}/{}/{}/{}/{}",
-                    if self.asynchronous { "async" } else { "sync" },
-                    self.target.slug(),
-                    self.stream.slug(),
-                    if same { "same" } else { "other" },
-                    format_size(self.bytes)
-                ),
-                family: Family::Memset,
-                call: call.into(),
-                rule: rule.into(),
-                expected,
-                stream: Some(self.stream),
-                blocker: self.blocker,
-                blocker_stream: Some(if same { self.stream } else { StreamKind::NonBlocking }),
-                blocker_ahead: same,
-                host_memory: match self.target {
-                    Target::Device => None,
-                    Target::Pinned => Some(HostKind::Pinned),
-                    Target::Managed => Some(HostKind::Managed),
-                },
-                bytes: self.bytes,
-                what: format!(
-                    "{call} of {} of {} memory on the {} stream, with a blocker {}",
-                    format_size(self.bytes),
-                    self.target.slug(),
-                    self.stream.slug(),
-                    super::blocker_words(same)
-                ),
-                api: async_lab_core::api::Api::Driver,
-                peer: None,
-                direction: None,
-                timing: CallTiming::Stopwatch,
-            },
-            op: Op::Memset(self),
-        }
-    }
-}
-
-pub fn cases(bytes: u64) -> Vec<Case> {
-    let mut v = Vec::new();
-    for target in [Target::Device, Target::Pinned, Target::Managed] {
-        v.push(
-            MemsetOp {
-                asynchronous: false,
-                target,
-                stream: StreamKind::Legacy,
-                blocker: BlockerPlacement::Same,
-                bytes,
-            }
-            .case(),
-        );
-        v.push(
-            MemsetOp {
-                asynchronous: true,
-                target,
-                stream: StreamKind::NonBlocking,
-                blocker: BlockerPlacement::Same,
-                bytes,
-            }
-            .case(),
-        );
-    }
-    v.push(
-        MemsetOp {
-            asynchronous: false,
-            target: Target::Device,
-            stream: StreamKind::Legacy,
-            blocker: BlockerPlacement::Other,
-            bytes,
-        }
-        .case(),
-    );
-    v
-}
 
 enum Memory<'g> {
     Device(DeviceBuffer<'g>),
@@ -142,7 +21,7 @@ enum Memory<'g> {
 }
 
 struct MemsetProbe<'a, 'g> {
-    op: MemsetOp,
+    op: MemsetFacts,
     api: Api,
     mem: Memory<'g>,
     stream: &'a Stream<'g>,
@@ -199,7 +78,7 @@ impl Probe for MemsetProbe<'_, '_> {
     }
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: MemsetOp, reps: usize) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, op: MemsetFacts, reps: usize) -> anyhow::Result<CaseRecord> {
     let len = op.bytes as usize;
     let mem = match op.target {
         Target::Device => Memory::Device(DeviceBuffer::new(gpu, len)?),

@@ -31,7 +31,9 @@ pub mod waiting;
 use crate::selection::{ApiChoice, Preset};
 use anyhow::bail;
 use async_lab_core::api::Api;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Rep};
+use async_lab_core::catalogue::{self, Facts};
+use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
+use async_lab_core::setup::BlockerPlacement;
 use async_lab_core::setup::StreamKind;
 use async_lab_core::units::parse_size;
 use async_lab_driver::HostKind;
@@ -41,6 +43,22 @@ use async_lab_driver::HostKind;
 pub struct Case {
     pub setup: CaseSetup,
     pub op: Op,
+}
+
+impl Case {
+    /// The catalogue's case, with its setup and what to run.
+    pub fn of(case: catalogue::Case) -> Case {
+        let setup = CaseSetup::of(&case);
+        let op = match case.facts {
+            Facts::Copy(f) | Facts::Sweep(catalogue::copies::SweepFacts(f)) => Op::Copy(f),
+            Facts::Memset(f) => Op::Memset(f),
+        };
+        Case { setup, op }
+    }
+
+    fn all(cases: Vec<catalogue::Case>) -> Vec<Case> {
+        cases.into_iter().map(Case::of).collect()
+    }
 }
 
 /// How a case's words say where its blocker runs: ahead of the call in its stream, or on another stream.
@@ -88,8 +106,8 @@ impl Placement {
 
 #[derive(Clone, Debug)]
 pub enum Op {
-    Copy(copies::CopyOp),
-    Memset(memset::MemsetOp),
+    Copy(catalogue::copies::CopyFacts),
+    Memset(catalogue::memset::MemsetFacts),
     Launch(launches::LaunchOp),
     /// Loading code, looking up a kernel, a first launch; driver and runtime cases alike.
     Load(loading::LoadOp),
@@ -205,6 +223,9 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
 /// the id. `None` for families without a runtime twin here (the seed has its own runtime programs, in
 /// `seed_runtime.rs`; the peer copies wait for a machine with two GPUs).
 pub fn runtime_twin(case: &Case) -> Option<Case> {
+    if let Some(c) = &case.setup.case {
+        return c.runtime_twin().map(Case::of);
+    }
     // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`). The
     // stream-memory family's calls go through the driver only: its probe has no runtime path. The runtime can
     // name only a kernel it loaded itself, never the blocker's (a driver module's), so setting the running
@@ -279,7 +300,7 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
     let default_sizes: Vec<u64> = DEFAULT_SIZES.iter().map(|s| parse_size(s).expect("valid default size")).collect();
     let copy_sizes = sizes.unwrap_or(&default_sizes);
     let others = || {
-        let mut v = memset::cases(MID_SIZE);
+        let mut v = Case::all(catalogue::memset::cases(MID_SIZE));
         v.extend(launches::cases());
         v.extend(alloc::cases(MID_SIZE));
         v.extend(callbacks::cases());
@@ -290,13 +311,13 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
     };
     match preset {
         Preset::Default => {
-            let mut v = copies::default_cases(copy_sizes, MID_SIZE);
+            let mut v = Case::all(catalogue::copies::default_cases(copy_sizes, MID_SIZE));
             v.extend(others());
             v.extend(peer::cases(copy_sizes, false, false));
             v
         }
         Preset::Full => {
-            let mut v = copies::full_cases(copy_sizes);
+            let mut v = Case::all(catalogue::copies::full_cases(copy_sizes));
             v.extend(others());
             v.extend(peer::cases(copy_sizes, true, true));
             v.extend(next_cases());
@@ -308,7 +329,7 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
             v.extend(seed_runtime::cases(seed_bytes));
             v
         }
-        Preset::Sweep => copies::sweep_cases(sizes.unwrap_or(&sweep_sizes())),
+        Preset::Sweep => Case::all(catalogue::copies::sweep_cases(sizes.unwrap_or(&sweep_sizes()))),
         Preset::Peer => peer::cases(sizes.unwrap_or(&sweep_sizes()), false, true),
         Preset::Loading => loading::cases(),
         // Driver and runtime cases both (`runtime_twin` skips the family).
@@ -397,7 +418,7 @@ mod tests {
         for c in all.iter().filter(|c| c.setup.api == Api::Driver) {
             let twin = format!("runtime/{}", c.setup.id);
             assert_eq!(has_runtime_twin(&c.setup), ids.contains(twin.as_str()), "{}", c.setup.id);
-            if c.setup.family != async_lab_core::record::Family::Load {
+            if c.setup.family != async_lab_core::setup::Family::Load {
                 // Made by `runtime_twin`: exactly the calls the runtime table names.
                 assert_eq!(
                     ids.contains(twin.as_str()),
@@ -425,6 +446,7 @@ mod tests {
             same.id = c.setup.id.clone();
             same.call = c.setup.call.clone();
             same.what = c.setup.what.clone();
+            same.case = c.setup.case.clone();
             assert_eq!(same, c.setup, "{}", twin.setup.id);
             assert_ne!(twin.setup.what, c.setup.what, "{} says nothing of the runtime", twin.setup.id);
             assert!(twin.setup.call.starts_with("cuda"), "{}", twin.setup.call);

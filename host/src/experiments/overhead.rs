@@ -24,9 +24,10 @@ use super::method::Blocker;
 use super::{case_record, Case, Op};
 use anyhow::{bail, Context as _};
 use async_lab_core::api::Api;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_driver::measure::{monotonic_ns, Stopwatch, Timed};
 use async_lab_driver::runtime::library::{Kernel, Library};
 use async_lab_driver::runtime::memory as rtmem;
@@ -109,6 +110,7 @@ impl OverheadOp {
                 peer: None,
                 direction: None,
                 timing,
+                case: None,
             },
             op: Op::Overhead(self, timing),
         }

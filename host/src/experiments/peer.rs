@@ -17,9 +17,10 @@ use super::buffers::{Checker, Side};
 use super::method::{measure_using, Blocker, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use async_lab_core::classify::Class::Async;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, PeerSetup};
+use async_lab_core::record::{CaseRecord, CaseSetup};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family, PeerSetup};
 use async_lab_core::units::format_size;
 use async_lab_driver::memory;
 use async_lab_driver::peer::{self, can_access_peer, ordered_pairs, set_peer_access};
@@ -161,6 +162,7 @@ impl PeerOp {
                 peer: Some(PeerSetup { src_gpu: None, dst_gpu: None, access: self.access }),
                 direction: None,
                 timing: CallTiming::Stopwatch,
+                case: None,
             },
             op: Op::Peer(self),
         }

@@ -24,9 +24,10 @@ use super::Case;
 use crate::pattern;
 use anyhow::ensure;
 use async_lab_core::classify::Class::*;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_driver::library::Library;
 use async_lab_driver::measure::{monotonic_ns, Stopwatch, Timed};
 use async_lab_driver::memory::memcpy_async;
@@ -101,6 +102,7 @@ impl Step {
             peer: None,
             direction: None,
             timing: CallTiming::Stopwatch,
+            case: None,
         }
     }
 }

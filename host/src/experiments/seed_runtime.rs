@@ -45,9 +45,10 @@ use super::{Case, Op};
 use crate::pattern;
 use async_lab_core::api::Api;
 use async_lab_core::classify::Class::Async;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_core::units::format_size;
 use async_lab_driver::runtime::library::Library;
 use async_lab_driver::runtime::memory::{self as rtmem, DeviceBuffer as RtDevice, HostBuffer as RtHost};
@@ -178,6 +179,7 @@ fn step_setup(op: SeedRuntimeOp, step: RtStep) -> CaseSetup {
                 peer: None,
                 direction: None,
                 timing: CallTiming::Stopwatch,
+                case: None,
             }
         }
     };

@@ -16,9 +16,10 @@ use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use anyhow::ensure;
 use async_lab_core::classify::Class::*;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::record::{CaseRecord, CaseSetup};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_driver::gpu::ctx_synchronize;
 use async_lab_driver::library::Module;
 use async_lab_driver::measure::monotonic_ns;
@@ -182,6 +183,7 @@ impl MemOpOp {
                 api: async_lab_core::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,
+                case: None,
             },
             op: Op::StreamMem(self),
         }

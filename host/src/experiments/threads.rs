@@ -43,9 +43,10 @@ use super::method::{blocker_ns_for, run_rep, Blocker, BlockerPlan, Probe, MAX_BL
 use super::{case_record, Case, Op};
 use anyhow::{bail, ensure};
 use async_lab_core::api::Api;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_driver::library::{module_load_data, module_unload};
 use async_lab_driver::measure::monotonic_ns;
 use async_lab_driver::memory;
@@ -165,6 +166,7 @@ impl ThreadOp {
                 api: async_lab_core::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,
+                case: None,
             },
             op: Op::Threads(self),
         }

@@ -17,9 +17,10 @@ use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op, Placement};
 use anyhow::ensure;
 use async_lab_core::classify::Class::*;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::record::{CaseRecord, CaseSetup};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_core::units::format_size;
 use async_lab_driver::runtime::unified as rtum;
 use async_lab_driver::unified::{self as um, Hints, Place};
@@ -128,6 +129,7 @@ impl HintOp {
                 api: async_lab_core::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,
+                case: None,
             },
             op: Op::Unified(self),
         }

@@ -12,9 +12,10 @@
 use super::method::{measure, BlockerPlan, Probe};
 use super::{case_record, Case, Op};
 use anyhow::ensure;
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family};
+use async_lab_core::record::{CaseRecord, CaseSetup};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_driver::memory;
 use async_lab_driver::vmm::Vmm;
 use async_lab_driver::{DriverResult, Event, Gpu, Stream, StreamHandle, StreamKind};
@@ -117,6 +118,7 @@ impl VmmOp {
                 api: async_lab_core::api::Api::Driver,
                 peer: None,
                 timing: CallTiming::Stopwatch,
+                case: None,
             },
             op: Op::Vmm(self),
         }

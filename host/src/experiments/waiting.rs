@@ -12,9 +12,10 @@
 
 use super::method::timed_query;
 use super::{case_record, Case, Op};
-use async_lab_core::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
 use async_lab_core::rules::{Expected, WaitStyle};
 use async_lab_core::setup::CallTiming;
+use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_driver::gpu::FlaggedContext;
 use async_lab_driver::measure::{monotonic_ns, Stopwatch};
 use async_lab_driver::runtime::{self, stream as rtstream};
@@ -138,6 +139,7 @@ fn case(id: String, call: &str, rule: &str, expected: Expected, what: String, op
             peer: None,
             direction: None,
             timing: CallTiming::Stopwatch,
+            case: None,
         },
         op: Op::Wait(op),
     }

@@ -3,8 +3,8 @@
 use super::super::axis::log_label;
 use super::chart::{size_chart, us_label, Series, YAxis};
 use super::Figure;
-use crate::record::{BlockerPlacement, Family};
 use crate::report::CaseResult;
+use crate::setup::{BlockerPlacement, Family};
 use plotters::prelude::*;
 
 /// Colours of the three peer calls; peer access off is drawn dashed with triangles in the same colour.

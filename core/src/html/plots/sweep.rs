@@ -8,8 +8,8 @@ use super::chart::{
 use super::Figure;
 use crate::api::Api;
 use crate::class::Class;
-use crate::record::Family;
 use crate::report::CaseResult;
+use crate::setup::Family;
 use crate::setup::{Direction, HostKind};
 use crate::units::format_size;
 use plotters::prelude::*;

@@ -3,8 +3,8 @@
 use super::super::axis::log_label;
 use super::chart::{err, verdict_color, FONT};
 use super::Figure;
-use crate::record::Family;
 use crate::report::CaseResult;
+use crate::setup::Family;
 use plotters::prelude::*;
 
 /// The scheduling flags, where the results have `wait/*` experiments with the two metrics.

@@ -5,7 +5,8 @@ use super::host_clock::{plausible, work_on_gpu, Offset, MISFIT, NO_OFFSET};
 use super::{median_index, other_thread, Kind, Lane, Marker, MarkerKind, Span, Timeline};
 use crate::clock::ClockFit;
 use crate::html::axis::duration;
-use crate::record::{BlockerPlacement, CaseRecord, Family};
+use crate::record::CaseRecord;
+use crate::setup::{BlockerPlacement, Family};
 
 /// The timeline of one experiment. `clock` is the recording's offset, where it has one.
 pub fn for_case(record: &CaseRecord, clock: Option<&ClockFit>) -> Timeline {

@@ -158,9 +158,10 @@ mod tests {
     use super::host_clock::{work_on_gpu, Offset, MISFIT};
     use super::*;
     use crate::clock::{ClockFit, ClockOffset};
-    use crate::record::{BlockerPlacement, CaseRecord, CaseSetup, Family, Rep};
+    use crate::record::{CaseRecord, CaseSetup, Rep};
     use crate::rules::Expected;
     use crate::setup::CallTiming;
+    use crate::setup::{BlockerPlacement, Family};
 
     fn record(reps: Vec<Rep>) -> CaseRecord {
         let setup = CaseSetup {
@@ -180,6 +181,7 @@ mod tests {
             peer: None,
             direction: None,
             timing: CallTiming::Stopwatch,
+            case: None,
         };
         CaseRecord { setup, blocker_ns: None, warmup: None, reps, series: None, error: None, skipped: None }
     }

@@ -1,0 +1,191 @@
+//! The catalogue: every experiment async-lab knows, as typed facts.
+//!
+//! A family's facts (`copies::CopyFacts`, `memset::MemsetFacts`, ...) say what its call does: which call,
+//! which memory, which stream, where the blocker runs, how many bytes. Everything else is *derived* from them,
+//! here and nowhere else: the id (never parsed back), the call's name through either API, the documented rule
+//! it tests and the classes that rule predicts, the words that describe it, and the setup a recording keeps
+//! (`record::CaseSetup::of`, the one place a setup is made). A recording keeps its case's facts, so a replay
+//! asks today's rules what they predict for them ([`expectation`]); the measuring crate (`host/`) reads the
+//! same facts to choose what to run.
+//!
+//! Adding a case to a family is one line of facts in its list (`copies::default_cases`, ...).
+
+pub mod copies;
+pub mod memset;
+
+use crate::api::Api;
+use crate::rules::Expected;
+use crate::setup::{BlockerPlacement, CallTiming, Direction, Family, HostKind, PeerSetup, StreamKind};
+use serde::{Deserialize, Serialize};
+
+/// Where a case's call and its blocker run, and what memory it touches: the typed fields every recording's
+/// setup carries, whatever the family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// The call's stream, where it takes one.
+    pub stream: Option<StreamKind>,
+    pub blocker: BlockerPlacement,
+    /// The stream the blocker runs on.
+    pub blocker_stream: Option<StreamKind>,
+    /// Whether the blocker is ordered before the call (so waiting for it is not a device-wide wait).
+    pub blocker_ahead: bool,
+    pub host_memory: Option<HostKind>,
+    pub bytes: u64,
+    /// Which way a copy moves its bytes; `None` for every other call.
+    pub direction: Option<Direction>,
+    pub peer: Option<PeerSetup>,
+    pub timing: CallTiming,
+}
+
+impl Layout {
+    /// A call on `stream` with the blocker in the same stream (ahead of it) or on a non-blocking one.
+    pub fn behind(stream: StreamKind, blocker: BlockerPlacement) -> Layout {
+        let same = blocker == BlockerPlacement::Same;
+        Layout {
+            stream: Some(stream),
+            blocker,
+            blocker_stream: Some(if same { stream } else { StreamKind::NonBlocking }),
+            blocker_ahead: same,
+            host_memory: None,
+            bytes: 0,
+            direction: None,
+            peer: None,
+            timing: CallTiming::Stopwatch,
+        }
+    }
+}
+
+/// What a family's facts say of themselves. Every method is a pure function of the facts.
+pub trait Experiment {
+    fn family(&self) -> Family;
+    /// The id without the API's prefix (a runtime case's id is `runtime/` + this).
+    fn id(&self) -> String;
+    /// The function the call goes through, in `api`.
+    fn call(&self, api: Api) -> &'static str;
+    /// Whether the driver case of these facts is measured through the runtime too, with the same facts.
+    fn runtime_twin(&self) -> bool;
+    /// The documented rule the case tests, and what it predicts, through `api`.
+    fn rule(&self, api: Api) -> (&'static str, Expected);
+    /// A sentence on what the experiment does, through `api`.
+    fn what(&self, api: Api) -> String;
+    fn layout(&self) -> Layout;
+    /// The environment variable the case needs set before the driver starts (it then runs in a child
+    /// process of its own).
+    fn child_env(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+}
+
+/// The facts of one experiment, by family.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Facts {
+    Copy(copies::CopyFacts),
+    Sweep(copies::SweepFacts),
+    Memset(memset::MemsetFacts),
+}
+
+/// Calls `$body` with `$f` bound to the family's facts.
+macro_rules! each_family {
+    ($facts:expr, $f:ident => $body:expr) => {
+        match $facts {
+            Facts::Copy($f) => $body,
+            Facts::Sweep($f) => $body,
+            Facts::Memset($f) => $body,
+        }
+    };
+}
+
+impl Experiment for Facts {
+    fn family(&self) -> Family {
+        each_family!(self, f => f.family())
+    }
+    fn id(&self) -> String {
+        each_family!(self, f => f.id())
+    }
+    fn call(&self, api: Api) -> &'static str {
+        each_family!(self, f => f.call(api))
+    }
+    fn runtime_twin(&self) -> bool {
+        each_family!(self, f => f.runtime_twin())
+    }
+    fn rule(&self, api: Api) -> (&'static str, Expected) {
+        each_family!(self, f => f.rule(api))
+    }
+    fn what(&self, api: Api) -> String {
+        each_family!(self, f => f.what(api))
+    }
+    fn layout(&self) -> Layout {
+        each_family!(self, f => f.layout())
+    }
+    fn child_env(&self) -> Option<(&'static str, &'static str)> {
+        each_family!(self, f => f.child_env())
+    }
+}
+
+/// One experiment: the API its call goes through, and its facts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Case {
+    pub api: Api,
+    pub facts: Facts,
+}
+
+impl Case {
+    /// A case through the driver API.
+    pub fn driver(facts: impl Into<Facts>) -> Case {
+        Case { api: Api::Driver, facts: facts.into() }
+    }
+
+    /// A case through the runtime API (for the facts a family measures through the runtime only, or whose
+    /// runtime case it makes itself).
+    pub fn runtime(facts: impl Into<Facts>) -> Case {
+        Case { api: Api::Runtime, facts: facts.into() }
+    }
+
+    pub fn id(&self) -> String {
+        format!("{}{}", self.api.id_prefix(), self.facts.id())
+    }
+
+    pub fn call(&self) -> &'static str {
+        self.facts.call(self.api)
+    }
+
+    pub fn rule(&self) -> (&'static str, Expected) {
+        self.facts.rule(self.api)
+    }
+
+    /// The same facts through the runtime API, where the family measures them there too.
+    pub fn runtime_twin(&self) -> Option<Case> {
+        (self.api == Api::Driver && self.facts.runtime_twin())
+            .then(|| Case { api: Api::Runtime, facts: self.facts.clone() })
+    }
+}
+
+/// Each case followed by its runtime twin, where it has one.
+pub fn with_twins(cases: Vec<Case>) -> Vec<Case> {
+    let mut out = Vec::with_capacity(cases.len() * 2);
+    for c in cases {
+        let twin = c.runtime_twin();
+        out.push(c);
+        out.extend(twin);
+    }
+    out
+}
+
+/// The words of a case's blocker placement: ahead of the call in its stream, or on another stream.
+pub fn blocker_words(ahead: bool) -> &'static str {
+    if ahead {
+        "ahead of it in the same stream"
+    } else {
+        "on another, non-blocking stream"
+    }
+}
+
+/// What a case's words add for the API its call goes through: nothing for the driver, for the runtime that it
+/// goes through the runtime.
+pub fn api_words(api: Api) -> &'static str {
+    match api {
+        Api::Driver => "",
+        Api::Runtime => ", through the runtime API",
+    }
+}
