@@ -354,8 +354,8 @@ fn child(g: &GpuArgs, ids: &[String], reps: usize) -> anyhow::Result<Done> {
         peer_loopback: false,
         cudart: g.cudart.clone(),
     };
-    let outcome = runner::run_cases(&gpu, &cases, &opts);
-    let text = serde_json::to_string(&outcome.records).context("serializing the child's records")?;
+    let by_case = runner::run_in_child(&gpu, &cases, &opts);
+    let text = serde_json::to_string(&by_case).context("serializing the child's records")?;
     println!("{text}");
     Ok(Done::Ok)
 }

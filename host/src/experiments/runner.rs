@@ -81,7 +81,7 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
     };
 
     // Experiments that need their own process are run first, one child per environment.
-    let mut records: BTreeMap<String, Vec<CaseRecord>> = BTreeMap::new();
+    let mut records = ChildRecords::new();
     if !opts.in_child {
         let mut by_env: BTreeMap<(&str, &str), Vec<&Case>> = BTreeMap::new();
         for c in cases.iter().filter(|c| c.child_env().is_some()) {
@@ -93,11 +93,7 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
             }
             bar.set_message(format!("child process with {var}={value}"));
             match run_child(var, value, &group, opts) {
-                Ok(recs) => {
-                    for r in recs {
-                        records.entry(r.setup.id.clone()).or_default().push(r);
-                    }
-                }
+                Ok(by_case) => records.extend(by_case),
                 Err(e) => {
                     for c in &group {
                         records.insert(c.setup.id.clone(), vec![failed(c, &e)]);
@@ -118,7 +114,7 @@ pub fn run_cases(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> RunOutcome {
             clock_later.extend(recalibrate(gpu));
         }
         last_family = Some(case.setup.family);
-        if let Some(recs) = take_records(&mut records, &case.setup.id) {
+        if let Some(recs) = records.remove(&case.setup.id) {
             out.extend(recs);
             continue;
         }
@@ -166,28 +162,18 @@ fn recalibrate(gpu: &Gpu) -> Option<async_lab_core::clock::ClockOffset> {
     crate::calibrate::calibrate(gpu, 50).ok()
 }
 
-/// The records a child process returned for `id`: the case's own record, or those of its parts (a seed
-/// program's steps `id/1-htod`, ..., a peer template's pairs `id/gpu0-to-gpu1`).
-fn take_records(records: &mut BTreeMap<String, Vec<CaseRecord>>, id: &str) -> Option<Vec<CaseRecord>> {
-    let prefix = format!("{id}/");
-    // A part's last segment is a numbered step or a pair of GPUs; other cases share prefixes with this one
-    // (`.../1MiB` and `.../1MiB/typed`) and are not its parts.
-    let is_part = |k: &str| {
-        k.strip_prefix(&prefix).is_some_and(|rest| {
-            !rest.contains('/') && (rest.starts_with(|c: char| c.is_ascii_digit()) || is_gpu_pair(rest))
-        })
-    };
-    let keys: Vec<String> = records.keys().filter(|k| k.as_str() == id || is_part(k)).cloned().collect();
-    if keys.is_empty() {
-        return None;
-    }
-    Some(keys.into_iter().flat_map(|k| records.remove(&k).unwrap_or_default()).collect())
-}
+/// What a child process returns: each case it was given, by id, with the records measuring it made (one, or
+/// one per part: a seed program's steps, a peer template's pairs of GPUs).
+pub type ChildRecords = BTreeMap<String, Vec<CaseRecord>>;
 
-/// `gpu0-to-gpu1`: a peer experiment's pair (not `gpu-resident`).
-fn is_gpu_pair(segment: &str) -> bool {
-    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    segment.strip_prefix("gpu").and_then(|rest| rest.split_once("-to-gpu")).is_some_and(|(a, b)| number(a) && number(b))
+/// Runs `cases` in this process (a child's work), keeping each case's records apart.
+pub fn run_in_child(gpu: &Gpu, cases: &[Case], opts: &RunOptions) -> ChildRecords {
+    let mut out = ChildRecords::new();
+    for case in cases {
+        let outcome = run_cases(gpu, std::slice::from_ref(case), opts);
+        out.insert(case.setup.id.clone(), outcome.records);
+    }
+    out
 }
 
 /// A runtime-API case when the runtime cannot be used (no libcudart, or an unusable one): its *not run*
@@ -263,7 +249,7 @@ pub fn run_case(
 }
 
 /// Runs `group` in `async-lab __child` with `var=value` set, and reads its records from its stdout.
-fn run_child(var: &str, value: &str, group: &[&Case], opts: &RunOptions) -> anyhow::Result<Vec<CaseRecord>> {
+fn run_child(var: &str, value: &str, group: &[&Case], opts: &RunOptions) -> anyhow::Result<ChildRecords> {
     let exe = std::env::current_exe().context("cannot find the async-lab executable to start a child process")?;
     let ids: Vec<&str> = group.iter().map(|c| c.setup.id.as_str()).collect();
     let mut cmd = Command::new(exe);
@@ -293,41 +279,6 @@ mod tests {
     use super::*;
     use crate::experiments::catalogue;
     use crate::selection::Preset;
-
-    #[test]
-    fn a_child_s_records_are_found_by_their_case_even_when_they_are_its_steps() {
-        let case = catalogue(Preset::Seed, None)
-            .into_iter()
-            .find(|c| c.setup.id == "runtime/seed-eager/pinned")
-            .expect("the eager seed runs in a child");
-        let step = |id: &str| {
-            let mut r = not_run(&case, "x");
-            r.setup.id = id.into();
-            r
-        };
-        let mut records: BTreeMap<String, Vec<CaseRecord>> = BTreeMap::new();
-        for id in [
-            "runtime/seed-eager/pinned/1-htod",
-            "runtime/seed-eager/pinned/2-launch",
-            "runtime/seed-eager/pageable/1-htod",
-        ] {
-            records.entry(id.into()).or_default().push(step(id));
-        }
-        for id in [
-            "copy/async/htod/managed/nonblocking/same/1MiB",
-            "copy/async/htod/managed/nonblocking/same/1MiB/typed",
-            "copy/async/htod/managed/nonblocking/same/1MiB/gpu-resident",
-        ] {
-            records.entry(id.into()).or_default().push(step(id));
-        }
-        let got = take_records(&mut records, "runtime/seed-eager/pinned").expect("found");
-        assert_eq!(got.len(), 2);
-        assert_eq!(records.len(), 4, "the other kind's records stay");
-        let copy = take_records(&mut records, "copy/async/htod/managed/nonblocking/same/1MiB").expect("found");
-        assert_eq!(copy.len(), 1, "a case that shares a prefix is not a part");
-        assert!(is_gpu_pair("gpu0-to-gpu12") && !is_gpu_pair("gpu-resident") && !is_gpu_pair("gpu1-to-gpu"));
-        assert!(take_records(&mut records, "runtime/seed-eager/pinned").is_none());
-    }
 
     #[test]
     fn without_a_runtime_its_cases_are_not_run_and_the_driver_cases_run() {
