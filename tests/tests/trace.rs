@@ -214,3 +214,32 @@ fn on_the_h200_the_seeds_first_launch_waited_for_the_copy_through_a_lazy_module_
     assert!(launch.cause.starts_with("lazy module load waited for the 2GiB host → device copy"), "{}", launch.cause);
     assert!(launch.held.ns(Cause::Stream) > 30 * MS as i64, "{:?}", launch.held);
 }
+
+/// The held-call tables the README and `docs/trace.md` show are the ones the committed trace of the seed's
+/// program (pinned, lazy loading) replays to: each line of their example is a line of the output.
+#[test]
+fn the_documented_held_tables_are_the_committed_traces() {
+    let path = async_lab_tests::trace_files()
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("trace-seed_program-pinned-lazy-"))
+        .expect("the committed trace of the seed's program");
+    let trace = Trace::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let p = Program::of(&trace.processes[0]);
+    let table = async_lab_core::trace::text::held_table(&p, &calls::classify(&p), 20_000, 20);
+    let printed: Vec<&str> = table.lines().map(|l| l.trim_end().trim_end_matches('│').trim_end()).collect();
+    for doc in ["README.md", "docs/trace.md"] {
+        let text = std::fs::read_to_string(async_lab_tests::project_root().join(doc)).unwrap();
+        let example = text
+            .split("```text\n")
+            .map(|block| block.split("```").next().unwrap())
+            .find(|block| block.contains("that enqueued GPU work"))
+            .unwrap_or_else(|| panic!("{doc} shows no held-call table"));
+        for line in example.lines().filter(|l| !l.trim().is_empty()) {
+            assert!(printed.contains(&line.trim_end()), "{doc}: {line:?} is not in the replayed tables:\n{table}");
+        }
+        // The enqueue calls' table comes first, the launch at its top.
+        let launch = example.lines().position(|l| l.contains("cudaLaunchKernel")).unwrap();
+        let other = example.lines().position(|l| l.contains("without GPU work")).unwrap();
+        assert!(launch < other, "{doc}");
+    }
+}

@@ -52,6 +52,34 @@ fn a_replayed_trace_prints_the_held_calls_longest_first_and_a_summary() {
 }
 
 #[test]
+fn the_calls_that_enqueued_work_have_the_first_table_even_when_others_held_longer() {
+    // The launch (its kernel has its correlation id) held about as long as the other thread's
+    // `cudaMallocHost`, which has no GPU work of its own and held a little longer.
+    let f = file("enqueue-first.jsonl", &syn::launch_waits_for_another_thread());
+    let o = run(&["trace", "--replay", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let s = out(&o);
+    let lines: Vec<&str> = s.lines().collect();
+    let at = |says: &str| lines.iter().position(|l| l.contains(says)).unwrap_or_else(|| panic!("{says}:\n{s}"));
+    let (launch, alloc) = (at("│ 133.0 ms   cudaLaunchKernel"), at("│ 133.0 ms   cudaMallocHost"));
+    let (enqueued, other) = (at("1 call that enqueued GPU work"), at("1 call without GPU work of its own"));
+    assert!(enqueued < launch && launch < other && other < alloc, "{s}");
+
+    // `--top` cuts each table.
+    let f = file("enqueue-top.jsonl", &syn::lazy_launch_waits_for_the_copy());
+    let s = out(&run(&["trace", "--replay", f.to_str().unwrap(), "--min-held", "1us", "--top", "1"]));
+    let held = s.split("Per API function").next().unwrap();
+    assert!(held.contains("2 calls that enqueued GPU work") && held.contains("(the 1 longest shown)"), "{s}");
+    assert!(held.contains("cudaLaunchKernel") && !held.contains("cudaMemcpyAsync"), "{s}");
+
+    // A trace whose only held call enqueued nothing says so above the other table.
+    let f = file("enqueue-none.jsonl", &syn::free_drains_the_device());
+    let s = out(&run(&["trace", "--replay", f.to_str().unwrap()]));
+    assert!(s.contains("No call that enqueued GPU work"), "{s}");
+    assert!(s.contains("cudaFree"), "{s}");
+}
+
+#[test]
 fn explain_tells_one_call_segment_by_segment() {
     let f = file("explain.jsonl", &syn::lazy_launch_waits_for_the_copy());
     let o = run(&["trace", "--replay", f.to_str().unwrap(), "--explain", "11"]);

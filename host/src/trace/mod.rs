@@ -44,7 +44,7 @@ pub struct TraceArgs {
     /// the lab's, and how many agree.
     #[arg(long, value_name = "RECORDING")]
     pub against: Option<PathBuf>,
-    /// How many held calls the table shows.
+    /// How many held calls each table shows (the calls that enqueued GPU work, then the others).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
     /// The program and its arguments (after `--`).
