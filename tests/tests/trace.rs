@@ -146,7 +146,7 @@ fn trace_of_recording(rec: &async_lab_core::record::Recording, offset: u64) -> S
     let mut lines = vec![header(1, vec!["async-lab".into()], None)];
     let mut corr = 0;
     for case in &rec.cases {
-        let name = async_lab_core::trace::against::base_name(&case.setup.call).to_owned();
+        let name = async_lab_core::trace::locate::base_name(&case.setup.call).to_owned();
         for r in &case.reps {
             let call = |corr: u32, start: u64, len: u64| Line::Api {
                 domain: Domain::Runtime,
