@@ -37,9 +37,6 @@ pub struct RefCase {
     /// The case's class (its repetitions' most frequent), null when it has an error.
     #[serde(default)]
     pub class: Option<String>,
-    /// Each repetition's class.
-    #[serde(default)]
-    pub classes: Vec<String>,
     #[serde(default)]
     pub host_call_us: Option<RefSpread>,
     #[serde(default)]

@@ -243,3 +243,84 @@ fn the_documented_held_tables_are_the_committed_traces() {
         assert!(launch < other, "{doc}");
     }
 }
+
+/// A traced run of the C++ reference: every repetition of a traced case is found (the two clocks an unknown
+/// offset apart, a launch of the same name 8 µs before each timed launch), and each case stands to the
+/// reference's class as its shape makes it.
+#[test]
+fn a_traced_reference_run_is_matched_repetition_by_repetition_and_its_classes_counted() {
+    use async_lab_core::async_ref::RefOutput;
+    use async_lab_core::trace::locate::{self, Timed};
+    use async_lab_core::trace::reference::{self, Verdict};
+    let reps = 3;
+    let run = syn::reference_run(reps);
+    let refs = RefOutput::parse(&run.json).unwrap();
+    reference::check(&refs).unwrap();
+    let trace = Trace::parse(&run.trace).unwrap();
+
+    // Each repetition's call is the timed one, not the blocker's launch just before it.
+    let p = Program::of(&trace.processes[0]);
+    let timed: Vec<Timed> = refs
+        .cases
+        .iter()
+        .enumerate()
+        .flat_map(|(ci, c)| {
+            c.host_call_start_ns.iter().zip(&c.host_call_ns).enumerate().map(move |(ri, (&s, &n))| Timed {
+                start_ns: s as i64,
+                len_ns: n as i64,
+                call: c.call.as_deref().unwrap(),
+                key: (ci, ri),
+            })
+        })
+        .collect();
+    let mut found: Vec<((usize, usize), u32)> =
+        locate::locate(&timed, &p).into_iter().map(|(key, i)| (key, p.calls[i].corr)).collect();
+    found.sort_unstable();
+    assert_eq!(found, run.timed);
+
+    let specs = syn::reference_cases();
+    let rows = reference::compare(&refs, &trace);
+    let compared: Vec<&syn::RefCaseSpec> = specs.iter().filter(|s| s.expect.is_some()).collect();
+    assert_eq!(rows.len(), compared.len());
+    assert_eq!(reference::left_out(&refs), specs.len() - compared.len());
+    for (row, spec) in rows.iter().zip(&compared) {
+        assert_eq!(row.id, spec.id);
+        assert_eq!(
+            Some(row.verdict),
+            spec.expect,
+            "{}: reference {:?}, tracer {:?}",
+            row.id,
+            row.reference,
+            row.traced
+        );
+        let traced = spec.shape != syn::RepShape::Untraced;
+        assert_eq!(row.traced_classes.len(), if traced { reps } else { 0 }, "{}", row.id);
+    }
+
+    // The counts, in the order the table gives them.
+    let count = |f: fn(&Verdict) -> bool| compared.iter().filter(|s| f(&s.expect.unwrap())).count();
+    let equal = count(|v| *v == Verdict::Equal);
+    let compatible = count(|v| matches!(v, Verdict::Compatible(_)));
+    let disagree = count(|v| *v == Verdict::Disagrees);
+    let not_found = count(|v| *v == Verdict::NotFound);
+    let md = reference::markdown(&rows, reference::left_out(&refs));
+    let head = format!(
+        "{equal} of {} cases whose timed call the trace holds have the same class from the tracer as from the reference",
+        compared.len() - not_found
+    );
+    assert!(md.starts_with(&head), "{md}");
+    assert!(md.contains(&format!("; {compatible} more differ only as the two vocabularies do; {disagree} ")), "{md}");
+    assert!(md.contains(&format!("{not_found} not found in the trace")), "{md}");
+    for reason in reference::Reason::ALL {
+        let n = compared.iter().filter(|s| s.expect == Some(Verdict::Compatible(reason))).count();
+        assert!(md.contains(&format!("- compatible ({}), {n}: {}.", reason.tag(), reason.words())), "{md}");
+    }
+    // Equal rows first, then the compatible, the disagreements (marked), the cases not found.
+    let order: Vec<&str> =
+        md.lines().filter(|l| l.starts_with("| `")).map(|l| l.rsplit(" | ").next().unwrap()).collect();
+    let rank = |cell: &str| {
+        ["equal", "compatible", "**disagrees**", "not found"].iter().position(|w| cell.starts_with(w)).unwrap()
+    };
+    assert!(order.windows(2).all(|w| rank(w[0]) <= rank(w[1])), "{md}");
+    assert!(md.contains("| **async** | 3/3 | **disagrees** |"), "{md}");
+}

@@ -134,6 +134,55 @@ fn a_missing_cupti_is_exit_3_and_bad_arguments_exit_2() {
 }
 
 #[test]
+fn a_traced_reference_run_is_compared_with_the_reference_s_classes() {
+    let traced = syn::reference_run(3);
+    let t = file("reference.jsonl", &traced.trace);
+    let j = file("reference.json", &traced.json);
+    let o = run(&["trace", "--replay", t.to_str().unwrap(), "--against", j.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let refs = async_lab_core::async_ref::RefOutput::parse(&traced.json).unwrap();
+    let trace = async_lab_core::trace::format::Trace::parse(&traced.trace).unwrap();
+    let md = async_lab_core::trace::reference::markdown(
+        &async_lab_core::trace::reference::compare(&refs, &trace),
+        async_lab_core::trace::reference::left_out(&refs),
+    );
+    let s = out(&o);
+    assert!(s.contains("The reference's classes beside the tracer's") && s.contains(&md), "{s}");
+}
+
+#[test]
+fn an_against_file_that_cannot_be_compared_gets_one_clear_line_before_anything_else() {
+    let t = file("against.jsonl", &syn::lazy_launch_waits_for_the_copy());
+    let old_reference = r#"{"tool":"async_ref","cases":[{"id":"a","class":"async","error":null}]}"#;
+    for (name, text, says) in [
+        ("junk.json", "not json", "is not a usable async-lab recording, nor async_ref's JSON output"),
+        (
+            "other.json",
+            r#"{"tool":"nsys","cases":[]}"#,
+            "is not a usable async-lab recording, nor async_ref's JSON output",
+        ),
+        (
+            "overhead.json",
+            r#"{"tool":"async_ref","mode":"overhead","cases":[]}"#,
+            "cannot be compared with a trace: it is async_ref's --overhead output",
+        ),
+        ("old-reference.json", old_reference, "no host_call_start_ns"),
+        (
+            "bad-reference.json",
+            r#"{"tool":"async_ref","cases":3}"#,
+            "(async_ref's output) cannot be compared with a trace",
+        ),
+    ] {
+        let f = file(name, text);
+        let o = run(&["trace", "--replay", t.to_str().unwrap(), "--against", f.to_str().unwrap()]);
+        one_clear_line(&o, 1, says);
+        assert_eq!(out(&o), "", "{name}: nothing printed before the error");
+    }
+    let o = run(&["trace", "--replay", t.to_str().unwrap(), "--against", "/nonexistent/ref.json"]);
+    one_clear_line(&o, 1, "/nonexistent/ref.json");
+}
+
+#[test]
 fn the_report_of_a_trace_draws_its_lanes() {
     let f = file("page.jsonl", &syn::lazy_launch_waits_for_the_copy());
     let page = f.with_extension("html");
