@@ -500,6 +500,7 @@ struct Runner {
     virtual void setup() {}
     virtual void prepare() {}        // step 1, before cudaDeviceSynchronize
     virtual cudaError_t call() = 0;  // the call under test: nothing else
+    // The runtime function call() goes through, one per case (the JSON's "call").
     virtual const char* call_name() const = 0;
     virtual bool can_probe() const { return false; }
     virtual void probe() {}
@@ -643,7 +644,7 @@ struct LaunchRunner : Runner {
         CK(cudaDeviceSynchronize());
     }
     cudaError_t call() override { return launch_empty(st); }
-    const char* call_name() const override { return "cudaLaunchKernel(empty_kernel)"; }
+    const char* call_name() const override { return "cudaLaunchKernel"; }  // of empty_kernel
 };
 
 struct AllocRunner : Runner {
@@ -786,6 +787,8 @@ static std::unique_ptr<Runner> make_runner(const CaseDef& c) {
 
 struct Rep {
     double wall_us = 0, cpu_us = 0;
+    // The call's start and length on CLOCK_MONOTONIC, in ns: where a trace of this run finds it.
+    u64 start_ns = 0, call_ns = 0;
     double op_us = NAN, blocker_us = NAN;
     bool blocker_done = false;
     int op_done = -1;   // 1 true, 0 false, -1 null
@@ -803,6 +806,7 @@ static const char* classify(bool blocker_done, bool blocker_ahead, int op_done, 
 }
 
 static double ts_us(const timespec& t) { return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3; }
+static u64 ts_ns(const timespec& t) { return (u64)t.tv_sec * 1000000000ull + (u64)t.tv_nsec; }
 
 static void check_query(cudaError_t q, const char* what) {
     if (q != cudaSuccess && q != cudaErrorNotReady) throw Failure(std::string(what) + " -> " + errstr(q));
@@ -827,12 +831,12 @@ static Rep run_rep(Runner& r, bool with_blocker, u64 blocker_ns) {
     }
     if (dw) CK(cudaEventRecord(g.ev_o0, os));
 
-    // 3. the call under test
-    timespec c0, c1;
-    auto t0 = std::chrono::steady_clock::now();
+    // 3. the call under test, timed on CLOCK_MONOTONIC (a trace of this run finds the call by its start)
+    timespec t0, t1, c0, c1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     cudaError_t call_err = r.call();
-    auto t1 = std::chrono::steady_clock::now();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 
     // 4. signals, immediately
@@ -863,7 +867,9 @@ static Rep run_rep(Runner& r, bool with_blocker, u64 blocker_ns) {
 
     // 6. drain; device times
     CK(cudaDeviceSynchronize());
-    out.wall_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+    out.start_ns = ts_ns(t0);
+    out.call_ns = ts_ns(t1) - ts_ns(t0);
+    out.wall_us = (double)out.call_ns / 1e3;
     out.cpu_us = ts_us(c1) - ts_us(c0);
     float ms = 0;
     if (with_blocker) {
@@ -889,6 +895,7 @@ static Rep run_rep(Runner& r, bool with_blocker, u64 blocker_ns) {
 
 struct CaseResult {
     const CaseDef* def = nullptr;
+    std::string call;  // the runtime function of the timed call; empty: null (the case failed before)
     std::vector<Rep> reps;
     double warmup_us = NAN;
     u64 blocker_ns = 0;
@@ -926,6 +933,7 @@ static CaseResult run_case(const CaseDef& c, int nreps) {
     std::unique_ptr<Runner> r;
     try {
         r = make_runner(c);
+        res.call = r->call_name();
         r->setup();
         // Warm-up repetition without a blocker: W = call wall time + op device time.
         Rep w = run_rep(*r, false, 0);
@@ -999,6 +1007,7 @@ static std::string case_json(const CaseResult& r) {
     }
     std::string o = "{";
     o += "\"id\":" + json_str(c.id);
+    o += ",\"call\":" + (r.call.empty() ? std::string("null") : json_str(r.call));
     o += ",\"class\":" + (r.has_error || r.cls.empty() ? std::string("null") : json_str(r.cls));
     o += ",\"classes\":[";
     for (size_t i = 0; i < r.reps.size(); ++i) o += (i ? "," : "") + json_str(r.reps[i].cls);
@@ -1029,6 +1038,10 @@ static std::string case_json(const CaseResult& r) {
     for (size_t i = 0; i < r.reps.size(); ++i) o += (i ? "," : "") + json_tri(r.reps[i].op_done);
     o += "],\"host_call_us_reps\":[";
     for (size_t i = 0; i < r.reps.size(); ++i) o += (i ? "," : "") + json_num(r.reps[i].wall_us);
+    o += "],\"host_call_start_ns\":[";
+    for (size_t i = 0; i < r.reps.size(); ++i) o += (i ? "," : "") + std::to_string(r.reps[i].start_ns);
+    o += "],\"host_call_ns\":[";
+    for (size_t i = 0; i < r.reps.size(); ++i) o += (i ? "," : "") + std::to_string(r.reps[i].call_ns);
     o += "]}";
     return o;
 }

@@ -42,9 +42,11 @@ T lab-overhead --min-held 1ms --top 5 -- "$AL" --preset overhead -q --record "$W
 pack a trace-seed-* trace-taken.jsonl seed-pinned-lazy.html trace-enqueue-loop.jsonl async-lab-overhead-*.json overhead-untraced.txt
 # (b) the C++ reference
 T async-ref --min-held 1ms --top 10 -- "$B/async_ref" --out "$W/async_ref.json"
+echo "=== async_ref's classes beside the tracer's"
+"$AL" trace --replay "$W/trace-async-ref.jsonl" --against "$W/async_ref.json" --min-held 1ms --top 3 | tee "$W/async-ref-against.txt"
 # (c) async-lab's seed preset, traced
 T lab-seed --top 15 -- "$AL" --preset seed -q --record "$W/async-lab-seed-traced.json"
-pack b trace-async-ref.jsonl async_ref.json trace-lab-seed.jsonl async-lab-seed-traced.json trace-lab-overhead.jsonl
+pack b trace-async-ref.jsonl async_ref.json async-ref-against.txt trace-lab-seed.jsonl async-lab-seed-traced.json trace-lab-overhead.jsonl
 # (c) async-lab's default run, traced, in the time left
 LIMIT=$((395 - SECONDS)) T lab-default --min-held 1ms --top 10 -- "$AL" -q --record "$W/async-lab-default-traced.json"
 pack c trace-lab-default.jsonl async-lab-default-traced.json

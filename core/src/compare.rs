@@ -6,35 +6,12 @@
 //! a recording without them (made before the runtime was measured) is compared through its driver records,
 //! and each row says which API it compared.
 
+use crate::async_ref::RefOutput;
 use crate::record::Recording;
 use crate::report;
 pub use crate::result::{between_apis_results, ApiRow};
-use anyhow::Context as _;
-use serde::Deserialize;
 use std::fmt::Write as _;
 use std::path::Path;
-
-#[derive(Deserialize)]
-struct RefOutput {
-    tool: String,
-    /// "explicit" (cudaMemcpyHostToDevice, ...) or "default" (cudaMemcpyDefault): how its copies were named.
-    #[serde(default)]
-    memcpy_kind: Option<String>,
-    cases: Vec<RefCase>,
-}
-
-#[derive(Deserialize)]
-struct RefCase {
-    id: String,
-    class: Option<String>,
-    host_call_us: Option<RefSpread>,
-    error: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct RefSpread {
-    median: Option<f64>,
-}
 
 /// One compared case.
 pub struct Row {
@@ -58,10 +35,7 @@ impl Row {
 /// Joins a recording with the reference's JSON output by experiment id.
 pub fn compare(recording: &Path, reference: &Path) -> anyhow::Result<Vec<Row>> {
     let rec = Recording::load(recording)?;
-    let text = std::fs::read_to_string(reference).with_context(|| format!("cannot read {}", reference.display()))?;
-    let refs: RefOutput = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not async_ref's JSON output", reference.display()))?;
-    anyhow::ensure!(refs.tool == "async_ref", "{} was written by {:?}, not async_ref", reference.display(), refs.tool);
+    let refs = RefOutput::load(reference)?;
     let report = report::build(&rec);
     let mut rows = Vec::new();
     let default_kind = refs.memcpy_kind.as_deref() == Some("default");

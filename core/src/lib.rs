@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod api;
+pub mod async_ref;
 pub mod attribution;
 pub mod catalogue;
 pub mod class;

@@ -131,3 +131,167 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("launch-is-async", launch_is_async()),
     ]
 }
+
+/// Where the C++ reference's clock (`CLOCK_MONOTONIC`) stands when the synthetic trace's clock reads `T0`: the
+/// two differ by `T0 - REFERENCE_ORIGIN`, which the matching has to find.
+pub const REFERENCE_ORIGIN: u64 = 7_300_000_000_000;
+
+/// How one repetition of a synthetic reference case looks in the trace.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RepShape {
+    /// A blocker kernel in the call's stream (launched just before), the call held until it ends, then its
+    /// pinned copy: the tracer says `waited-for-stream`.
+    WaitsForTheBlocker,
+    /// The same blocker, the call returns at once, its pageable copy runs after the blocker: `async`.
+    ReturnsAtOnce,
+    /// The blocker's launch 8 µs before the timed launch of the same name, which returns at once: `async`.
+    LaunchBehindTheBlockersLaunch,
+    /// The call alone, no GPU work: `async`.
+    Alone,
+    /// Nothing in the trace.
+    Untraced,
+}
+
+/// One case of the synthetic reference run: what the reference wrote, how the trace shows it, and how the
+/// two classes stand (`None`: the case is left out, its `error` set).
+pub struct RefCaseSpec {
+    pub id: &'static str,
+    pub call: &'static str,
+    pub class: Option<&'static str>,
+    pub blocker_ahead: bool,
+    pub shape: RepShape,
+    pub expect: Option<async_lab_core::trace::reference::Verdict>,
+}
+
+/// The cases of [`reference_run`], one for each way a traced case can stand to the reference's.
+pub fn reference_cases() -> Vec<RefCaseSpec> {
+    use async_lab_core::trace::reference::{Reason, Verdict};
+    let case =
+        |id, call, class, blocker_ahead, shape, expect| RefCaseSpec { id, call, class, blocker_ahead, shape, expect };
+    vec![
+        case(
+            "copy/async/htod/pinned/nonblocking/same/64MiB",
+            "cudaMemcpyAsync",
+            Some("waited-then-staged"),
+            true,
+            RepShape::WaitsForTheBlocker,
+            Some(Verdict::Equal),
+        ),
+        case(
+            "copy/async/htod/pageable/nonblocking/same/64MiB",
+            "cudaMemcpyAsync",
+            Some("staged"),
+            true,
+            RepShape::ReturnsAtOnce,
+            Some(Verdict::Compatible(Reason::NoStagingProbe)),
+        ),
+        case(
+            "copy/sync/htod/pinned/legacy/same/64MiB",
+            "cudaMemcpy",
+            Some("blocking"),
+            true,
+            RepShape::WaitsForTheBlocker,
+            Some(Verdict::Compatible(Reason::BlockerAhead)),
+        ),
+        case(
+            "launch/warm/nonblocking/same",
+            "cudaLaunchKernel",
+            Some("async"),
+            true,
+            RepShape::LaunchBehindTheBlockersLaunch,
+            Some(Verdict::Equal),
+        ),
+        case(
+            "alloc/mem-alloc/nonblocking",
+            "cudaMalloc",
+            Some("device-sync"),
+            false,
+            RepShape::Alone,
+            Some(Verdict::Disagrees),
+        ),
+        case(
+            "alloc/free-host/legacy",
+            "cudaFreeHost",
+            Some("async"),
+            false,
+            RepShape::Untraced,
+            Some(Verdict::NotFound),
+        ),
+        case("alloc/host-register/legacy", "cudaHostRegister", None, false, RepShape::Alone, None),
+    ]
+}
+
+/// A synthetic traced run of the C++ reference (`reference/async_ref.cu`): the trace, the JSON the reference
+/// wrote (on its own clock, [`REFERENCE_ORIGIN`]), and the correlation id of each repetition's timed call
+/// ((case, repetition) → corr; none for the untraced).
+pub struct ReferenceRun {
+    pub trace: String,
+    pub json: String,
+    pub timed: Vec<((usize, usize), u32)>,
+}
+
+/// [`reference_cases`], `reps` repetitions each, 50 ms apart; each timed call's start on the reference's clock
+/// is 1 µs before CUPTI's (the reference reads its clock, then calls), its length 2 µs longer.
+pub fn reference_run(reps: usize) -> ReferenceRun {
+    let mut lines = Vec::new();
+    let mut cases = Vec::new();
+    let mut timed = Vec::new();
+    let mut corr = 100u32;
+    for (ci, spec) in reference_cases().iter().enumerate() {
+        let (mut starts, mut lens) = (Vec::new(), Vec::new());
+        for ri in 0..reps {
+            let b = (ci as u64 * reps as u64 + ri as u64) * 50 * MS;
+            let (blocker, own) = (corr, corr + 1);
+            corr += 2;
+            let blocker_lines = |launch_len: u64| {
+                vec![
+                    call("cudaLaunchKernel", blocker, b, b + launch_len),
+                    kernel("spin", 13, blocker, b + 10 * US, b + 20 * MS),
+                ]
+            };
+            let (start, end) = match spec.shape {
+                RepShape::WaitsForTheBlocker => {
+                    lines.extend(blocker_lines(5 * US));
+                    lines.push(call(spec.call, own, b + 15 * US, b + 20 * MS + 30 * US));
+                    lines.push(htod(2, 64 << 20, 13, own, b + 20 * MS + 5 * US, b + 23 * MS));
+                    (b + 15 * US, b + 20 * MS + 30 * US)
+                }
+                RepShape::ReturnsAtOnce => {
+                    lines.extend(blocker_lines(5 * US));
+                    lines.push(call(spec.call, own, b + 15 * US, b + 21 * US));
+                    lines.push(htod(1, 64 << 20, 13, own, b + 20 * MS + 5 * US, b + 30 * MS));
+                    (b + 15 * US, b + 21 * US)
+                }
+                RepShape::LaunchBehindTheBlockersLaunch => {
+                    lines.extend(blocker_lines(4 * US));
+                    lines.push(call(spec.call, own, b + 8 * US, b + 12 * US));
+                    lines.push(kernel("empty_kernel", 13, own, b + 20 * MS, b + 20 * MS + 3 * US));
+                    (b + 8 * US, b + 12 * US)
+                }
+                RepShape::Alone => {
+                    lines.push(call(spec.call, own, b, b + 10 * US));
+                    (b, b + 10 * US)
+                }
+                RepShape::Untraced => (b, b + 10 * US),
+            };
+            if spec.shape != RepShape::Untraced {
+                timed.push(((ci, ri), own));
+            }
+            starts.push(REFERENCE_ORIGIN + start - US);
+            lens.push(end - start + 2 * US);
+        }
+        cases.push(serde_json::json!({
+            "id": spec.id,
+            "call": spec.call,
+            "class": spec.class,
+            "classes": if spec.class.is_some() { vec![spec.class; reps] } else { vec![] },
+            "host_call_us": {"median": lens[0] as f64 / 1e3},
+            "error": if spec.class.is_none() { Some("the call under test, cudaHostRegister -> out of memory") } else { None },
+            "blocker_ahead": spec.blocker_ahead,
+            "host_call_start_ns": starts,
+            "host_call_ns": lens,
+        }));
+    }
+    let json = serde_json::json!({"tool": "async_ref", "memcpy_kind": "default", "reps": reps, "cases": cases});
+    ReferenceRun { trace: trace(lines), json: json.to_string(), timed }
+}

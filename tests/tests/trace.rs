@@ -146,7 +146,7 @@ fn trace_of_recording(rec: &async_lab_core::record::Recording, offset: u64) -> S
     let mut lines = vec![header(1, vec!["async-lab".into()], None)];
     let mut corr = 0;
     for case in &rec.cases {
-        let name = async_lab_core::trace::against::base_name(&case.setup.call).to_owned();
+        let name = async_lab_core::trace::locate::base_name(&case.setup.call).to_owned();
         for r in &case.reps {
             let call = |corr: u32, start: u64, len: u64| Line::Api {
                 domain: Domain::Runtime,
@@ -213,4 +213,114 @@ fn on_the_h200_the_seeds_first_launch_waited_for_the_copy_through_a_lazy_module_
     assert_eq!(launch.class.to_string(), "waited-for-stream");
     assert!(launch.cause.starts_with("lazy module load waited for the 2GiB host → device copy"), "{}", launch.cause);
     assert!(launch.held.ns(Cause::Stream) > 30 * MS as i64, "{:?}", launch.held);
+}
+
+/// The held-call tables the README and `docs/trace.md` show are the ones the committed trace of the seed's
+/// program (pinned, lazy loading) replays to: each line of their example is a line of the output.
+#[test]
+fn the_documented_held_tables_are_the_committed_traces() {
+    let path = async_lab_tests::trace_files()
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("trace-seed_program-pinned-lazy-"))
+        .expect("the committed trace of the seed's program");
+    let trace = Trace::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let p = Program::of(&trace.processes[0]);
+    let table = async_lab_core::trace::text::held_table(&p, &calls::classify(&p), 20_000, 20);
+    let printed: Vec<&str> = table.lines().map(|l| l.trim_end().trim_end_matches('│').trim_end()).collect();
+    for doc in ["README.md", "docs/trace.md"] {
+        let text = std::fs::read_to_string(async_lab_tests::project_root().join(doc)).unwrap();
+        let example = text
+            .split("```text\n")
+            .map(|block| block.split("```").next().unwrap())
+            .find(|block| block.contains("that enqueued GPU work"))
+            .unwrap_or_else(|| panic!("{doc} shows no held-call table"));
+        for line in example.lines().filter(|l| !l.trim().is_empty()) {
+            assert!(printed.contains(&line.trim_end()), "{doc}: {line:?} is not in the replayed tables:\n{table}");
+        }
+        // The enqueue calls' table comes first, the launch at its top.
+        let launch = example.lines().position(|l| l.contains("cudaLaunchKernel")).unwrap();
+        let other = example.lines().position(|l| l.contains("without GPU work")).unwrap();
+        assert!(launch < other, "{doc}");
+    }
+}
+
+/// A traced run of the C++ reference: every repetition of a traced case is found (the two clocks an unknown
+/// offset apart, a launch of the same name 8 µs before each timed launch), and each case stands to the
+/// reference's class as its shape makes it.
+#[test]
+fn a_traced_reference_run_is_matched_repetition_by_repetition_and_its_classes_counted() {
+    use async_lab_core::async_ref::RefOutput;
+    use async_lab_core::trace::locate::{self, Timed};
+    use async_lab_core::trace::reference::{self, Verdict};
+    let reps = 3;
+    let run = syn::reference_run(reps);
+    let refs = RefOutput::parse(&run.json).unwrap();
+    reference::check(&refs).unwrap();
+    let trace = Trace::parse(&run.trace).unwrap();
+
+    // Each repetition's call is the timed one, not the blocker's launch just before it.
+    let p = Program::of(&trace.processes[0]);
+    let timed: Vec<Timed> = refs
+        .cases
+        .iter()
+        .enumerate()
+        .flat_map(|(ci, c)| {
+            c.host_call_start_ns.iter().zip(&c.host_call_ns).enumerate().map(move |(ri, (&s, &n))| Timed {
+                start_ns: s as i64,
+                len_ns: n as i64,
+                call: c.call.as_deref().unwrap(),
+                key: (ci, ri),
+            })
+        })
+        .collect();
+    let mut found: Vec<((usize, usize), u32)> =
+        locate::locate(&timed, &p).into_iter().map(|(key, i)| (key, p.calls[i].corr)).collect();
+    found.sort_unstable();
+    assert_eq!(found, run.timed);
+
+    let specs = syn::reference_cases();
+    let rows = reference::compare(&refs, &trace);
+    let compared: Vec<&syn::RefCaseSpec> = specs.iter().filter(|s| s.expect.is_some()).collect();
+    assert_eq!(rows.len(), compared.len());
+    assert_eq!(reference::left_out(&refs), specs.len() - compared.len());
+    for (row, spec) in rows.iter().zip(&compared) {
+        assert_eq!(row.id, spec.id);
+        assert_eq!(
+            Some(row.verdict),
+            spec.expect,
+            "{}: reference {:?}, tracer {:?}",
+            row.id,
+            row.reference,
+            row.traced
+        );
+        let traced = spec.shape != syn::RepShape::Untraced;
+        assert_eq!(row.traced_classes.len(), if traced { reps } else { 0 }, "{}", row.id);
+    }
+
+    // The counts, in the order the table gives them.
+    let count = |f: fn(&Verdict) -> bool| compared.iter().filter(|s| f(&s.expect.unwrap())).count();
+    let equal = count(|v| *v == Verdict::Equal);
+    let compatible = count(|v| matches!(v, Verdict::Compatible(_)));
+    let disagree = count(|v| *v == Verdict::Disagrees);
+    let not_found = count(|v| *v == Verdict::NotFound);
+    let md = reference::markdown(&rows, reference::left_out(&refs));
+    let head = format!(
+        "{equal} of {} cases whose timed call the trace holds have the same class from the tracer as from the reference",
+        compared.len() - not_found
+    );
+    assert!(md.starts_with(&head), "{md}");
+    assert!(md.contains(&format!("; {compatible} more differ only as the two vocabularies do; {disagree} ")), "{md}");
+    assert!(md.contains(&format!("{not_found} not found in the trace")), "{md}");
+    for reason in reference::Reason::ALL {
+        let n = compared.iter().filter(|s| s.expect == Some(Verdict::Compatible(reason))).count();
+        assert!(md.contains(&format!("- compatible ({}), {n}: {}.", reason.tag(), reason.words())), "{md}");
+    }
+    // Equal rows first, then the compatible, the disagreements (marked), the cases not found.
+    let order: Vec<&str> =
+        md.lines().filter(|l| l.starts_with("| `")).map(|l| l.rsplit(" | ").next().unwrap()).collect();
+    let rank = |cell: &str| {
+        ["equal", "compatible", "**disagrees**", "not found"].iter().position(|w| cell.starts_with(w)).unwrap()
+    };
+    assert!(order.windows(2).all(|w| rank(w[0]) <= rank(w[1])), "{md}");
+    assert!(md.contains("| **async** | 3/3 | **disagrees** |"), "{md}");
 }

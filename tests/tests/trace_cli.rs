@@ -52,6 +52,34 @@ fn a_replayed_trace_prints_the_held_calls_longest_first_and_a_summary() {
 }
 
 #[test]
+fn the_calls_that_enqueued_work_have_the_first_table_even_when_others_held_longer() {
+    // The launch (its kernel has its correlation id) held about as long as the other thread's
+    // `cudaMallocHost`, which has no GPU work of its own and held a little longer.
+    let f = file("enqueue-first.jsonl", &syn::launch_waits_for_another_thread());
+    let o = run(&["trace", "--replay", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let s = out(&o);
+    let lines: Vec<&str> = s.lines().collect();
+    let at = |says: &str| lines.iter().position(|l| l.contains(says)).unwrap_or_else(|| panic!("{says}:\n{s}"));
+    let (launch, alloc) = (at("│ 133.0 ms   cudaLaunchKernel"), at("│ 133.0 ms   cudaMallocHost"));
+    let (enqueued, other) = (at("1 call that enqueued GPU work"), at("1 call without GPU work of its own"));
+    assert!(enqueued < launch && launch < other && other < alloc, "{s}");
+
+    // `--top` cuts each table.
+    let f = file("enqueue-top.jsonl", &syn::lazy_launch_waits_for_the_copy());
+    let s = out(&run(&["trace", "--replay", f.to_str().unwrap(), "--min-held", "1us", "--top", "1"]));
+    let held = s.split("Per API function").next().unwrap();
+    assert!(held.contains("2 calls that enqueued GPU work") && held.contains("(the 1 longest shown)"), "{s}");
+    assert!(held.contains("cudaLaunchKernel") && !held.contains("cudaMemcpyAsync"), "{s}");
+
+    // A trace whose only held call enqueued nothing says so above the other table.
+    let f = file("enqueue-none.jsonl", &syn::free_drains_the_device());
+    let s = out(&run(&["trace", "--replay", f.to_str().unwrap()]));
+    assert!(s.contains("No call that enqueued GPU work"), "{s}");
+    assert!(s.contains("cudaFree"), "{s}");
+}
+
+#[test]
 fn explain_tells_one_call_segment_by_segment() {
     let f = file("explain.jsonl", &syn::lazy_launch_waits_for_the_copy());
     let o = run(&["trace", "--replay", f.to_str().unwrap(), "--explain", "11"]);
@@ -103,6 +131,55 @@ fn a_missing_cupti_is_exit_3_and_bad_arguments_exit_2() {
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
     let o = run(&["trace", "--min-held", "fast", "--replay", "x"]);
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+}
+
+#[test]
+fn a_traced_reference_run_is_compared_with_the_reference_s_classes() {
+    let traced = syn::reference_run(3);
+    let t = file("reference.jsonl", &traced.trace);
+    let j = file("reference.json", &traced.json);
+    let o = run(&["trace", "--replay", t.to_str().unwrap(), "--against", j.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let refs = async_lab_core::async_ref::RefOutput::parse(&traced.json).unwrap();
+    let trace = async_lab_core::trace::format::Trace::parse(&traced.trace).unwrap();
+    let md = async_lab_core::trace::reference::markdown(
+        &async_lab_core::trace::reference::compare(&refs, &trace),
+        async_lab_core::trace::reference::left_out(&refs),
+    );
+    let s = out(&o);
+    assert!(s.contains("The reference's classes beside the tracer's") && s.contains(&md), "{s}");
+}
+
+#[test]
+fn an_against_file_that_cannot_be_compared_gets_one_clear_line_before_anything_else() {
+    let t = file("against.jsonl", &syn::lazy_launch_waits_for_the_copy());
+    let old_reference = r#"{"tool":"async_ref","cases":[{"id":"a","class":"async","error":null}]}"#;
+    for (name, text, says) in [
+        ("junk.json", "not json", "is not a usable async-lab recording, nor async_ref's JSON output"),
+        (
+            "other.json",
+            r#"{"tool":"nsys","cases":[]}"#,
+            "is not a usable async-lab recording, nor async_ref's JSON output",
+        ),
+        (
+            "overhead.json",
+            r#"{"tool":"async_ref","mode":"overhead","cases":[]}"#,
+            "cannot be compared with a trace: it is async_ref's --overhead output",
+        ),
+        ("old-reference.json", old_reference, "no host_call_start_ns"),
+        (
+            "bad-reference.json",
+            r#"{"tool":"async_ref","cases":3}"#,
+            "(async_ref's output) cannot be compared with a trace",
+        ),
+    ] {
+        let f = file(name, text);
+        let o = run(&["trace", "--replay", t.to_str().unwrap(), "--against", f.to_str().unwrap()]);
+        one_clear_line(&o, 1, says);
+        assert_eq!(out(&o), "", "{name}: nothing printed before the error");
+    }
+    let o = run(&["trace", "--replay", t.to_str().unwrap(), "--against", "/nonexistent/ref.json"]);
+    one_clear_line(&o, 1, "/nonexistent/ref.json");
 }
 
 #[test]

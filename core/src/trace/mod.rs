@@ -1,7 +1,8 @@
 //! A trace of another program: what `async-lab trace` recorded through CUPTI (its format, in `format`), and
 //! the same attribution and classes as the lab's own experiments for each of its calls (`scene`, `calls`);
 //! its views: the terminal's tables and one call explained (`text`), the HTML page (`page`), and a traced
-//! run of async-lab beside its own recording (`against`).
+//! run of async-lab beside its own recording (`against`) and of the C++ reference beside its own classes
+//! (`reference`), each repetition's timed call found in the trace by its name and its start (`locate`).
 //!
 //! The trace's times are all on CUPTI's one clock (API callbacks and GPU records alike), so a call's
 //! interval and the GPU work around it go straight into an `attribution::Scene`.
@@ -9,6 +10,8 @@
 pub mod against;
 pub mod calls;
 pub mod format;
+pub mod locate;
 pub mod page;
+pub mod reference;
 pub mod scene;
 pub mod text;

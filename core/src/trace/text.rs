@@ -12,13 +12,54 @@ pub fn duration(ns: i64) -> String {
     crate::units::duration(ns as f64)
 }
 
-/// The calls that held the thread longer than `min_held_ns`, longest first, at most `top` of them.
+/// The calls that held the thread longer than `min_held_ns`, in two tables, longest first, at most `top` rows
+/// each: first the calls that enqueued GPU work (the trace holds work with their correlation id: kernels,
+/// copies, memsets), the calls a program expects to return at once; then the others (allocation, free,
+/// synchronization, loading...), which a program expects to take their time.
 pub fn held_table(p: &Program, traced: &[Traced], min_held_ns: i64, top: usize) -> String {
     let mut held: Vec<&Traced> = traced.iter().filter(|t| t.held.total_ns > min_held_ns).collect();
     held.sort_by(|a, b| b.held.total_ns.cmp(&a.held.total_ns).then(a.index.cmp(&b.index)));
+    let over = duration(min_held_ns);
     if held.is_empty() {
-        return format!("No call held its thread longer than {}.\n", duration(min_held_ns));
+        return format!("No call held its thread longer than {over}.\n");
     }
+    let (enqueued, other): (Vec<&Traced>, Vec<&Traced>) = held.iter().partition(|t| !p.own_work(t.index).is_empty());
+    let longest = |n: usize| if n > top { format!(" (the {top} longest shown)") } else { String::new() };
+    let mut out = format!("{} of {} calls held their thread longer than {over}.\n\n", held.len(), traced.len());
+    if enqueued.is_empty() {
+        let _ = writeln!(out, "No call that enqueued GPU work (a kernel, a copy, a memset) held its thread that long.");
+    } else {
+        let _ = writeln!(
+            out,
+            "{} that enqueued GPU work (a kernel, a copy, a memset), longest first{}:\n{}",
+            calls_word(enqueued.len()),
+            longest(enqueued.len()),
+            rows(p, &enqueued, top)
+        );
+    }
+    if !other.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{} without GPU work of {} own (allocation, free, synchronization, loading...), longest first{}:\n{}",
+            calls_word(other.len()),
+            if other.len() == 1 { "its" } else { "their" },
+            longest(other.len()),
+            rows(p, &other, top)
+        );
+    }
+    if p.dropped > 0 {
+        let _ = writeln!(out, "CUPTI dropped {} GPU records: some work is missing from the trace.", p.dropped);
+    }
+    out
+}
+
+/// "1 call", "3 calls".
+fn calls_word(n: usize) -> String {
+    format!("{n} call{}", if n == 1 { "" } else { "s" })
+}
+
+/// One table of held calls, at most `top` rows.
+fn rows(p: &Program, held: &[&Traced], top: usize) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_BORDERS_ONLY);
     t.set_header(["held", "call", "corr", "thread", "class", "what held it"]);
@@ -33,17 +74,7 @@ pub fn held_table(p: &Program, traced: &[Traced], min_held_ns: i64, top: usize) 
             Cell::new(&h.cause),
         ]);
     }
-    let mut out = format!(
-        "{} of {} calls held their thread longer than {}{}:\n{t}\n",
-        held.len(),
-        traced.len(),
-        duration(min_held_ns),
-        if held.len() > top { format!(" (the {top} longest)") } else { String::new() }
-    );
-    if p.dropped > 0 {
-        let _ = writeln!(out, "CUPTI dropped {} GPU records: some work is missing from the trace.", p.dropped);
-    }
-    out
+    t
 }
 
 /// One row per API function, the most time first.

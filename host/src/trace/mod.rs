@@ -5,11 +5,13 @@
 pub mod spawn;
 
 use anyhow::{bail, Context as _};
+use async_lab_core::async_ref::{self, RefOutput};
+use async_lab_core::record::Recording;
 use async_lab_core::trace::calls::{self, Traced};
 use async_lab_core::trace::format::{Failure, Trace};
 use async_lab_core::trace::scene::Program;
-use async_lab_core::trace::text;
-use std::path::PathBuf;
+use async_lab_core::trace::{against, reference, text};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use spawn::NoCupti;
@@ -40,11 +42,12 @@ pub struct TraceArgs {
     /// Explain one call, by its correlation id (the table's `corr`).
     #[arg(long, value_name = "CORR")]
     pub explain: Option<u32>,
-    /// A recording async-lab made while traced (`--record`): print each case's class from the tracer beside
-    /// the lab's, and how many agree.
-    #[arg(long, value_name = "RECORDING")]
+    /// A recording async-lab made while traced (`--record`), or the JSON output of the C++ reference
+    /// (`reference/async_ref.cu`) traced: print each case's class from the tracer beside the recording's or the
+    /// reference's, and how many agree.
+    #[arg(long, value_name = "FILE")]
     pub against: Option<PathBuf>,
-    /// How many held calls the table shows.
+    /// How many held calls each table shows (the calls that enqueued GPU work, then the others).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
     /// The program and its arguments (after `--`).
@@ -66,8 +69,32 @@ pub enum Outcome {
     ProgramFailed,
 }
 
+/// What `--against` names.
+enum Against {
+    /// A recording of async-lab.
+    Recording(Box<Recording>),
+    /// The C++ reference's JSON output.
+    Reference(RefOutput),
+}
+
+/// Reads `--against`'s file: the reference's output where its `"tool"` says so, else a recording.
+fn load_against(path: &Path) -> anyhow::Result<Against> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if async_ref::written_by_async_ref(&text) {
+        let refs = RefOutput::parse(&text)
+            .and_then(|refs| reference::check(&refs).map(|()| refs))
+            .with_context(|| format!("{} (async_ref's output) cannot be compared with a trace", path.display()))?;
+        return Ok(Against::Reference(refs));
+    }
+    Recording::parse(&text)
+        .map(|rec| Against::Recording(Box::new(rec)))
+        .with_context(|| format!("{} is not a usable async-lab recording, nor async_ref's JSON output", path.display()))
+}
+
 /// Runs or replays, and prints.
 pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
+    // Read before the program runs: a file that cannot be compared is said at once.
+    let against = args.against.as_deref().map(load_against).transpose()?;
     let (trace, program_ok) = match (&args.replay, args.program.first()) {
         (Some(path), _) => (Trace::load(path)?, true),
         (None, Some(program)) => {
@@ -130,10 +157,16 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         }
         print_tables(&program, &traced, min_held, args.top);
     }
-    if let Some(path) = &args.against {
-        let rec = async_lab_core::record::Recording::load(path)?;
-        println!("\nThe lab's classes beside the tracer's ({}):\n", path.display());
-        print!("{}", async_lab_core::trace::against::markdown(&async_lab_core::trace::against::compare(&rec, &trace)));
+    match (&against, &args.against) {
+        (Some(Against::Recording(rec)), Some(path)) => {
+            println!("\nThe lab's classes beside the tracer's ({}):\n", path.display());
+            print!("{}", against::markdown(&against::compare(rec, &trace)));
+        }
+        (Some(Against::Reference(refs)), Some(path)) => {
+            println!("\nThe reference's classes beside the tracer's ({}):\n", path.display());
+            print!("{}", reference::markdown(&reference::compare(refs, &trace), reference::left_out(refs)));
+        }
+        _ => {}
     }
     if let Some(corr) = args.explain {
         let found = trace.processes.iter().any(|p| Program::of(p).calls.iter().any(|c| c.corr == corr));
