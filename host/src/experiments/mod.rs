@@ -52,6 +52,7 @@ impl Case {
         let op = match case.facts {
             Facts::Copy(f) | Facts::Sweep(catalogue::copies::SweepFacts(f)) => Op::Copy(f),
             Facts::Memset(f) => Op::Memset(f),
+            Facts::Launch(f) => Op::Launch(f),
         };
         Case { setup, op }
     }
@@ -108,7 +109,7 @@ impl Placement {
 pub enum Op {
     Copy(catalogue::copies::CopyFacts),
     Memset(catalogue::memset::MemsetFacts),
-    Launch(launches::LaunchOp),
+    Launch(catalogue::launches::LaunchFacts),
     /// Loading code, looking up a kernel, a first launch; driver and runtime cases alike.
     Load(loading::LoadOp),
     Alloc(alloc::AllocOp),
@@ -142,7 +143,7 @@ impl Case {
     /// The environment variable a case needs set before the driver starts (it then runs in a child process).
     pub fn child_env(&self) -> Option<(&'static str, &'static str)> {
         match &self.op {
-            Op::Launch(l) => l.child_env(),
+            Op::Launch(l) => catalogue::Experiment::child_env(l),
             Op::Load(l) => l.child_env(),
             Op::SeedRuntime(s) => s.child_env(),
             Op::Vmm(v) => v.child_env(),
@@ -301,7 +302,7 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
     let copy_sizes = sizes.unwrap_or(&default_sizes);
     let others = || {
         let mut v = Case::all(catalogue::memset::cases(MID_SIZE));
-        v.extend(launches::cases());
+        v.extend(Case::all(catalogue::launches::cases()));
         v.extend(alloc::cases(MID_SIZE));
         v.extend(callbacks::cases());
         v.extend(waiting::cases());
