@@ -53,6 +53,7 @@ impl Case {
             Facts::Copy(f) | Facts::Sweep(catalogue::copies::SweepFacts(f)) => Op::Copy(f),
             Facts::Memset(f) => Op::Memset(f),
             Facts::Launch(f) => Op::Launch(f),
+            Facts::Callback(f) => Op::Callback(f),
         };
         Case { setup, op }
     }
@@ -113,7 +114,7 @@ pub enum Op {
     /// Loading code, looking up a kernel, a first launch; driver and runtime cases alike.
     Load(loading::LoadOp),
     Alloc(alloc::AllocOp),
-    Callback(callbacks::CallbackOp),
+    Callback(catalogue::callbacks::CallbackFacts),
     Wait(waiting::WaitOp),
     /// The seed program's sequence; one run yields several records.
     Seed(HostKind),
@@ -304,7 +305,7 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
         let mut v = Case::all(catalogue::memset::cases(MID_SIZE));
         v.extend(Case::all(catalogue::launches::cases()));
         v.extend(alloc::cases(MID_SIZE));
-        v.extend(callbacks::cases());
+        v.extend(Case::all(catalogue::callbacks::cases()));
         v.extend(waiting::cases());
         // The loading family makes its runtime cases itself (`runtime_twin` skips it).
         v.extend(loading::cases());
