@@ -14,6 +14,7 @@ pub mod callbacks;
 pub mod copies;
 pub mod launches;
 pub mod memset;
+pub mod waiting;
 
 use crate::api::Api;
 use crate::rules::Expected;
@@ -87,6 +88,7 @@ pub enum Facts {
     Memset(memset::MemsetFacts),
     Launch(launches::LaunchFacts),
     Callback(callbacks::CallbackFacts),
+    Wait(waiting::WaitFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -98,6 +100,7 @@ macro_rules! each_family {
             Facts::Memset($f) => $body,
             Facts::Launch($f) => $body,
             Facts::Callback($f) => $body,
+            Facts::Wait($f) => $body,
         }
     };
 }

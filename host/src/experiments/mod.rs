@@ -54,6 +54,7 @@ impl Case {
             Facts::Memset(f) => Op::Memset(f),
             Facts::Launch(f) => Op::Launch(f),
             Facts::Callback(f) => Op::Callback(f),
+            Facts::Wait(f) => Op::Wait(f),
         };
         Case { setup, op }
     }
@@ -115,7 +116,7 @@ pub enum Op {
     Load(loading::LoadOp),
     Alloc(alloc::AllocOp),
     Callback(catalogue::callbacks::CallbackFacts),
-    Wait(waiting::WaitOp),
+    Wait(catalogue::waiting::WaitFacts),
     /// The seed program's sequence; one run yields several records.
     Seed(HostKind),
     /// The seed program (or the accepted answer's variant) through the runtime API; a record per step.
@@ -243,14 +244,11 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
     let mut twin = case.clone();
     twin.setup.api = Api::Runtime;
     twin.setup.id = format!("{}{}", Api::Runtime.id_prefix(), case.setup.id);
-    twin.setup.what = match &case.op {
-        // The driver's wait cases make a context with each flag; the runtime's set it on the running one.
-        Op::Wait(w) => w.runtime_what(),
-        // The driver's words with the runtime's call in place of the driver's, where they name it.
-        _ if case.setup.what.contains(case.setup.call.as_str()) => {
-            format!("{}, through the runtime API", case.setup.what.replacen(case.setup.call.as_str(), call, 1))
-        }
-        _ => format!("{} (through the runtime API: {call})", case.setup.what),
+    // The driver's words with the runtime's call in place of the driver's, where they name it.
+    twin.setup.what = if case.setup.what.contains(case.setup.call.as_str()) {
+        format!("{}, through the runtime API", case.setup.what.replacen(case.setup.call.as_str(), call, 1))
+    } else {
+        format!("{} (through the runtime API: {call})", case.setup.what)
     };
     twin.setup.call = call.to_owned();
     Some(twin)
@@ -306,7 +304,7 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
         v.extend(Case::all(catalogue::launches::cases()));
         v.extend(alloc::cases(MID_SIZE));
         v.extend(Case::all(catalogue::callbacks::cases()));
-        v.extend(waiting::cases());
+        v.extend(Case::all(catalogue::waiting::cases()));
         // The loading family makes its runtime cases itself (`runtime_twin` skips it).
         v.extend(loading::cases());
         v
