@@ -10,6 +10,7 @@
 //!
 //! Adding a case to a family is one line of facts in its list (`copies::default_cases`, ...).
 
+pub mod alloc;
 pub mod callbacks;
 pub mod copies;
 pub mod launches;
@@ -89,6 +90,7 @@ pub enum Facts {
     Launch(launches::LaunchFacts),
     Callback(callbacks::CallbackFacts),
     Wait(waiting::WaitFacts),
+    Alloc(alloc::AllocFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -101,6 +103,7 @@ macro_rules! each_family {
             Facts::Launch($f) => $body,
             Facts::Callback($f) => $body,
             Facts::Wait($f) => $body,
+            Facts::Alloc($f) => $body,
         }
     };
 }

@@ -55,6 +55,7 @@ impl Case {
             Facts::Launch(f) => Op::Launch(f),
             Facts::Callback(f) => Op::Callback(f),
             Facts::Wait(f) => Op::Wait(f),
+            Facts::Alloc(f) => Op::Alloc(f),
         };
         Case { setup, op }
     }
@@ -114,7 +115,7 @@ pub enum Op {
     Launch(catalogue::launches::LaunchFacts),
     /// Loading code, looking up a kernel, a first launch; driver and runtime cases alike.
     Load(loading::LoadOp),
-    Alloc(alloc::AllocOp),
+    Alloc(catalogue::alloc::AllocFacts),
     Callback(catalogue::callbacks::CallbackFacts),
     Wait(catalogue::waiting::WaitFacts),
     /// The seed program's sequence; one run yields several records.
@@ -302,7 +303,7 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
     let others = || {
         let mut v = Case::all(catalogue::memset::cases(MID_SIZE));
         v.extend(Case::all(catalogue::launches::cases()));
-        v.extend(alloc::cases(MID_SIZE));
+        v.extend(Case::all(catalogue::alloc::cases(MID_SIZE)));
         v.extend(Case::all(catalogue::callbacks::cases()));
         v.extend(Case::all(catalogue::waiting::cases()));
         // The loading family makes its runtime cases itself (`runtime_twin` skips it).
