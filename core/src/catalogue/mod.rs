@@ -10,8 +10,12 @@
 //!
 //! Adding a case to a family is one line of facts in its list (`copies::default_cases`, ...).
 
+pub mod alloc;
+pub mod callbacks;
 pub mod copies;
+pub mod launches;
 pub mod memset;
+pub mod waiting;
 
 use crate::api::Api;
 use crate::rules::Expected;
@@ -83,6 +87,10 @@ pub enum Facts {
     Copy(copies::CopyFacts),
     Sweep(copies::SweepFacts),
     Memset(memset::MemsetFacts),
+    Launch(launches::LaunchFacts),
+    Callback(callbacks::CallbackFacts),
+    Wait(waiting::WaitFacts),
+    Alloc(alloc::AllocFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -92,6 +100,10 @@ macro_rules! each_family {
             Facts::Copy($f) => $body,
             Facts::Sweep($f) => $body,
             Facts::Memset($f) => $body,
+            Facts::Launch($f) => $body,
+            Facts::Callback($f) => $body,
+            Facts::Wait($f) => $body,
+            Facts::Alloc($f) => $body,
         }
     };
 }

@@ -1,185 +1,21 @@
 //! Allocation, freeing and registration: do they wait for work already running on the GPU? (rules AL1–AL4,
 //! ST4). Calls without a stream are measured next to a blocker on the legacy stream and on a non-blocking
-//! stream; stream-ordered allocation next to a blocker in its own stream and on another.
+//! stream; stream-ordered allocation next to a blocker in its own stream and on another. The cases and what
+//! they expect are the catalogue's (`async_lab_core::catalogue::alloc`); this file measures them.
 
 use super::method::{measure, BlockerPlan, Probe};
-use super::{case_record, Case, Op};
+use super::{case_record, Case};
 use async_lab_core::api::Api;
-use async_lab_core::classify::Class::*;
-use async_lab_core::record::{CaseRecord, CaseSetup};
-use async_lab_core::rules::Expected;
-use async_lab_core::setup::CallTiming;
-use async_lab_core::setup::{BlockerPlacement, Family};
+use async_lab_core::catalogue::alloc::{AllocCall, AllocFacts, Pool};
+use async_lab_core::record::CaseRecord;
+use async_lab_core::setup::BlockerPlacement;
 use async_lab_driver::memory::{self as mem, DefaultMemPool};
 use async_lab_driver::runtime::memory as rtmem;
 use async_lab_driver::{sys, DriverResult, Gpu, PageableBuffer, Stream, StreamHandle, StreamKind};
 use std::ffi::c_void;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AllocCall {
-    MemAlloc,
-    MemFree,
-    AllocHost,
-    FreeHost,
-    HostRegister,
-    HostUnregister,
-    AllocManaged,
-    AllocAsync,
-    FreeAsync,
-}
-
-/// The default memory pool's release threshold during a stream-ordered experiment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pool {
-    /// The default (0): the pool gives memory back at every synchronization, so allocations refill it.
-    Threshold0,
-    /// Threshold at its maximum and the pool primed: allocations are served from memory the pool keeps.
-    Warm,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct AllocOp {
-    pub call: AllocCall,
-    pub pool: Pool,
-    /// For calls without a stream: the stream the blocker runs on (legacy or non-blocking).
-    pub blocker_stream: StreamKind,
-    /// For stream-ordered calls: blocker in the call's stream or on another.
-    pub blocker: BlockerPlacement,
-    pub bytes: u64,
-}
-
-impl AllocCall {
-    fn slug(self) -> &'static str {
-        match self {
-            AllocCall::MemAlloc => "mem-alloc",
-            AllocCall::MemFree => "mem-free",
-            AllocCall::AllocHost => "alloc-host",
-            AllocCall::FreeHost => "free-host",
-            AllocCall::HostRegister => "host-register",
-            AllocCall::HostUnregister => "host-unregister",
-            AllocCall::AllocManaged => "alloc-managed",
-            AllocCall::AllocAsync => "alloc-async",
-            AllocCall::FreeAsync => "free-async",
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            AllocCall::MemAlloc => "cuMemAlloc",
-            AllocCall::MemFree => "cuMemFree",
-            AllocCall::AllocHost => "cuMemAllocHost",
-            AllocCall::FreeHost => "cuMemFreeHost",
-            AllocCall::HostRegister => "cuMemHostRegister",
-            AllocCall::HostUnregister => "cuMemHostUnregister",
-            AllocCall::AllocManaged => "cuMemAllocManaged",
-            AllocCall::AllocAsync => "cuMemAllocAsync",
-            AllocCall::FreeAsync => "cuMemFreeAsync",
-        }
-    }
-
-    fn stream_ordered(self) -> bool {
-        matches!(self, AllocCall::AllocAsync | AllocCall::FreeAsync)
-    }
-}
-
-impl AllocOp {
-    fn case(self) -> Case {
-        let c = self.call;
-        let (rule, expected) = match c {
-            AllocCall::MemAlloc | AllocCall::AllocManaged => ("ST4", Expected::undocumented()),
-            AllocCall::MemFree => ("AL1", Expected::classes(&[DeviceSync])),
-            AllocCall::AllocHost | AllocCall::FreeHost => ("AL3", Expected::undocumented()),
-            AllocCall::HostRegister | AllocCall::HostUnregister => ("AL4", Expected::undocumented()),
-            // With the blocker on another stream the call's own stream is not asked about (see `op_stream`):
-            // these once took `blocking` as a second class, only to absorb what that query could not tell.
-            AllocCall::AllocAsync | AllocCall::FreeAsync => ("AL2", Expected::classes(&[Async])),
-        };
-        let size = async_lab_core::units::format_size(self.bytes);
-        let (id, stream, blocker, blocker_stream, ahead, what) = if c.stream_ordered() {
-            let same = self.blocker == BlockerPlacement::Same;
-            let pool = if self.pool == Pool::Warm { "warm-pool" } else { "threshold-0" };
-            (
-                format!("alloc/{}/{pool}/nonblocking/{}", c.slug(), if same { "same" } else { "other" }),
-                Some(StreamKind::NonBlocking),
-                self.blocker,
-                StreamKind::NonBlocking,
-                same,
-                format!(
-                    "{} of {size} from the default pool ({}), with a blocker {}",
-                    c.name(),
-                    if self.pool == Pool::Warm {
-                        "release threshold at its maximum, pool primed"
-                    } else {
-                        "release threshold 0, the default"
-                    },
-                    super::blocker_words(same)
-                ),
-            )
-        } else {
-            (
-                format!("alloc/{}/{}", c.slug(), self.blocker_stream.slug()),
-                None,
-                BlockerPlacement::Other,
-                self.blocker_stream,
-                false,
-                format!("{} of {size} while a blocker runs on the {} stream", c.name(), self.blocker_stream.slug()),
-            )
-        };
-        Case {
-            setup: CaseSetup {
-                id,
-                family: Family::Alloc,
-                call: c.name().into(),
-                rule: rule.into(),
-                expected,
-                stream,
-                blocker,
-                blocker_stream: Some(blocker_stream),
-                blocker_ahead: ahead,
-                host_memory: None,
-                bytes: self.bytes,
-                what,
-                api: async_lab_core::api::Api::Driver,
-                peer: None,
-                direction: None,
-                timing: CallTiming::Stopwatch,
-                case: None,
-            },
-            op: Op::Alloc(self),
-        }
-    }
-}
-
-pub fn cases(bytes: u64) -> Vec<Case> {
-    let mut v = Vec::new();
-    for call in [
-        AllocCall::MemAlloc,
-        AllocCall::MemFree,
-        AllocCall::AllocHost,
-        AllocCall::FreeHost,
-        AllocCall::HostRegister,
-        AllocCall::HostUnregister,
-        AllocCall::AllocManaged,
-    ] {
-        for blocker_stream in [StreamKind::Legacy, StreamKind::NonBlocking] {
-            v.push(
-                AllocOp { call, pool: Pool::Threshold0, blocker_stream, blocker: BlockerPlacement::Other, bytes }
-                    .case(),
-            );
-        }
-    }
-    for call in [AllocCall::AllocAsync, AllocCall::FreeAsync] {
-        for pool in [Pool::Threshold0, Pool::Warm] {
-            for blocker in [BlockerPlacement::Same, BlockerPlacement::Other] {
-                v.push(AllocOp { call, pool, blocker_stream: StreamKind::NonBlocking, blocker, bytes }.case());
-            }
-        }
-    }
-    v
-}
-
 struct AllocProbe<'a, 'g> {
-    op: AllocOp,
+    op: AllocFacts,
     api: Api,
     stream: &'a Stream<'g>,
     pool: DefaultMemPool,
@@ -342,7 +178,7 @@ impl Drop for AllocProbe<'_, '_> {
     }
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: AllocOp, reps: usize) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, op: AllocFacts, reps: usize) -> anyhow::Result<CaseRecord> {
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let blocker_stream =
         Stream::new(gpu, if op.call.stream_ordered() { StreamKind::NonBlocking } else { op.blocker_stream })?;

@@ -1,18 +1,16 @@
 //! Host callbacks (`cuLaunchHostFunc` and the older `cuStreamAddCallback`, the seed's call; rule CB1) and
-//! destroying a stream that still has work (SD1).
+//! destroying a stream that still has work (SD1). The cases and what they expect are the catalogue's
+//! (`async_lab_core::catalogue::callbacks`); this file measures them.
 //!
 //! Besides how long enqueueing a callback takes, this measures how late the callback runs: a second host
 //! thread polls the event recorded after the blocker and notes when it completes; the callback notes when
 //! it runs; the difference is the driver's delay in calling back.
 
 use super::method::{measure_with, Blocker, BlockerPlan, Probe};
-use super::{case_record, Case, Op};
+use super::{case_record, Case};
 use async_lab_core::api::Api;
-use async_lab_core::classify::Class::*;
-use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
-use async_lab_core::rules::Expected;
-use async_lab_core::setup::CallTiming;
-use async_lab_core::setup::{BlockerPlacement, Family};
+use async_lab_core::catalogue::callbacks::CallbackFacts;
+use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_driver::measure::monotonic_ns;
 use async_lab_driver::runtime::stream as rtstream;
 use async_lab_driver::stream;
@@ -20,64 +18,8 @@ use async_lab_driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind}
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-#[derive(Clone, Copy, Debug)]
-pub enum CallbackOp {
-    LaunchHostFunc,
-    StreamAddCallback,
-    StreamDestroy,
-}
-
+/// The blocker the callbacks wait behind, and that still runs in the stream being destroyed.
 const BLOCKER_NS: u64 = 20_000_000;
-
-pub fn cases() -> Vec<Case> {
-    [CallbackOp::LaunchHostFunc, CallbackOp::StreamAddCallback, CallbackOp::StreamDestroy]
-        .into_iter()
-        .map(|op| {
-            let (id, call, rule, what) = match op {
-                CallbackOp::LaunchHostFunc => (
-                    "callback/launch-host-func/nonblocking/same",
-                    "cuLaunchHostFunc",
-                    "CB1",
-                    "enqueueing a host function behind a blocker in the same stream; also measured: how long after the blocker ends the function runs",
-                ),
-                CallbackOp::StreamAddCallback => (
-                    "callback/stream-add-callback/nonblocking/same",
-                    "cuStreamAddCallback",
-                    "CB1",
-                    "enqueueing a stream callback (the seed program's call) behind a blocker in the same stream; also measured: how long after the blocker ends it runs",
-                ),
-                CallbackOp::StreamDestroy => (
-                    "callback/stream-destroy/nonblocking/same",
-                    "cuStreamDestroy",
-                    "SD1",
-                    "destroying a stream while a blocker still runs in it",
-                ),
-            };
-            Case {
-                setup: CaseSetup {
-                    id: id.into(),
-                    family: Family::Callback,
-                    call: call.into(),
-                    rule: rule.into(),
-                    expected: Expected::classes(&[Async]),
-                    stream: Some(StreamKind::NonBlocking),
-                    blocker: BlockerPlacement::Same,
-                    blocker_stream: Some(StreamKind::NonBlocking),
-                    blocker_ahead: true,
-                    host_memory: None,
-                    bytes: 0,
-                    what: what.into(),
-                    api: async_lab_core::api::Api::Driver,
-                    peer: None,
-                    direction: None,
-                    timing: CallTiming::Stopwatch,
-                    case: None,
-                },
-                op: Op::Callback(op),
-            }
-        })
-        .collect()
-}
 
 /// Called by the driver on its own thread: notes the time.
 unsafe extern "C" fn note_time(user: *mut c_void) {
@@ -106,7 +48,7 @@ unsafe extern "C" fn note_time_runtime(
 struct HostFuncProbe<'a, 'g> {
     stream: &'a Stream<'g>,
     ran_at: &'static AtomicU64,
-    op: CallbackOp,
+    op: CallbackFacts,
     api: Api,
 }
 
@@ -117,7 +59,7 @@ impl Probe for HostFuncProbe<'_, '_> {
     }
     fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
         let user = (self.ran_at as *const AtomicU64) as *mut c_void;
-        let (s, add) = (self.stream.handle(), matches!(self.op, CallbackOp::StreamAddCallback));
+        let (s, add) = (self.stream.handle(), matches!(self.op, CallbackFacts::StreamAddCallback));
         // SAFETY: the functions only store into the atomic, which is leaked (`'static`): it outlives any
         // callback, even one still pending when a repetition fails.
         // The runtime shares the stream's primary context.
@@ -139,14 +81,14 @@ impl Probe for HostFuncProbe<'_, '_> {
     }
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: CallbackOp, reps: usize) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, op: CallbackFacts, reps: usize) -> anyhow::Result<CaseRecord> {
     match op {
-        CallbackOp::LaunchHostFunc | CallbackOp::StreamAddCallback => host_func(gpu, case, op, reps),
-        CallbackOp::StreamDestroy => stream_destroy(gpu, case, reps),
+        CallbackFacts::LaunchHostFunc | CallbackFacts::StreamAddCallback => host_func(gpu, case, op, reps),
+        CallbackFacts::StreamDestroy => stream_destroy(gpu, case, reps),
     }
 }
 
-fn host_func(gpu: &Gpu, case: &Case, op: CallbackOp, reps: usize) -> anyhow::Result<CaseRecord> {
+fn host_func(gpu: &Gpu, case: &Case, op: CallbackFacts, reps: usize) -> anyhow::Result<CaseRecord> {
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let plan = BlockerPlan { stream: stream.handle(), ahead: true };
     // The cell is leaked, not boxed: if a repetition fails after the enqueue (`?` below), the callback may

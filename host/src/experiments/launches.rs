@@ -2,104 +2,25 @@
 //! kernel's *first* launch, which under lazy loading loads it (K4), is measured with the other ways of loading
 //! code, in `loading.rs`.
 //!
-//! CUDA_LAUNCH_BLOCKING is read once, when the driver starts, so that experiment runs in a child process of
-//! async-lab with the variable set (see `runner.rs`).
+//! The cases and what they expect are the catalogue's (`async_lab_core::catalogue::launches`); this file
+//! measures them. CUDA_LAUNCH_BLOCKING is read once, when the driver starts, so that experiment runs in a child
+//! process of async-lab with the variable set (see `runner.rs`).
 
 use super::method::{measure_with, BlockerPlan, Probe};
 use super::queue;
-use super::{case_record, Case, Op};
+use super::{case_record, Case};
 use async_lab_core::api::Api;
-use async_lab_core::classify::Class::*;
-use async_lab_core::record::{CaseRecord, CaseSetup};
-use async_lab_core::rules::Expected;
-use async_lab_core::setup::CallTiming;
-use async_lab_core::setup::{BlockerPlacement, Family};
+use async_lab_core::catalogue::launches::LaunchFacts;
+use async_lab_core::record::CaseRecord;
 use async_lab_driver::runtime::library::{Kernel, Library};
 use async_lab_driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use async_lab_ptx::kernels;
-
-#[derive(Clone, Copy, Debug)]
-pub enum LaunchOp {
-    Warm,
-    EnvBlocking,
-    QueueDepth,
-}
 
 /// How long the kernel of the CUDA_LAUNCH_BLOCKING experiment runs: long enough that an asynchronous launch
 /// returns well before it ends.
 const ENV_BLOCKING_KERNEL_NS: u64 = 1_000_000;
 /// The launch-queue experiment's short kernels (the queue is filled behind `queue::BLOCKER_NS`).
 const QUEUE_FILLER_NS: u64 = 20_000;
-
-impl LaunchOp {
-    pub fn child_env(&self) -> Option<(&'static str, &'static str)> {
-        match self {
-            LaunchOp::EnvBlocking => Some(("CUDA_LAUNCH_BLOCKING", "1")),
-            _ => None,
-        }
-    }
-
-    fn case(self) -> Case {
-        let nb = Some(StreamKind::NonBlocking);
-        let (id, call, rule, expected, blocker, ahead, what) = match self {
-            LaunchOp::Warm => (
-                "launch/warm/nonblocking/same".to_owned(),
-                "cuLaunchKernel",
-                "K1",
-                Expected::classes(&[Async]),
-                BlockerPlacement::Same,
-                true,
-                "an empty kernel launched (not for the first time) behind a blocker in the same stream".to_owned(),
-            ),
-            LaunchOp::EnvBlocking => (
-                "launch/env-blocking/nonblocking/none".to_owned(),
-                "cuLaunchKernel",
-                "K2",
-                Expected::classes(&[Blocking]),
-                BlockerPlacement::None,
-                false,
-                "a 1 ms kernel launched in a process started with CUDA_LAUNCH_BLOCKING=1 (no blocker: every launch, the blocker's too, would wait)".to_owned(),
-            ),
-            LaunchOp::QueueDepth => (
-                "launch/queue-depth/nonblocking/same".to_owned(),
-                "cuLaunchKernel",
-                "K5",
-                Expected::undocumented(),
-                BlockerPlacement::Same,
-                true,
-                "20 µs kernels launched one after another behind a 300 ms blocker until a launch has to wait; the call measured is that launch".to_owned(),
-            ),
-        };
-        Case {
-            setup: CaseSetup {
-                id,
-                family: Family::Launch,
-                call: call.into(),
-                rule: rule.into(),
-                expected,
-                stream: nb,
-                blocker,
-                blocker_stream: if blocker == BlockerPlacement::None { None } else { nb },
-                blocker_ahead: ahead,
-                host_memory: None,
-                bytes: 0,
-                what,
-                api: async_lab_core::api::Api::Driver,
-                peer: None,
-                direction: None,
-                timing: CallTiming::Stopwatch,
-                case: None,
-            },
-            op: Op::Launch(self),
-        }
-    }
-}
-
-pub fn cases() -> Vec<Case> {
-    let mut v = vec![LaunchOp::Warm.case(), LaunchOp::EnvBlocking.case()];
-    v.push(LaunchOp::QueueDepth.case());
-    v
-}
 
 /// A warm launch, or the 1 ms kernel of the CUDA_LAUNCH_BLOCKING experiment.
 struct LaunchProbe<'a, 'g> {
@@ -159,18 +80,18 @@ impl Probe for LaunchProbe<'_, '_> {
     }
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: LaunchOp, reps: usize) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, op: LaunchFacts, reps: usize) -> anyhow::Result<CaseRecord> {
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     match op {
-        LaunchOp::Warm | LaunchOp::EnvBlocking => {
-            let env = matches!(op, LaunchOp::EnvBlocking);
+        LaunchFacts::Warm | LaunchFacts::EnvBlocking => {
+            let env = matches!(op, LaunchFacts::EnvBlocking);
             let plan = BlockerPlan { stream: stream.handle(), ahead: true };
             let runtime = (case.setup.api == Api::Runtime).then(|| RuntimeKernels::load(gpu)).transpose()?;
             let mut probe = LaunchProbe { stream: &stream, kernel_ns: env.then_some(ENV_BLOCKING_KERNEL_NS), runtime };
             let (warmup, blocker_ns, reps) = measure_with(gpu, &mut probe, plan, reps, !env)?;
             Ok(case_record(case, Some(warmup), (!env).then_some(blocker_ns), reps))
         }
-        LaunchOp::QueueDepth => {
+        LaunchFacts::QueueDepth => {
             let runtime = (case.setup.api == Api::Runtime).then(|| RuntimeKernels::load(gpu)).transpose()?;
             queue_depth(gpu, case, &stream, runtime.as_ref(), reps)
         }

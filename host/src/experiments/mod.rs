@@ -52,6 +52,10 @@ impl Case {
         let op = match case.facts {
             Facts::Copy(f) | Facts::Sweep(catalogue::copies::SweepFacts(f)) => Op::Copy(f),
             Facts::Memset(f) => Op::Memset(f),
+            Facts::Launch(f) => Op::Launch(f),
+            Facts::Callback(f) => Op::Callback(f),
+            Facts::Wait(f) => Op::Wait(f),
+            Facts::Alloc(f) => Op::Alloc(f),
         };
         Case { setup, op }
     }
@@ -108,12 +112,12 @@ impl Placement {
 pub enum Op {
     Copy(catalogue::copies::CopyFacts),
     Memset(catalogue::memset::MemsetFacts),
-    Launch(launches::LaunchOp),
+    Launch(catalogue::launches::LaunchFacts),
     /// Loading code, looking up a kernel, a first launch; driver and runtime cases alike.
     Load(loading::LoadOp),
-    Alloc(alloc::AllocOp),
-    Callback(callbacks::CallbackOp),
-    Wait(waiting::WaitOp),
+    Alloc(catalogue::alloc::AllocFacts),
+    Callback(catalogue::callbacks::CallbackFacts),
+    Wait(catalogue::waiting::WaitFacts),
     /// The seed program's sequence; one run yields several records.
     Seed(HostKind),
     /// The seed program (or the accepted answer's variant) through the runtime API; a record per step.
@@ -142,7 +146,7 @@ impl Case {
     /// The environment variable a case needs set before the driver starts (it then runs in a child process).
     pub fn child_env(&self) -> Option<(&'static str, &'static str)> {
         match &self.op {
-            Op::Launch(l) => l.child_env(),
+            Op::Launch(l) => catalogue::Experiment::child_env(l),
             Op::Load(l) => l.child_env(),
             Op::SeedRuntime(s) => s.child_env(),
             Op::Vmm(v) => v.child_env(),
@@ -241,14 +245,11 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
     let mut twin = case.clone();
     twin.setup.api = Api::Runtime;
     twin.setup.id = format!("{}{}", Api::Runtime.id_prefix(), case.setup.id);
-    twin.setup.what = match &case.op {
-        // The driver's wait cases make a context with each flag; the runtime's set it on the running one.
-        Op::Wait(w) => w.runtime_what(),
-        // The driver's words with the runtime's call in place of the driver's, where they name it.
-        _ if case.setup.what.contains(case.setup.call.as_str()) => {
-            format!("{}, through the runtime API", case.setup.what.replacen(case.setup.call.as_str(), call, 1))
-        }
-        _ => format!("{} (through the runtime API: {call})", case.setup.what),
+    // The driver's words with the runtime's call in place of the driver's, where they name it.
+    twin.setup.what = if case.setup.what.contains(case.setup.call.as_str()) {
+        format!("{}, through the runtime API", case.setup.what.replacen(case.setup.call.as_str(), call, 1))
+    } else {
+        format!("{} (through the runtime API: {call})", case.setup.what)
     };
     twin.setup.call = call.to_owned();
     Some(twin)
@@ -301,10 +302,10 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
     let copy_sizes = sizes.unwrap_or(&default_sizes);
     let others = || {
         let mut v = Case::all(catalogue::memset::cases(MID_SIZE));
-        v.extend(launches::cases());
-        v.extend(alloc::cases(MID_SIZE));
-        v.extend(callbacks::cases());
-        v.extend(waiting::cases());
+        v.extend(Case::all(catalogue::launches::cases()));
+        v.extend(Case::all(catalogue::alloc::cases(MID_SIZE)));
+        v.extend(Case::all(catalogue::callbacks::cases()));
+        v.extend(Case::all(catalogue::waiting::cases()));
         // The loading family makes its runtime cases itself (`runtime_twin` skips it).
         v.extend(loading::cases());
         v

@@ -5,145 +5,34 @@
 //! The runtime twins set the flag with `cudaSetDeviceFlags` on the device's primary context, which is
 //! already active (the driver side of async-lab opened it), and wait with `cudaStreamSynchronize` /
 //! `cudaEventSynchronize`: the way a runtime program changes how it waits after start-up. The scheduling flags
-//! read before (`cudaGetDeviceFlags`) are put back afterwards.
+//! read before (`cudaGetDeviceFlags`) are put back afterwards. The cases and what they expect are the
+//! catalogue's (`async_lab_core::catalogue::waiting`); this file measures them.
 //!
 //! Wake-up latency is estimated as (host time from just before the launch to the wait's return) minus the
 //! kernel's device time: it includes the launch latency, a few microseconds.
 
 use super::method::timed_query;
-use super::{case_record, Case, Op};
-use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
-use async_lab_core::rules::{Expected, WaitStyle};
-use async_lab_core::setup::CallTiming;
-use async_lab_core::setup::{BlockerPlacement, Family};
+use super::{case_record, Case};
+use async_lab_core::catalogue::waiting::{SchedFlag, WaitFacts};
+use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_driver::gpu::FlaggedContext;
 use async_lab_driver::measure::{monotonic_ns, Stopwatch};
 use async_lab_driver::runtime::{self, stream as rtstream};
 use async_lab_driver::{sys, Event, Gpu, Stream, StreamKind};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SchedFlag {
-    Spin,
-    Yield,
-    BlockingSync,
-    Auto,
-}
-
-impl SchedFlag {
-    fn slug(self) -> &'static str {
-        match self {
-            SchedFlag::Spin => "spin",
-            SchedFlag::Yield => "yield",
-            SchedFlag::BlockingSync => "blocking-sync",
-            SchedFlag::Auto => "auto",
-        }
-    }
-    fn bits(self) -> u32 {
-        match self {
-            SchedFlag::Spin => sys::CU_CTX_SCHED_SPIN,
-            SchedFlag::Yield => sys::CU_CTX_SCHED_YIELD,
-            SchedFlag::BlockingSync => sys::CU_CTX_SCHED_BLOCKING_SYNC,
-            SchedFlag::Auto => sys::CU_CTX_SCHED_AUTO,
-        }
+/// The driver's `CU_CTX_SCHED_*` bits of a scheduling flag (the runtime's `cudaDeviceSchedule*` values are the
+/// same).
+fn sched_bits(flag: SchedFlag) -> u32 {
+    match flag {
+        SchedFlag::Spin => sys::CU_CTX_SCHED_SPIN,
+        SchedFlag::Yield => sys::CU_CTX_SCHED_YIELD,
+        SchedFlag::BlockingSync => sys::CU_CTX_SCHED_BLOCKING_SYNC,
+        SchedFlag::Auto => sys::CU_CTX_SCHED_AUTO,
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-pub enum WaitOp {
-    StreamSync(SchedFlag),
-    EventSync { blocking_sync: bool },
-}
-
+/// How long the kernel each wait waits for runs.
 const KERNEL_NS: u64 = 100_000_000;
-
-pub fn cases() -> Vec<Case> {
-    let mut v = Vec::new();
-    let busy = || Expected::WaitStyle { styles: vec![WaitStyle::Busy] };
-    let sleeps = || Expected::WaitStyle { styles: vec![WaitStyle::Sleeps] };
-    for flag in [SchedFlag::Spin, SchedFlag::Yield, SchedFlag::BlockingSync, SchedFlag::Auto] {
-        let expected = match flag {
-            SchedFlag::Spin => busy(),
-            // "Yield" says the thread yields, not whether it burns CPU time meanwhile: no prediction.
-            SchedFlag::Yield => Expected::undocumented(),
-            SchedFlag::BlockingSync => sleeps(),
-            // With one context and many CPUs, AUTO spins.
-            SchedFlag::Auto => busy(),
-        };
-        v.push(case(
-            format!("wait/stream-sync/{}", flag.slug()),
-            "cuStreamSynchronize",
-            "W1",
-            expected,
-            format!(
-                "cuStreamSynchronize on a 100 ms kernel, in a context created with CU_CTX_SCHED_{}",
-                flag.slug().to_uppercase().replace('-', "_")
-            ),
-            WaitOp::StreamSync(flag),
-        ));
-    }
-    for blocking_sync in [false, true] {
-        v.push(case(
-            format!("wait/event-sync/{}", if blocking_sync { "blocking-sync" } else { "default" }),
-            "cuEventSynchronize",
-            "W2",
-            if blocking_sync { sleeps() } else { busy() },
-            format!(
-                "cuEventSynchronize on an event{} recorded after a 100 ms kernel",
-                if blocking_sync { " created with CU_EVENT_BLOCKING_SYNC" } else { " created with default flags" }
-            ),
-            WaitOp::EventSync { blocking_sync },
-        ));
-    }
-    v
-}
-
-impl WaitOp {
-    /// What the runtime twin does, in words.
-    pub fn runtime_what(&self) -> String {
-        match self {
-            WaitOp::StreamSync(flag) => format!(
-                "cudaStreamSynchronize on a 100 ms kernel, after cudaSetDeviceFlags(cudaDeviceSchedule{}) on the \
-                 running primary context",
-                match flag {
-                    SchedFlag::Spin => "Spin",
-                    SchedFlag::Yield => "Yield",
-                    SchedFlag::BlockingSync => "BlockingSync",
-                    SchedFlag::Auto => "Auto",
-                }
-            ),
-            WaitOp::EventSync { blocking_sync } => format!(
-                "cudaEventSynchronize on an event{} recorded after a 100 ms kernel",
-                if *blocking_sync { " created with cudaEventBlockingSync" } else { " created with default flags" }
-            ),
-        }
-    }
-}
-
-fn case(id: String, call: &str, rule: &str, expected: Expected, what: String, op: WaitOp) -> Case {
-    Case {
-        setup: CaseSetup {
-            id,
-            family: Family::Wait,
-            call: call.into(),
-            rule: rule.into(),
-            expected,
-            stream: Some(StreamKind::NonBlocking),
-            // The 100 ms kernel the call waits for is the protocol's blocker, ahead of it in its stream.
-            blocker: BlockerPlacement::Same,
-            blocker_stream: Some(StreamKind::NonBlocking),
-            blocker_ahead: true,
-            host_memory: None,
-            bytes: 0,
-            what,
-            api: async_lab_core::api::Api::Driver,
-            peer: None,
-            direction: None,
-            timing: CallTiming::Stopwatch,
-            case: None,
-        },
-        op: Op::Wait(op),
-    }
-}
 
 /// One wait in a context created with a scheduling flag: the kernel, then `cuStreamSynchronize`, timed.
 fn flagged_rep(fc: &FlaggedContext) -> anyhow::Result<Rep> {
@@ -203,7 +92,7 @@ impl RuntimeFlags {
         // The runtime's current device is set (the runner's cudaSetDevice).
         let previous = runtime::device_flags()?;
         // The runtime's cudaDeviceSchedule* values are the driver's CU_CTX_SCHED_* values.
-        runtime::set_device_flags(flag.bits())?;
+        runtime::set_device_flags(sched_bits(flag))?;
         Ok(RuntimeFlags { previous: previous & SCHEDULE_MASK, restored: false })
     }
 
@@ -225,11 +114,11 @@ impl Drop for RuntimeFlags {
 }
 
 /// The runtime twins: the same waits through `cudaStreamSynchronize` / `cudaEventSynchronize`.
-fn run_runtime(gpu: &Gpu, op: WaitOp, reps: usize) -> anyhow::Result<Vec<Rep>> {
+fn run_runtime(gpu: &Gpu, op: WaitFacts, reps: usize) -> anyhow::Result<Vec<Rep>> {
     let (flag, event_flags) = match op {
-        WaitOp::StreamSync(flag) => (Some(flag), sys::CU_EVENT_DEFAULT),
-        WaitOp::EventSync { blocking_sync: true } => (None, sys::CU_EVENT_BLOCKING_SYNC),
-        WaitOp::EventSync { blocking_sync: false } => (None, sys::CU_EVENT_DEFAULT),
+        WaitFacts::StreamSync(flag) => (Some(flag), sys::CU_EVENT_DEFAULT),
+        WaitFacts::EventSync { blocking_sync: true } => (None, sys::CU_EVENT_BLOCKING_SYNC),
+        WaitFacts::EventSync { blocking_sync: false } => (None, sys::CU_EVENT_DEFAULT),
     };
     let flags = flag.map(RuntimeFlags::set).transpose()?;
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
@@ -243,8 +132,8 @@ fn run_runtime(gpu: &Gpu, op: WaitOp, reps: usize) -> anyhow::Result<Vec<Rep>> {
         let call_start = monotonic_ns();
         let w = Stopwatch::start();
         let r = match op {
-            WaitOp::StreamSync(_) => rtstream::stream_synchronize(stream.handle()),
-            WaitOp::EventSync { .. } => rtstream::event_synchronize(&end),
+            WaitFacts::StreamSync(_) => rtstream::stream_synchronize(stream.handle()),
+            WaitFacts::EventSync { .. } => rtstream::event_synchronize(&end),
         };
         let t = w.stop();
         let returned = monotonic_ns();
@@ -260,21 +149,21 @@ fn run_runtime(gpu: &Gpu, op: WaitOp, reps: usize) -> anyhow::Result<Vec<Rep>> {
     Ok(out)
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: WaitOp, reps: usize) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, op: WaitFacts, reps: usize) -> anyhow::Result<CaseRecord> {
     if case.setup.api == async_lab_core::api::Api::Runtime {
         let out = run_runtime(gpu, op, reps)?;
         return Ok(case_record(case, None, None, out));
     }
     let mut out = Vec::new();
     match op {
-        WaitOp::StreamSync(flag) => {
-            let fc = FlaggedContext::create(gpu, flag.bits())?;
+        WaitFacts::StreamSync(flag) => {
+            let fc = FlaggedContext::create(gpu, sched_bits(flag))?;
             let _warm = flagged_rep(&fc)?;
             for _ in 0..reps {
                 out.push(flagged_rep(&fc)?);
             }
         }
-        WaitOp::EventSync { blocking_sync } => {
+        WaitFacts::EventSync { blocking_sync } => {
             let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
             let flags = if blocking_sync { sys::CU_EVENT_BLOCKING_SYNC } else { sys::CU_EVENT_DEFAULT };
             let (start, end) = (Event::new(gpu)?, Event::with_flags(gpu, flags)?);
