@@ -11,6 +11,7 @@
 //! Adding a case to a family is one line of facts in its list (`copies::default_cases`, ...).
 
 pub mod copies;
+pub mod loading;
 pub mod memset;
 
 use crate::api::Api;
@@ -83,6 +84,7 @@ pub enum Facts {
     Copy(copies::CopyFacts),
     Sweep(copies::SweepFacts),
     Memset(memset::MemsetFacts),
+    Load(loading::LoadFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -92,6 +94,7 @@ macro_rules! each_family {
             Facts::Copy($f) => $body,
             Facts::Sweep($f) => $body,
             Facts::Memset($f) => $body,
+            Facts::Load($f) => $body,
         }
     };
 }

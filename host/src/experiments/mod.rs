@@ -31,7 +31,7 @@ pub mod waiting;
 use crate::selection::{ApiChoice, Preset};
 use anyhow::bail;
 use async_lab_core::api::Api;
-use async_lab_core::catalogue::{self, Facts};
+use async_lab_core::catalogue::{self, Experiment as _, Facts};
 use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
 use async_lab_core::setup::BlockerPlacement;
 use async_lab_core::setup::StreamKind;
@@ -52,6 +52,7 @@ impl Case {
         let op = match case.facts {
             Facts::Copy(f) | Facts::Sweep(catalogue::copies::SweepFacts(f)) => Op::Copy(f),
             Facts::Memset(f) => Op::Memset(f),
+            Facts::Load(f) => Op::Load(f),
         };
         Case { setup, op }
     }
@@ -110,7 +111,7 @@ pub enum Op {
     Memset(catalogue::memset::MemsetFacts),
     Launch(launches::LaunchOp),
     /// Loading code, looking up a kernel, a first launch; driver and runtime cases alike.
-    Load(loading::LoadOp),
+    Load(catalogue::loading::LoadFacts),
     Alloc(alloc::AllocOp),
     Callback(callbacks::CallbackOp),
     Wait(waiting::WaitOp),
@@ -226,14 +227,13 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
     if let Some(c) = &case.setup.case {
         return c.runtime_twin().map(Case::of);
     }
-    // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`). The
-    // stream-memory family's calls go through the driver only: its probe has no runtime path. The runtime can
-    // name only a kernel it loaded itself, never the blocker's (a driver module's), so setting the running
-    // blocker's attribute has no runtime twin (`LimitCall::runtime_can_name_kernel`).
-    let no_twin = matches!(
-        case.op,
-        Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..) | Op::StreamMem(_)
-    ) || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
+    // The overhead family makes its runtime cases itself (`overhead.rs`). The stream-memory family's calls go
+    // through the driver only: its probe has no runtime path. The runtime can name only a kernel it loaded
+    // itself, never the blocker's (a driver module's), so setting the running blocker's attribute has no runtime
+    // twin (`LimitCall::runtime_can_name_kernel`).
+    let no_twin =
+        matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Overhead(..) | Op::StreamMem(_))
+            || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
     if case.setup.api != Api::Driver || no_twin {
         return None;
     }
@@ -305,8 +305,8 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
         v.extend(alloc::cases(MID_SIZE));
         v.extend(callbacks::cases());
         v.extend(waiting::cases());
-        // The loading family makes its runtime cases itself (`runtime_twin` skips it).
-        v.extend(loading::cases());
+        // The loading family makes its runtime cases itself (its facts have no runtime twin).
+        v.extend(Case::all(catalogue::loading::cases()));
         v
     };
     match preset {
@@ -331,7 +331,7 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
         }
         Preset::Sweep => Case::all(catalogue::copies::sweep_cases(sizes.unwrap_or(&sweep_sizes()))),
         Preset::Peer => peer::cases(sizes.unwrap_or(&sweep_sizes()), false, true),
-        Preset::Loading => loading::cases(),
+        Preset::Loading => Case::all(catalogue::loading::cases()),
         // Driver and runtime cases both (`runtime_twin` skips the family).
         Preset::Overhead => overhead::cases(),
         Preset::Next => next_cases(),
