@@ -13,6 +13,8 @@
 pub mod copies;
 pub mod loading;
 pub mod memset;
+pub mod seed;
+pub mod seed_runtime;
 
 use crate::api::Api;
 use crate::rules::Expected;
@@ -85,6 +87,10 @@ pub enum Facts {
     Sweep(copies::SweepFacts),
     Memset(memset::MemsetFacts),
     Load(loading::LoadFacts),
+    /// A step of the seed program through the driver, or the whole program.
+    Seed(seed::SeedFacts),
+    /// A step of one of the seed's programs through the runtime, or the whole program.
+    SeedRuntime(seed_runtime::SeedRuntimeFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -95,6 +101,8 @@ macro_rules! each_family {
             Facts::Sweep($f) => $body,
             Facts::Memset($f) => $body,
             Facts::Load($f) => $body,
+            Facts::Seed($f) => $body,
+            Facts::SeedRuntime($f) => $body,
         }
     };
 }

@@ -36,7 +36,6 @@ use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
 use async_lab_core::setup::BlockerPlacement;
 use async_lab_core::setup::StreamKind;
 use async_lab_core::units::parse_size;
-use async_lab_driver::HostKind;
 
 /// One experiment: how it is set up (recorded) and what to run (not recorded).
 #[derive(Clone, Debug)]
@@ -53,6 +52,8 @@ impl Case {
             Facts::Copy(f) | Facts::Sweep(catalogue::copies::SweepFacts(f)) => Op::Copy(f),
             Facts::Memset(f) => Op::Memset(f),
             Facts::Load(f) => Op::Load(f),
+            Facts::Seed(f) => Op::Seed(f),
+            Facts::SeedRuntime(f) => Op::SeedRuntime(f),
         };
         Case { setup, op }
     }
@@ -115,10 +116,10 @@ pub enum Op {
     Alloc(alloc::AllocOp),
     Callback(callbacks::CallbackOp),
     Wait(waiting::WaitOp),
-    /// The seed program's sequence; one run yields several records.
-    Seed(HostKind),
+    /// The seed program's sequence; one run yields a record per step.
+    Seed(catalogue::seed::SeedFacts),
     /// The seed program (or the accepted answer's variant) through the runtime API; a record per step.
-    SeedRuntime(seed_runtime::SeedRuntimeOp),
+    SeedRuntime(catalogue::seed_runtime::SeedRuntimeFacts),
     /// A copy between two GPUs; one run yields a record per ordered pair of GPUs.
     Peer(peer::PeerOp),
     /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
@@ -231,9 +232,8 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
     // through the driver only: its probe has no runtime path. The runtime can name only a kernel it loaded
     // itself, never the blocker's (a driver module's), so setting the running blocker's attribute has no runtime
     // twin (`LimitCall::runtime_can_name_kernel`).
-    let no_twin =
-        matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Overhead(..) | Op::StreamMem(_))
-            || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
+    let no_twin = matches!(case.op, Op::Peer(_) | Op::Overhead(..) | Op::StreamMem(_))
+        || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
     if case.setup.api != Api::Driver || no_twin {
         return None;
     }
@@ -288,7 +288,7 @@ pub fn select_api(cases: Vec<Case>, api: ApiChoice) -> Vec<Case> {
 /// Every case of a preset, through both APIs (see `select_api`). `sizes` overrides the copy sizes of the
 /// default, full and sweep presets.
 pub fn catalogue(preset: Preset, sizes: Option<&[u64]>) -> Vec<Case> {
-    catalogue_with(preset, sizes, seed_runtime::ANSWER_BYTES)
+    catalogue_with(preset, sizes, catalogue::seed_runtime::ANSWER_BYTES)
 }
 
 /// `catalogue`, with the accepted answer's buffer of `seed_bytes` in the seed preset (`--seed-bytes`).
@@ -325,8 +325,8 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
         }
         Preset::Seed => {
             // The runtime's programs are cases of their own, not twins of the driver's.
-            let mut v = seed::cases();
-            v.extend(seed_runtime::cases(seed_bytes));
+            let mut v = Case::all(catalogue::seed::cases());
+            v.extend(Case::all(catalogue::seed_runtime::cases(seed_bytes, seed_runtime::module_loading())));
             v
         }
         Preset::Sweep => Case::all(catalogue::copies::sweep_cases(sizes.unwrap_or(&sweep_sizes()))),
