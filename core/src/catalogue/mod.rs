@@ -16,6 +16,9 @@ pub mod copies;
 pub mod launches;
 pub mod memset;
 pub mod waiting;
+pub mod loading;
+pub mod seed;
+pub mod seed_runtime;
 
 use crate::api::Api;
 use crate::rules::Expected;
@@ -91,6 +94,11 @@ pub enum Facts {
     Callback(callbacks::CallbackFacts),
     Wait(waiting::WaitFacts),
     Alloc(alloc::AllocFacts),
+    Load(loading::LoadFacts),
+    /// A step of the seed program through the driver, or the whole program.
+    Seed(seed::SeedFacts),
+    /// A step of one of the seed's programs through the runtime, or the whole program.
+    SeedRuntime(seed_runtime::SeedRuntimeFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -104,6 +112,9 @@ macro_rules! each_family {
             Facts::Callback($f) => $body,
             Facts::Wait($f) => $body,
             Facts::Alloc($f) => $body,
+            Facts::Load($f) => $body,
+            Facts::Seed($f) => $body,
+            Facts::SeedRuntime($f) => $body,
         }
     };
 }

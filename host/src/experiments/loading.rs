@@ -24,15 +24,15 @@
 //! Every repetition starts from fresh code: what the call starts from (a module, a library, a kernel handle) is
 //! loaded before the timed span, and what it used or loaded is unloaded after the device was synchronized,
 //! outside the timed span (`repetition`).
+//!
+//! The cases' facts, ids and rules are the catalogue's (`async_lab_core::catalogue::loading`); this file
+//! measures them.
 
 use super::method::{blocker_ns_for, run_rep, Background, Blocker, BlockerPlan, Probe};
-use super::{case_record, Case, Op};
+use super::{case_record, Case};
 use async_lab_core::api::Api;
-use async_lab_core::classify::Class::*;
-use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
-use async_lab_core::rules::Expected;
-use async_lab_core::setup::CallTiming;
-use async_lab_core::setup::{BlockerPlacement, Family};
+use async_lab_core::catalogue::loading::{Call, LoadFacts, Situation};
+use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_driver::library::{Kernel, Library, Module};
 use async_lab_driver::measure::monotonic_ns;
 use async_lab_driver::runtime::library::{Kernel as RtKernel, Library as RtLibrary};
@@ -54,232 +54,6 @@ const COPY_BYTES: usize = 256 << 20;
 /// before an enqueue has to wait (K5).
 const MAX_COPIES: usize = 512;
 
-/// The call under test: the driver's, then the runtime's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Call {
-    ModuleLoadData,
-    LibraryLoadData,
-    LibraryGetKernel,
-    KernelGetFunction,
-    ModuleGetFunction,
-    /// `cuLaunchKernel` of a library's kernel handle: the kernel's first launch.
-    FirstLaunch,
-    RtLibraryLoadData,
-    RtLibraryGetKernel,
-    /// `cudaLaunchKernel` of a library's kernel: its first launch.
-    RtFirstLaunch,
-}
-
-impl Call {
-    pub const ALL: [Call; 9] = [
-        Call::ModuleLoadData,
-        Call::LibraryLoadData,
-        Call::LibraryGetKernel,
-        Call::KernelGetFunction,
-        Call::ModuleGetFunction,
-        Call::FirstLaunch,
-        Call::RtLibraryLoadData,
-        Call::RtLibraryGetKernel,
-        Call::RtFirstLaunch,
-    ];
-
-    pub fn api(self) -> Api {
-        match self {
-            Call::RtLibraryLoadData | Call::RtLibraryGetKernel | Call::RtFirstLaunch => Api::Runtime,
-            _ => Api::Driver,
-        }
-    }
-
-    /// The API function's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Call::ModuleLoadData => "cuModuleLoadData",
-            Call::LibraryLoadData => "cuLibraryLoadData",
-            Call::LibraryGetKernel => "cuLibraryGetKernel",
-            Call::KernelGetFunction => "cuKernelGetFunction",
-            Call::ModuleGetFunction => "cuModuleGetFunction",
-            Call::FirstLaunch => "cuLaunchKernel",
-            Call::RtLibraryLoadData => "cudaLibraryLoadData",
-            Call::RtLibraryGetKernel => "cudaLibraryGetKernel",
-            Call::RtFirstLaunch => "cudaLaunchKernel",
-        }
-    }
-
-    /// The call's part of the id: the same for a driver call and its runtime counterpart.
-    fn slug(self) -> &'static str {
-        match self {
-            Call::ModuleLoadData => "module-load-data",
-            Call::LibraryLoadData | Call::RtLibraryLoadData => "library-load-data",
-            Call::LibraryGetKernel | Call::RtLibraryGetKernel => "library-get-kernel",
-            Call::KernelGetFunction => "kernel-get-function",
-            Call::ModuleGetFunction => "module-get-function",
-            Call::FirstLaunch | Call::RtFirstLaunch => "first-launch",
-        }
-    }
-
-    /// Whether the call puts work on a stream (only the launches do).
-    pub fn is_launch(self) -> bool {
-        matches!(self, Call::FirstLaunch | Call::RtFirstLaunch)
-    }
-
-    /// What the call does, for a learner.
-    fn action(self) -> &'static str {
-        match self {
-            Call::ModuleLoadData => "loading the project's kernels (PTX) as a new module",
-            Call::LibraryLoadData => "loading the project's kernels (PTX) as a new library",
-            Call::RtLibraryLoadData => "loading the project's kernels (PTX) as a new library through the runtime",
-            Call::LibraryGetKernel => "looking up the kernel `empty` in a library loaded just before",
-            Call::RtLibraryGetKernel => {
-                "looking up the kernel `empty` in a library loaded just before, through the runtime"
-            }
-            Call::KernelGetFunction => {
-                "asking for this context's function of a kernel of a library loaded just before (under lazy \
-                 loading, that loads it)"
-            }
-            Call::ModuleGetFunction => {
-                "looking up the kernel `empty` in a module loaded just before (under lazy loading, that loads it)"
-            }
-            Call::FirstLaunch => {
-                "the first launch of a kernel (1 ms) of a library loaded just before, given to cuLaunchKernel as \
-                 the library's kernel handle"
-            }
-            Call::RtFirstLaunch => {
-                "the first launch of a kernel (1 ms) of a library loaded just before, through the runtime"
-            }
-        }
-    }
-}
-
-/// What keeps the GPU busy while the call is made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Situation {
-    /// A blocker kernel ahead of the call in its own stream (launches only).
-    Same,
-    /// A blocker kernel on another, non-blocking stream.
-    Other,
-    /// 256 MiB host → device copies from pinned memory on another, non-blocking stream.
-    Copy,
-}
-
-impl Situation {
-    pub const ALL: [Situation; 3] = [Situation::Same, Situation::Other, Situation::Copy];
-
-    fn slug(self) -> &'static str {
-        match self {
-            Situation::Same => "same",
-            Situation::Other => "other",
-            Situation::Copy => "copy",
-        }
-    }
-
-    fn words(self) -> &'static str {
-        match self {
-            Situation::Same => "with a blocker kernel ahead of it in the same stream",
-            Situation::Other => "while a blocker kernel runs on another, non-blocking stream",
-            Situation::Copy => {
-                "while 256 MiB host-to-device copies from pinned memory run on another, non-blocking stream"
-            }
-        }
-    }
-}
-
-/// One experiment of the family.
-#[derive(Clone, Copy, Debug)]
-pub struct LoadOp {
-    pub call: Call,
-    pub loading: Loading,
-    pub situation: Situation,
-}
-
-impl LoadOp {
-    /// CUDA_MODULE_LOADING is read once, when the driver starts: every case runs in a child process.
-    pub fn child_env(&self) -> Option<(&'static str, &'static str)> {
-        Some(match self.loading {
-            Loading::Lazy => ("CUDA_MODULE_LOADING", "LAZY"),
-            Loading::Eager => ("CUDA_MODULE_LOADING", "EAGER"),
-        })
-    }
-
-    /// The rule the case tests and what it predicts.
-    fn rule(self) -> (&'static str, Expected) {
-        let lazy = self.loading == Loading::Lazy;
-        let ahead = self.situation == Situation::Same;
-        match self.call {
-            Call::ModuleLoadData | Call::LibraryLoadData | Call::RtLibraryLoadData => ("L1", Expected::undocumented()),
-            // Under lazy loading these two are where the kernel is loaded into the context.
-            Call::ModuleGetFunction | Call::KernelGetFunction if lazy => {
-                ("K4", Expected::classes(&[Async, DeviceSync]))
-            }
-            Call::ModuleGetFunction | Call::KernelGetFunction | Call::LibraryGetKernel | Call::RtLibraryGetKernel => {
-                ("L2", Expected::undocumented())
-            }
-            // Under eager loading the library was loaded into the context with it: an ordinary launch.
-            Call::FirstLaunch | Call::RtFirstLaunch if !lazy => ("K1", Expected::classes(&[Async])),
-            Call::FirstLaunch | Call::RtFirstLaunch if ahead => ("K4", Expected::classes(&[Async, WaitedForStream])),
-            Call::FirstLaunch | Call::RtFirstLaunch => ("K4", Expected::classes(&[Async, DeviceSync])),
-        }
-    }
-
-    fn case(self) -> Case {
-        let ahead = self.situation == Situation::Same;
-        let (rule, expected) = self.rule();
-        let (mode, mode_env) = match self.loading {
-            Loading::Lazy => ("lazy", "LAZY"),
-            Loading::Eager => ("eager", "EAGER"),
-        };
-        let api = self.call.api();
-        Case {
-            setup: CaseSetup {
-                id: format!("{}load/{}/{mode}/{}", api.id_prefix(), self.call.slug(), self.situation.slug()),
-                family: Family::Load,
-                call: self.call.name().into(),
-                rule: rule.into(),
-                expected,
-                stream: self.call.is_launch().then_some(StreamKind::NonBlocking),
-                blocker: if ahead { BlockerPlacement::Same } else { BlockerPlacement::Other },
-                blocker_stream: Some(StreamKind::NonBlocking),
-                blocker_ahead: ahead,
-                host_memory: None,
-                bytes: 0,
-                what: format!(
-                    "{}, in a process started with CUDA_MODULE_LOADING={mode_env}, {}",
-                    self.call.action(),
-                    self.situation.words()
-                ),
-                api,
-                peer: None,
-                direction: None,
-                timing: CallTiming::Stopwatch,
-                case: None,
-            },
-            op: Op::Load(self),
-        }
-    }
-}
-
-/// How the process loads code (`CUDA_MODULE_LOADING`, set for the child process the case runs in).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Loading {
-    Lazy,
-    Eager,
-}
-
-/// Every case of the family, the runtime's included (they are made here, not as runtime twins).
-pub fn cases() -> Vec<Case> {
-    let mut v = Vec::new();
-    for call in Call::ALL {
-        for loading in [Loading::Lazy, Loading::Eager] {
-            for situation in Situation::ALL {
-                if situation == Situation::Same && !call.is_launch() {
-                    continue; // a call without a stream has no "same stream"
-                }
-                v.push(LoadOp { call, loading, situation }.case());
-            }
-        }
-    }
-    v
-}
-
 /// Code a repetition loaded: before its call (untimed; nothing for the loads themselves), or by its call.
 enum Loaded<'g> {
     Nothing,
@@ -289,15 +63,20 @@ enum Loaded<'g> {
 }
 
 impl<'g> Loaded<'g> {
-    fn for_call(gpu: &'g Gpu, call: Call, image: &CStr) -> anyhow::Result<Loaded<'g>> {
+    fn for_call(gpu: &'g Gpu, api: Api, call: Call, image: &CStr) -> anyhow::Result<Loaded<'g>> {
         gpu.bind()?;
-        Ok(match call {
-            Call::ModuleLoadData | Call::LibraryLoadData | Call::RtLibraryLoadData => Loaded::Nothing,
-            Call::ModuleGetFunction => Loaded::Module(Module::load(gpu, image)?),
-            Call::LibraryGetKernel | Call::KernelGetFunction | Call::FirstLaunch => {
+        Ok(match (api, call) {
+            (_, Call::ModuleLoadData | Call::LibraryLoadData) => Loaded::Nothing,
+            (Api::Driver, Call::ModuleGetFunction) => Loaded::Module(Module::load(gpu, image)?),
+            (Api::Driver, Call::LibraryGetKernel | Call::KernelGetFunction | Call::FirstLaunch) => {
                 Loaded::Library(Library::load(gpu, image)?)
             }
-            Call::RtLibraryGetKernel | Call::RtFirstLaunch => Loaded::Runtime(RtLibrary::load(gpu.ptx.text())?),
+            (Api::Runtime, Call::LibraryGetKernel | Call::FirstLaunch) => {
+                Loaded::Runtime(RtLibrary::load(gpu.ptx.text())?)
+            }
+            (Api::Runtime, Call::ModuleGetFunction | Call::KernelGetFunction) => {
+                anyhow::bail!("the runtime has no counterpart of {}", call.driver_name())
+            }
         })
     }
 }
@@ -318,18 +97,18 @@ enum Step<'a> {
 
 impl<'a> Step<'a> {
     /// Where the call starts from a kernel handle, looks it up now (untimed).
-    fn new(call: Call, loaded: &'a Loaded<'a>) -> anyhow::Result<Step<'a>> {
-        Ok(match (call, loaded) {
-            (Call::ModuleLoadData, Loaded::Nothing) => Step::ModuleLoadData,
-            (Call::LibraryLoadData, Loaded::Nothing) => Step::LibraryLoadData,
-            (Call::RtLibraryLoadData, Loaded::Nothing) => Step::RtLibraryLoadData,
-            (Call::ModuleGetFunction, Loaded::Module(m)) => Step::ModuleGetFunction(m),
-            (Call::LibraryGetKernel, Loaded::Library(l)) => Step::LibraryGetKernel(l),
-            (Call::KernelGetFunction, Loaded::Library(l)) => Step::KernelGetFunction(l.kernel(EMPTY)?),
-            (Call::FirstLaunch, Loaded::Library(l)) => Step::FirstLaunch(l.kernel(SPIN)?),
-            (Call::RtLibraryGetKernel, Loaded::Runtime(l)) => Step::RtLibraryGetKernel(l),
-            (Call::RtFirstLaunch, Loaded::Runtime(l)) => Step::RtFirstLaunch(l.kernel_named(SPIN)?),
-            (call, _) => anyhow::bail!("{} was not given the code it starts from", call.name()),
+    fn new(api: Api, call: Call, loaded: &'a Loaded<'a>) -> anyhow::Result<Step<'a>> {
+        Ok(match (api, call, loaded) {
+            (Api::Driver, Call::ModuleLoadData, Loaded::Nothing) => Step::ModuleLoadData,
+            (Api::Driver, Call::LibraryLoadData, Loaded::Nothing) => Step::LibraryLoadData,
+            (Api::Runtime, Call::LibraryLoadData, Loaded::Nothing) => Step::RtLibraryLoadData,
+            (Api::Driver, Call::ModuleGetFunction, Loaded::Module(m)) => Step::ModuleGetFunction(m),
+            (Api::Driver, Call::LibraryGetKernel, Loaded::Library(l)) => Step::LibraryGetKernel(l),
+            (Api::Driver, Call::KernelGetFunction, Loaded::Library(l)) => Step::KernelGetFunction(l.kernel(EMPTY)?),
+            (Api::Driver, Call::FirstLaunch, Loaded::Library(l)) => Step::FirstLaunch(l.kernel(SPIN)?),
+            (Api::Runtime, Call::LibraryGetKernel, Loaded::Runtime(l)) => Step::RtLibraryGetKernel(l),
+            (Api::Runtime, Call::FirstLaunch, Loaded::Runtime(l)) => Step::RtFirstLaunch(l.kernel_named(SPIN)?),
+            (_, call, _) => anyhow::bail!("{} was not given the code it starts from", call.driver_name()),
         })
     }
 }
@@ -382,7 +161,7 @@ impl Probe for LoadProbe<'_> {
     }
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: LoadOp, reps: usize) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, op: LoadFacts, reps: usize) -> anyhow::Result<CaseRecord> {
     // The PTX as the driver takes it, made once, outside every timed span.
     let image = CString::new(gpu.ptx.text())?;
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
@@ -395,7 +174,8 @@ pub fn run(gpu: &Gpu, case: &Case, op: LoadOp, reps: usize) -> anyhow::Result<Ca
         Situation::Same | Situation::Other => Box::new(Blocker::new(gpu)?),
         Situation::Copy => Box::new(Copies::new(gpu, other.handle())?),
     };
-    let one = |ns| repetition(gpu, op, &image, stream.handle(), background.as_ref(), plan, ns);
+    let call = (case.setup.api, op.call);
+    let one = |ns| repetition(gpu, call, &image, stream.handle(), background.as_ref(), plan, ns);
     // The warm-up is the call alone (on fresh code too); it sizes the blocker or the copies, as in `method.rs`.
     let warmup = one(0)?;
     let ns = blocker_ns_for(&warmup);
@@ -406,18 +186,18 @@ pub fn run(gpu: &Gpu, case: &Case, op: LoadOp, reps: usize) -> anyhow::Result<Ca
 /// One repetition: the code the call starts from is loaded (untimed), the call is measured against the
 /// background work (none when `ns` is 0), and the device is synchronized before this repetition's code is
 /// unloaded. The code lives here, outside the probe, so that the probe's step borrows it: nothing the call
-/// starts from can be unloaded before the probe is gone.
+/// starts from can be unloaded before the probe is gone. `call` is the call under test and its API.
 fn repetition(
     gpu: &Gpu,
-    op: LoadOp,
+    (api, call): (Api, Call),
     image: &CStr,
     stream: StreamHandle<'_>,
     background: &dyn Background,
     plan: BlockerPlan<'_>,
     ns: u64,
 ) -> anyhow::Result<Rep> {
-    let loaded = Loaded::for_call(gpu, op.call, image)?;
-    let mut probe = LoadProbe { gpu, step: Step::new(op.call, &loaded)?, stream, image, made: Loaded::Nothing };
+    let loaded = Loaded::for_call(gpu, api, call, image)?;
+    let mut probe = LoadProbe { gpu, step: Step::new(api, call, &loaded)?, stream, image, made: Loaded::Nothing };
     // The loading calls read no host memory, so no repetition is discarded for the staging probe.
     let rep = run_rep(gpu, &mut probe, plan, background, ns)
         .and_then(|rep| rep.ok_or_else(|| anyhow::anyhow!("a load never probes a source")));
@@ -540,85 +320,6 @@ impl Drop for Copies<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ids_are_unique() {
-        let mut ids: Vec<String> = cases().into_iter().map(|c| c.setup.id).collect();
-        let n = ids.len();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), n);
-        // 6 driver and 3 runtime calls, lazy and eager, other and copy; the 2 launches also with "same".
-        assert_eq!(n, (6 + 3) * 2 * 2 + 2 * 2);
-    }
-
-    #[test]
-    fn each_case_names_a_known_rule() {
-        for c in cases() {
-            assert!(
-                async_lab_core::rules::rule(&c.setup.rule).is_some(),
-                "{} names unknown rule {}",
-                c.setup.id,
-                c.setup.rule
-            );
-            assert_eq!(c.setup.family, Family::Load);
-        }
-    }
-
-    #[test]
-    fn lazy_and_eager_cases_run_in_the_right_child() {
-        for c in cases() {
-            let env = c.child_env();
-            if c.setup.id.contains("/lazy/") {
-                assert_eq!(env, Some(("CUDA_MODULE_LOADING", "LAZY")), "{}", c.setup.id);
-            } else {
-                assert!(c.setup.id.contains("/eager/"), "{}", c.setup.id);
-                assert_eq!(env, Some(("CUDA_MODULE_LOADING", "EAGER")), "{}", c.setup.id);
-            }
-        }
-    }
-
-    #[test]
-    fn runtime_cases_go_through_the_runtime() {
-        let all = cases();
-        let runtime: Vec<&Case> = all.iter().filter(|c| c.setup.api == Api::Runtime).collect();
-        assert_eq!(runtime.len(), 3 * 2 * 2 + 2);
-        for c in &all {
-            let s = &c.setup;
-            let is_runtime = s.api == Api::Runtime;
-            assert_eq!(is_runtime, s.id.starts_with("runtime/load/"), "{}", s.id);
-            assert_eq!(is_runtime, s.call.starts_with("cuda"), "{}", s.id);
-            assert!(is_runtime || s.id.starts_with("load/"), "{}", s.id);
-        }
-        // Each runtime case has its driver counterpart (the same id without `runtime/`).
-        for c in runtime {
-            let base = Api::base_id(&c.setup.id);
-            assert!(all.iter().any(|d| d.setup.id == base && d.setup.api == Api::Driver), "{base}");
-        }
-    }
-
-    #[test]
-    fn only_launches_have_a_stream_and_a_blocker_ahead() {
-        for c in cases() {
-            let s = &c.setup;
-            let Op::Load(op) = c.op else { panic!("{} is not a loading case", s.id) };
-            assert_eq!(s.stream.is_some(), op.call.is_launch(), "{}", s.id);
-            assert_eq!(s.blocker_ahead, s.id.ends_with("/same"), "{}", s.id);
-            assert_eq!(s.blocker_ahead, s.blocker == BlockerPlacement::Same, "{}", s.id);
-            assert!(!s.blocker_ahead || op.call.is_launch(), "{}", s.id);
-            assert_eq!(s.call, op.call.name());
-        }
-    }
-
-    #[test]
-    fn lazy_lookups_that_load_and_lazy_first_launches_test_k4() {
-        for c in cases() {
-            let Op::Load(op) = c.op else { unreachable!() };
-            let loads_here =
-                matches!(op.call, Call::ModuleGetFunction | Call::KernelGetFunction) || op.call.is_launch();
-            assert_eq!(c.setup.rule == "K4", loads_here && op.loading == Loading::Lazy, "{}", c.setup.id);
-        }
-    }
 
     #[test]
     fn copies_are_sized_to_outlast_the_call() {

@@ -31,12 +31,11 @@ pub mod waiting;
 use crate::selection::{ApiChoice, Preset};
 use anyhow::bail;
 use async_lab_core::api::Api;
-use async_lab_core::catalogue::{self, Facts};
+use async_lab_core::catalogue::{self, Experiment as _, Facts};
 use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
 use async_lab_core::setup::BlockerPlacement;
 use async_lab_core::setup::StreamKind;
 use async_lab_core::units::parse_size;
-use async_lab_driver::HostKind;
 
 /// One experiment: how it is set up (recorded) and what to run (not recorded).
 #[derive(Clone, Debug)]
@@ -56,6 +55,9 @@ impl Case {
             Facts::Callback(f) => Op::Callback(f),
             Facts::Wait(f) => Op::Wait(f),
             Facts::Alloc(f) => Op::Alloc(f),
+            Facts::Load(f) => Op::Load(f),
+            Facts::Seed(f) => Op::Seed(f),
+            Facts::SeedRuntime(f) => Op::SeedRuntime(f),
         };
         Case { setup, op }
     }
@@ -113,15 +115,15 @@ pub enum Op {
     Copy(catalogue::copies::CopyFacts),
     Memset(catalogue::memset::MemsetFacts),
     Launch(catalogue::launches::LaunchFacts),
-    /// Loading code, looking up a kernel, a first launch; driver and runtime cases alike.
-    Load(loading::LoadOp),
     Alloc(catalogue::alloc::AllocFacts),
     Callback(catalogue::callbacks::CallbackFacts),
     Wait(catalogue::waiting::WaitFacts),
-    /// The seed program's sequence; one run yields several records.
-    Seed(HostKind),
+    /// Loading code, looking up a kernel, a first launch; driver and runtime cases alike.
+    Load(catalogue::loading::LoadFacts),
+    /// The seed program's sequence; one run yields a record per step.
+    Seed(catalogue::seed::SeedFacts),
     /// The seed program (or the accepted answer's variant) through the runtime API; a record per step.
-    SeedRuntime(seed_runtime::SeedRuntimeOp),
+    SeedRuntime(catalogue::seed_runtime::SeedRuntimeFacts),
     /// A copy between two GPUs; one run yields a record per ordered pair of GPUs.
     Peer(peer::PeerOp),
     /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
@@ -230,14 +232,12 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
     if let Some(c) = &case.setup.case {
         return c.runtime_twin().map(Case::of);
     }
-    // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`). The
-    // stream-memory family's calls go through the driver only: its probe has no runtime path. The runtime can
-    // name only a kernel it loaded itself, never the blocker's (a driver module's), so setting the running
-    // blocker's attribute has no runtime twin (`LimitCall::runtime_can_name_kernel`).
-    let no_twin = matches!(
-        case.op,
-        Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..) | Op::StreamMem(_)
-    ) || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
+    // The overhead family makes its runtime cases itself (`overhead.rs`). The stream-memory family's calls go
+    // through the driver only: its probe has no runtime path. The runtime can name only a kernel it loaded
+    // itself, never the blocker's (a driver module's), so setting the running blocker's attribute has no runtime
+    // twin (`LimitCall::runtime_can_name_kernel`).
+    let no_twin = matches!(case.op, Op::Peer(_) | Op::Overhead(..) | Op::StreamMem(_))
+        || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
     if case.setup.api != Api::Driver || no_twin {
         return None;
     }
@@ -289,7 +289,7 @@ pub fn select_api(cases: Vec<Case>, api: ApiChoice) -> Vec<Case> {
 /// Every case of a preset, through both APIs (see `select_api`). `sizes` overrides the copy sizes of the
 /// default, full and sweep presets.
 pub fn catalogue(preset: Preset, sizes: Option<&[u64]>) -> Vec<Case> {
-    catalogue_with(preset, sizes, seed_runtime::ANSWER_BYTES)
+    catalogue_with(preset, sizes, catalogue::seed_runtime::ANSWER_BYTES)
 }
 
 /// `catalogue`, with the accepted answer's buffer of `seed_bytes` in the seed preset (`--seed-bytes`).
@@ -306,8 +306,8 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
         v.extend(Case::all(catalogue::alloc::cases(MID_SIZE)));
         v.extend(Case::all(catalogue::callbacks::cases()));
         v.extend(Case::all(catalogue::waiting::cases()));
-        // The loading family makes its runtime cases itself (`runtime_twin` skips it).
-        v.extend(loading::cases());
+        // The loading family makes its runtime cases itself (its facts have no runtime twin).
+        v.extend(Case::all(catalogue::loading::cases()));
         v
     };
     match preset {
@@ -326,13 +326,13 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
         }
         Preset::Seed => {
             // The runtime's programs are cases of their own, not twins of the driver's.
-            let mut v = seed::cases();
-            v.extend(seed_runtime::cases(seed_bytes));
+            let mut v = Case::all(catalogue::seed::cases());
+            v.extend(Case::all(catalogue::seed_runtime::cases(seed_bytes, seed_runtime::module_loading())));
             v
         }
         Preset::Sweep => Case::all(catalogue::copies::sweep_cases(sizes.unwrap_or(&sweep_sizes()))),
         Preset::Peer => peer::cases(sizes.unwrap_or(&sweep_sizes()), false, true),
-        Preset::Loading => loading::cases(),
+        Preset::Loading => Case::all(catalogue::loading::cases()),
         // Driver and runtime cases both (`runtime_twin` skips the family).
         Preset::Overhead => overhead::cases(),
         Preset::Next => next_cases(),

@@ -16,18 +16,17 @@
 //!
 //! This file makes the question's calls through the driver API, each the runtime call's counterpart
 //! (`cuMemcpyAsync` for `cudaMemcpyAsync(..., cudaMemcpyDefault)`, `cuStreamAddCallback` for
-//! `cudaStreamAddCallback`); `seed_runtime.rs` makes them through the runtime API. Both use `Sequence` (the timeline and the signals of each step), `Step` (the
-//! documented rule of each call) and `Flag` (the question's `callback_executed`) from here.
+//! `cudaStreamAddCallback`); `seed_runtime.rs` makes them through the runtime API. Both use `Sequence` (the
+//! timeline and the signals of each step) and `Flag` (the question's `callback_executed`) from here. The steps,
+//! their ids, calls and rules are the catalogue's (`async_lab_core::catalogue::seed`); each step's record is set
+//! up from its facts (`SeedFacts::at`).
 
 use super::method::timed_query;
-use super::Case;
 use crate::pattern;
 use anyhow::ensure;
-use async_lab_core::classify::Class::*;
+use async_lab_core::catalogue::seed::{SeedFacts, Step};
+use async_lab_core::catalogue::{self, Case};
 use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
-use async_lab_core::rules::Expected;
-use async_lab_core::setup::CallTiming;
-use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_driver::library::Library;
 use async_lab_driver::measure::{monotonic_ns, Stopwatch, Timed};
 use async_lab_driver::memory::memcpy_async;
@@ -40,101 +39,10 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The seed program's sizes.
-pub const BUFFER_BYTES: usize = 10_000_000;
+pub const BUFFER_BYTES: usize = catalogue::seed::BUFFER_BYTES as usize;
 pub const KERNEL_CYCLES: u64 = 1_000_000;
 pub(super) const GRID: u32 = 128;
 pub(super) const BLOCK: u32 = 128;
-
-/// The seed's four calls, whichever API makes them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Step {
-    HtoD,
-    Launch,
-    DtoH,
-    Callback,
-}
-
-impl Step {
-    pub const ALL: [Step; 4] = [Step::HtoD, Step::Launch, Step::DtoH, Step::Callback];
-
-    /// The last part of the step's experiment id.
-    pub fn slug(self) -> &'static str {
-        match self {
-            Step::HtoD => "1-htod",
-            Step::Launch => "2-launch",
-            Step::DtoH => "3-dtoh",
-            Step::Callback => "4-callback",
-        }
-    }
-
-    /// The rule this step is held to with `kind` host memory, and the classes it allows.
-    pub fn rule(self, kind: HostKind) -> (&'static str, Expected) {
-        let pageable = kind == HostKind::Pageable;
-        match self {
-            Step::HtoD if pageable => ("A2", Expected::classes(&[Staged, Blocking])),
-            Step::Launch => ("K4", Expected::classes(&[Async, WaitedForStream])),
-            Step::DtoH if pageable => ("A2", Expected::classes(&[Blocking, WaitedForStream])),
-            Step::Callback => ("CB1", Expected::classes(&[Async])),
-            Step::HtoD | Step::DtoH => ("A1", Expected::classes(&[Async])),
-        }
-    }
-
-    /// The step's setup, as both APIs record it: `id`, `call`, `what` and `api` are the caller's. The first
-    /// step has nothing ahead of it in the stream; every later one has the step before it.
-    pub fn setup(self, kind: HostKind, buffer_bytes: u64) -> CaseSetup {
-        let (rule, expected) = self.rule(kind);
-        let copy = matches!(self, Step::HtoD | Step::DtoH);
-        let first = self == Step::HtoD;
-        CaseSetup {
-            id: String::new(),
-            family: Family::Seed,
-            call: String::new(),
-            rule: rule.into(),
-            expected,
-            stream: Some(StreamKind::NonBlocking),
-            blocker: if first { BlockerPlacement::None } else { BlockerPlacement::Same },
-            blocker_stream: (!first).then_some(StreamKind::NonBlocking),
-            blocker_ahead: !first,
-            host_memory: copy.then_some(kind),
-            bytes: if copy { buffer_bytes } else { 0 },
-            what: String::new(),
-            api: async_lab_core::api::Api::Driver,
-            peer: None,
-            direction: None,
-            timing: CallTiming::Stopwatch,
-            case: None,
-        }
-    }
-}
-
-const CALLS: [&str; 4] = ["cuMemcpyAsync", "cuLaunchKernel", "cuMemcpyAsync", "cuStreamAddCallback"];
-
-pub fn cases() -> Vec<Case> {
-    [HostKind::Pageable, HostKind::Pinned].into_iter().map(group_case).collect()
-}
-
-/// The case that runs a whole sequence (its records carry the per-step setups).
-fn group_case(kind: HostKind) -> Case {
-    let mut setup = step_setup(kind, 0);
-    setup.id = format!("seed/{}", kind.slug());
-    Case { setup, op: super::Op::Seed(kind) }
-}
-
-fn step_setup(kind: HostKind, step: usize) -> CaseSetup {
-    let what = match step {
-        0 => format!("the seed's first call: copy 10 MB of {} host memory to the device", kind.slug()),
-        1 => "the seed's kernel (1e6 cycles on 128×128 threads), first launch of a kernel of a library loaded just before (cuLibraryLoadData); the work ahead is the copy".into(),
-        2 => format!("copy the 10 MB back into the {} host buffer; the work ahead is the kernel", kind.slug()),
-        _ => "enqueue the callback that sets the \"stream concluded\" flag; the work ahead is the copy back".into(),
-    };
-    let s = Step::ALL[step];
-    CaseSetup {
-        id: format!("seed/{}/{}", kind.slug(), s.slug()),
-        call: CALLS[step].into(),
-        what,
-        ..s.setup(kind, BUFFER_BYTES as u64)
-    }
-}
 
 /// The question's `callback_executed`: set by the host callback, read right after the last enqueue and
 /// after synchronizing.
@@ -377,7 +285,8 @@ impl Drop for Sequence<'_, '_> {
 }
 
 /// Runs the sequence `reps` times (plus a warm-up) and returns one record per step.
-pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRecord>> {
+pub fn run(gpu: &Gpu, program: SeedFacts, reps: usize) -> anyhow::Result<Vec<CaseRecord>> {
+    let kind = program.memory;
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let mut host = HostBuffer::new(gpu, kind, BUFFER_BYTES)?;
     let device = DeviceBuffer::new(gpu, BUFFER_BYTES)?;
@@ -391,7 +300,8 @@ pub fn run(gpu: &Gpu, kind: HostKind, reps: usize) -> anyhow::Result<Vec<CaseRec
     // (its own drop waits too).
     let mut library = None;
     let mut seq = Sequence::new(gpu, &stream, 4)?;
-    let mut records: Vec<CaseRecord> = (0..4).map(|s| step_record(step_setup(kind, s))).collect();
+    let mut records: Vec<CaseRecord> =
+        Step::ALL.iter().map(|&s| step_record(CaseSetup::of(&Case::driver(program.at(s))))).collect();
 
     for rep in 0..=reps {
         // SAFETY: the device is idle between repetitions (synchronized at the end of the last one).

@@ -36,211 +36,31 @@
 //! Under `EAGER` that cost is paid by `cudaLibraryLoadData`, before the repetition and not measured (in an
 //! nvcc-built program it is paid when the context starts: in the answer's `cudaFree(0)`), and the launch is
 //! an ordinary one (rule K1).
+//!
+//! The programs, their steps, ids, calls and rules are the catalogue's (`async_lab_core::catalogue::
+//! seed_runtime`); each step's record is set up from its facts (`SeedRuntimeFacts::steps`).
 
 use super::seed::{
-    note_conclusion, set_flag, step_record, time_call, Flag, SeedStream, Sequence, Step, TailProbe, BLOCK,
-    BUFFER_BYTES, GRID, KERNEL_CYCLES,
+    note_conclusion, set_flag, step_record, time_call, Flag, SeedStream, Sequence, TailProbe, BLOCK, GRID,
+    KERNEL_CYCLES,
 };
-use super::{Case, Op};
 use crate::pattern;
-use async_lab_core::api::Api;
-use async_lab_core::classify::Class::Async;
+use async_lab_core::catalogue::seed::Step;
+use async_lab_core::catalogue::seed_runtime::{ModuleLoading, Program, SeedRuntimeFacts};
+use async_lab_core::catalogue::Case;
 use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
-use async_lab_core::rules::Expected;
-use async_lab_core::setup::CallTiming;
-use async_lab_core::setup::{BlockerPlacement, Family};
-use async_lab_core::units::format_size;
 use async_lab_driver::runtime::library::Library;
 use async_lab_driver::runtime::memory::{self as rtmem, DeviceBuffer as RtDevice, HostBuffer as RtHost};
 use async_lab_driver::runtime::stream::{self as rtstream, Stream as RtStream};
 use async_lab_driver::runtime::sys as rs;
-use async_lab_driver::{Gpu, HostKind, StreamHandle};
+use async_lab_driver::{Gpu, StreamHandle};
 use async_lab_ptx::kernels;
 use std::ffi::c_void;
 
-/// The accepted answer's buffer: 2 GiB, "to ensure a measurable copy time" (`--seed-bytes` changes it).
-pub const ANSWER_BYTES: u64 = 2 << 30;
-
-/// Which program a case runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Program {
-    /// The question's, in this process.
-    Question,
-    /// The question's, in a child process with `CUDA_MODULE_LOADING=EAGER`.
-    QuestionEager,
-    /// The accepted answer's: `cudaFree(0)` first, a larger buffer.
-    Answer,
-}
-
-impl Program {
-    pub const ALL: [Program; 3] = [Program::Question, Program::QuestionEager, Program::Answer];
-
-    /// The second part of its ids (`runtime/<slug>/...`).
-    pub fn slug(self) -> &'static str {
-        match self {
-            Program::Question => "seed",
-            Program::QuestionEager => "seed-eager",
-            Program::Answer => "seed-answer",
-        }
-    }
-
-    /// Its measured calls, in order.
-    fn steps(self) -> Vec<RtStep> {
-        let free = (self == Program::Answer).then_some(RtStep::Free);
-        free.into_iter().chain(Step::ALL.map(RtStep::Seed)).collect()
-    }
-}
-
-/// One of the runtime seed's cases: a program with one kind of host memory and its buffer size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SeedRuntimeOp {
-    pub program: Program,
-    pub kind: HostKind,
-    pub bytes: u64,
-}
-
-impl SeedRuntimeOp {
-    /// The environment the case needs set before the driver starts (it then runs in a child process).
-    pub fn child_env(&self) -> Option<(&'static str, &'static str)> {
-        (self.program == Program::QuestionEager).then_some(("CUDA_MODULE_LOADING", "EAGER"))
-    }
-}
-
-/// A measured call of a runtime seed program: the answer's `cudaFree(0)`, or one of the question's four.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum RtStep {
-    Free,
-    Seed(Step),
-}
-
-impl RtStep {
-    fn slug(self) -> &'static str {
-        match self {
-            RtStep::Free => "0-cudafree",
-            RtStep::Seed(s) => s.slug(),
-        }
-    }
-
-    /// The runtime call as records name it (copies name their `cudaMemcpyKind`, as the runtime twins do).
-    fn call(self) -> &'static str {
-        match self {
-            RtStep::Free => "cudaFree(0)",
-            RtStep::Seed(Step::HtoD | Step::DtoH) => "cudaMemcpyAsync(Default)",
-            RtStep::Seed(Step::Launch) => "cudaLaunchKernel",
-            RtStep::Seed(Step::Callback) => "cudaStreamAddCallback",
-        }
-    }
-}
-
-/// The seed preset's runtime cases: each program with pageable and with pinned memory; the answer's with
-/// buffers of `answer_bytes`.
-pub fn cases(answer_bytes: u64) -> Vec<Case> {
-    let mut v = Vec::new();
-    for program in Program::ALL {
-        for kind in [HostKind::Pageable, HostKind::Pinned] {
-            let bytes = if program == Program::Answer { answer_bytes } else { BUFFER_BYTES as u64 };
-            v.push(group_case(SeedRuntimeOp { program, kind, bytes }));
-        }
-    }
-    v
-}
-
-/// The case that runs a whole program (its records carry the per-step setups). It carries the buffer size,
-/// which the preflight checks against the GPU's and the host's free memory.
-fn group_case(op: SeedRuntimeOp) -> Case {
-    let mut setup = step_setup(op, RtStep::Seed(Step::HtoD));
-    setup.id = format!("runtime/{}/{}", op.program.slug(), op.kind.slug());
-    setup.bytes = op.bytes;
-    Case { setup, op: Op::SeedRuntime(op) }
-}
-
-fn step_setup(op: SeedRuntimeOp, step: RtStep) -> CaseSetup {
-    let id = format!("runtime/{}/{}/{}", op.program.slug(), op.kind.slug(), step.slug());
-    let (call, what, api) = (step.call().to_owned(), what(op, step), Api::Runtime);
-    let seed_step = match step {
-        RtStep::Seed(s) => s,
-        // cudaFree(NULL) frees nothing, and no rule covers it: AL1 (cuMemFree, the call it wraps) is the
-        // nearest, and what the host did is reported as undocumented. It takes no stream: nothing is ahead.
-        RtStep::Free => {
-            return CaseSetup {
-                id,
-                family: Family::Seed,
-                call,
-                rule: "AL1".into(),
-                expected: Expected::undocumented(),
-                stream: None,
-                blocker: BlockerPlacement::None,
-                blocker_stream: None,
-                blocker_ahead: false,
-                host_memory: None,
-                bytes: 0,
-                what,
-                api,
-                peer: None,
-                direction: None,
-                timing: CallTiming::Stopwatch,
-                case: None,
-            }
-        }
-    };
-    let mut setup = CaseSetup { id, call, what, api, ..seed_step.setup(op.kind, op.bytes) };
-    if op.program == Program::QuestionEager && seed_step == Step::Launch {
-        // Loaded with its library: the launch is an ordinary one, as in `launches.rs`'s eager first launch.
-        setup.rule = "K1".into();
-        setup.expected = Expected::classes(&[Async]);
-    }
-    setup
-}
-
-/// The sentence each step's record carries.
-fn what(op: SeedRuntimeOp, step: RtStep) -> String {
-    let kind = op.kind.slug();
-    let size = match op.program {
-        Program::Answer => format_size(op.bytes),
-        Program::Question | Program::QuestionEager => "10 MB".to_owned(),
-    };
-    let source = match (op.program, op.kind) {
-        (Program::Answer, HostKind::Pageable) => "pageable host memory (malloc)",
-        (_, HostKind::Pinned) => "pinned host memory (cudaMallocHost)",
-        _ => "pageable host memory (new char[])",
-    };
-    let whose = if op.program == Program::Answer { "the accepted answer's" } else { "the seed's" };
-    match step {
-        RtStep::Free => "the accepted answer's first call, cudaFree(0): it frees nothing (a null pointer is \
-            documented as no operation); in the answer's program it is the process's first CUDA call and starts \
-            the runtime and the device's primary context. Here that context is already active (async-lab's driver \
-            side made it, and cudaSetDevice bound the runtime to it before this experiment), so this measures \
-            cudaFree(0) on a started runtime, with nothing in flight"
-            .to_owned(),
-        RtStep::Seed(Step::HtoD) => format!(
-            "{whose} first copy, through the runtime: cudaMemcpyAsync(cudaMemcpyDefault) of {size} of {source} to \
-             the device, on a cudaStreamNonBlocking stream"
-        ),
-        RtStep::Seed(Step::Launch) => {
-            let loading = match op.program {
-                Program::QuestionEager => "in a child process started with CUDA_MODULE_LOADING=EAGER: \
-                    cudaLibraryLoadData loaded the kernel into the context, so this launch loads nothing"
-                    .to_owned(),
-                Program::Question | Program::Answer => match std::env::var("CUDA_MODULE_LOADING") {
-                    Ok(v) if !v.is_empty() => format!("in this process, started with CUDA_MODULE_LOADING={v}"),
-                    _ => "in this process, CUDA_MODULE_LOADING unset (lazy loading, the default since CUDA 12.2: \
-                          this launch loads the kernel into the context)"
-                        .to_owned(),
-                },
-            };
-            format!(
-                "{whose} kernel (1e6 cycles on 128×128 threads) launched with cudaLaunchKernel, the first launch of \
-                 a library loaded with cudaLibraryLoadData just before, {loading}; the work ahead is the {size} copy"
-            )
-        }
-        RtStep::Seed(Step::DtoH) => format!(
-            "copy the {size} back into the {kind} host buffer with cudaMemcpyAsync(cudaMemcpyDefault); the work \
-             ahead is the kernel"
-        ),
-        RtStep::Seed(Step::Callback) => "cudaStreamAddCallback of the callback that sets the \"stream concluded\" \
-            flag; the work ahead is the copy back"
-            .to_owned(),
-    }
+/// How this process loads code, as its runtime programs' facts say it (`CUDA_MODULE_LOADING` as the process
+/// was started; the driver reads it once, when it starts).
+pub fn module_loading() -> ModuleLoading {
+    ModuleLoading::of_env(std::env::var("CUDA_MODULE_LOADING").ok().as_deref())
 }
 
 impl SeedStream for RtStream<'_> {
@@ -258,12 +78,11 @@ unsafe extern "C" fn set_flag_runtime(_stream: rs::cudaStream_t, _status: u32, u
 }
 
 /// Runs the program `reps` times (plus a warm-up, not kept) and returns one record per step.
-pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<CaseRecord>> {
+pub fn run(gpu: &Gpu, op: SeedRuntimeFacts, reps: usize) -> anyhow::Result<Vec<CaseRecord>> {
     let bytes = usize::try_from(op.bytes)?;
-    let steps = op.program.steps();
     // The program's objects, made once (the programs make them before the calls they time).
     let stream = RtStream::new_non_blocking(gpu)?;
-    let mut host = RtHost::new(gpu, op.kind, bytes)?;
+    let mut host = RtHost::new(gpu, op.memory, bytes)?;
     let device = RtDevice::new(gpu, bytes)?;
     let out = RtDevice::new(gpu, (GRID * BLOCK) as usize * 8)?;
     let mut reference = vec![0u8; bytes];
@@ -273,7 +92,8 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
     // Declared before `seq`, whose drop waits for the GPU: a library is never unloaded under a running kernel.
     let mut library: Option<Library> = None;
     let mut seq = Sequence::new(gpu, &stream, Step::ALL.len())?;
-    let mut records: Vec<CaseRecord> = steps.iter().map(|&s| step_record(step_setup(op, s))).collect();
+    let mut records: Vec<CaseRecord> =
+        op.steps().into_iter().map(|s| step_record(CaseSetup::of(&Case::runtime(s)))).collect();
     let s = stream.handle();
     let copy = rs::cudaMemcpyKind::cudaMemcpyDefault;
 
@@ -326,7 +146,7 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
             if step == Step::HtoD {
                 // SAFETY: `host` is the live source of the copy just made; pageable memory only (the probe
                 // checks), which no DMA reads.
-                unsafe { probe.after_first_call(seq.own_done(k), op.kind, host.bytes_mut()) };
+                unsafe { probe.after_first_call(seq.own_done(k), op.memory, host.bytes_mut()) };
             }
         }
 
@@ -360,32 +180,25 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeOp, reps: usize) -> anyhow::Result<Vec<Case
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::{catalogue, catalogue_with};
+    use crate::experiments::{catalogue, catalogue_with, Op};
     use crate::selection::Preset;
+    use async_lab_core::api::Api;
+    use async_lab_core::catalogue::seed_runtime::ANSWER_BYTES;
 
-    fn runtime_seed_cases(seed_bytes: u64) -> Vec<Case> {
+    type HostCase = crate::experiments::Case;
+
+    fn runtime_seed_cases(seed_bytes: u64) -> Vec<HostCase> {
         catalogue_with(Preset::Seed, None, seed_bytes)
             .into_iter()
             .filter(|c| matches!(c.op, Op::SeedRuntime(_)))
             .collect()
     }
 
-    fn op(c: &Case) -> SeedRuntimeOp {
+    fn op(c: &HostCase) -> SeedRuntimeFacts {
         match c.op {
             Op::SeedRuntime(op) => op,
             _ => panic!("{} is not a runtime seed case", c.setup.id),
         }
-    }
-
-    /// Every step setup of every runtime seed case.
-    fn step_setups(seed_bytes: u64) -> Vec<(SeedRuntimeOp, CaseSetup)> {
-        runtime_seed_cases(seed_bytes)
-            .iter()
-            .flat_map(|c| {
-                let op = op(c);
-                op.program.steps().into_iter().map(move |s| (op, step_setup(op, s)))
-            })
-            .collect()
     }
 
     #[test]
@@ -407,56 +220,16 @@ mod tests {
     }
 
     #[test]
-    fn ids_are_unique_prefixed_and_runtime() {
-        let mut ids: Vec<String> = runtime_seed_cases(ANSWER_BYTES).into_iter().map(|c| c.setup.id).collect();
-        ids.extend(step_setups(ANSWER_BYTES).into_iter().map(|(_, s)| s.id));
-        let n = ids.len();
-        assert_eq!(n, 6 + 2 * 4 + 2 * 4 + 2 * 5);
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), n, "duplicate ids");
-        assert!(ids.iter().all(|id| id.starts_with("runtime/")), "{ids:?}");
+    fn runtime_programs_have_no_twin_and_their_steps_are_set_up_from_their_facts() {
         for c in runtime_seed_cases(ANSWER_BYTES) {
             assert_eq!(c.setup.api, Api::Runtime, "{}", c.setup.id);
-            assert_eq!(c.setup.family, Family::Seed);
             assert!(super::super::runtime_twin(&c).is_none(), "{} has a twin", c.setup.id);
-        }
-        for (_, s) in step_setups(ANSWER_BYTES) {
-            assert_eq!(s.api, Api::Runtime, "{}", s.id);
-            assert_eq!(s.family, Family::Seed);
-            assert!(s.call.starts_with("cuda"), "{}: {}", s.id, s.call);
-            assert!(async_lab_core::rules::rule(&s.rule).is_some(), "{} names unknown rule {}", s.id, s.rule);
-        }
-    }
-
-    #[test]
-    fn step_setups_carry_bytes_memory_and_rules() {
-        for (op, s) in step_setups(ANSWER_BYTES) {
-            let step = s.id.rsplit('/').next().unwrap();
-            let pageable = op.kind == HostKind::Pageable;
-            let (rule, bytes, memory) = match step {
-                "0-cudafree" => ("AL1", 0, None),
-                "1-htod" | "3-dtoh" => (if pageable { "A2" } else { "A1" }, op.bytes, Some(op.kind)),
-                "2-launch" if op.program == Program::QuestionEager => ("K1", 0, None),
-                "2-launch" => ("K4", 0, None),
-                "4-callback" => ("CB1", 0, None),
-                other => panic!("unexpected step {other} in {}", s.id),
-            };
-            assert_eq!((s.rule.as_str(), s.bytes, s.host_memory), (rule, bytes, memory), "{}", s.id);
-            assert_eq!(s.id.starts_with("runtime/seed-answer/"), op.program == Program::Answer);
-            let expect_bytes = if op.program == Program::Answer { ANSWER_BYTES } else { BUFFER_BYTES as u64 };
-            assert_eq!(op.bytes, expect_bytes, "{}", s.id);
-            // The first stream step has nothing ahead of it; every later one has the step before it.
-            assert_eq!(s.blocker_ahead, !matches!(step, "0-cudafree" | "1-htod"), "{}", s.id);
-            if step == "0-cudafree" {
-                assert_eq!((s.stream, s.expected.clone()), (None, Expected::undocumented()));
-                assert!(s.what.contains("already active"), "{}", s.what);
+            for step in op(&c).steps() {
+                let setup = CaseSetup::of(&Case::runtime(step));
+                assert!(setup.id.starts_with(&format!("{}/", c.setup.id)), "{}", setup.id);
+                assert_eq!(setup.case.map(|k| k.facts), Some(step.into()), "{}", setup.id);
             }
         }
-        assert!(step_setups(ANSWER_BYTES).iter().any(|(_, s)| s.id == "runtime/seed-answer/pinned/0-cudafree"));
-        assert!(!step_setups(ANSWER_BYTES)
-            .iter()
-            .any(|(_, s)| s.id.ends_with("0-cudafree") && !s.id.starts_with("runtime/seed-answer/")));
     }
 
     #[test]
@@ -473,6 +246,7 @@ mod tests {
         for c in runtime_seed_cases(ANSWER_BYTES) {
             let eager = c.setup.id.starts_with("runtime/seed-eager/");
             assert_eq!(c.child_env(), eager.then_some(("CUDA_MODULE_LOADING", "EAGER")), "{}", c.setup.id);
+            assert_eq!(op(&c).program == Program::QuestionEager, eager, "{}", c.setup.id);
         }
     }
 
@@ -485,8 +259,12 @@ mod tests {
         for c in cases.iter().filter(|c| c.setup.id.starts_with("runtime/seed-answer/")) {
             assert_eq!((c.setup.bytes, op(c).bytes), (64 << 20, 64 << 20), "{}", c.setup.id);
         }
-        let answer = step_setups(64 << 20).into_iter().find(|(_, s)| s.id == "runtime/seed-answer/pinned/3-dtoh");
-        let (_, dtoh) = answer.unwrap();
+        let answer = runtime_seed_cases(64 << 20)
+            .iter()
+            .flat_map(|c| op(c).steps())
+            .map(|s| CaseSetup::of(&Case::runtime(s)))
+            .find(|s| s.id == "runtime/seed-answer/pinned/3-dtoh");
+        let dtoh = answer.unwrap();
         assert_eq!(dtoh.bytes, 64 << 20);
         assert!(dtoh.what.contains("64MiB"), "{}", dtoh.what);
         // The question's own program keeps its 10 MB.
