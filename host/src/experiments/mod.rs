@@ -52,6 +52,7 @@ impl Case {
         let op = match case.facts {
             Facts::Copy(f) | Facts::Sweep(catalogue::copies::SweepFacts(f)) => Op::Copy(f),
             Facts::Memset(f) => Op::Memset(f),
+            Facts::Graph(f) => Op::Graph(f),
         };
         Case { setup, op }
     }
@@ -123,7 +124,7 @@ pub enum Op {
     /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
     Overhead(overhead::OverheadOp, async_lab_core::setup::CallTiming),
     /// CUDA graphs: instantiation, upload, launches (`graphs.rs`).
-    Graph(graphs::GraphOp),
+    Graph(catalogue::graphs::GraphFacts),
     /// Unified-memory hints: prefetch and advice (`unified.rs`).
     Unified(unified::HintOp),
     /// Attributes and limits while work is in flight (`limits.rs`).
@@ -340,7 +341,7 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
 
 /// The newer families (the `next` preset; also in `full`, not in `default`).
 fn next_cases() -> Vec<Case> {
-    let mut v = graphs::cases();
+    let mut v = Case::all(catalogue::graphs::cases());
     v.extend(unified::cases());
     v.extend(limits::cases());
     v.extend(streammem::cases());
