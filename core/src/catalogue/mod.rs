@@ -13,6 +13,7 @@
 pub mod copies;
 pub mod graphs;
 pub mod memset;
+pub mod unified;
 
 use crate::api::Api;
 use crate::rules::Expected;
@@ -131,6 +132,7 @@ pub enum Facts {
     Sweep(copies::SweepFacts),
     Memset(memset::MemsetFacts),
     Graph(graphs::GraphFacts),
+    Unified(unified::HintFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -141,6 +143,7 @@ macro_rules! each_family {
             Facts::Sweep($f) => $body,
             Facts::Memset($f) => $body,
             Facts::Graph($f) => $body,
+            Facts::Unified($f) => $body,
         }
     };
 }

@@ -33,8 +33,6 @@ use anyhow::bail;
 use async_lab_core::api::Api;
 use async_lab_core::catalogue::{self, Facts};
 use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
-use async_lab_core::setup::BlockerPlacement;
-use async_lab_core::setup::StreamKind;
 use async_lab_core::units::parse_size;
 use async_lab_driver::HostKind;
 
@@ -53,6 +51,7 @@ impl Case {
             Facts::Copy(f) | Facts::Sweep(catalogue::copies::SweepFacts(f)) => Op::Copy(f),
             Facts::Memset(f) => Op::Memset(f),
             Facts::Graph(f) => Op::Graph(f),
+            Facts::Unified(f) => Op::Unified(f),
         };
         Case { setup, op }
     }
@@ -68,40 +67,6 @@ pub fn blocker_words(ahead: bool) -> &'static str {
         "ahead of it in the same stream"
     } else {
         "on another, non-blocking stream"
-    }
-}
-
-/// Where the blocker of a case runs, as its id and its words say it, for the families whose calls either take
-/// a non-blocking stream (the blocker in it, or on another one) or take none (the blocker on `blocker_stream`).
-pub struct Placement {
-    /// The call's stream: non-blocking where it takes one.
-    pub stream: Option<StreamKind>,
-    /// Whether the blocker is in the call's stream, ahead of it.
-    pub ahead: bool,
-    /// The id's part for it: `nonblocking/same`, `nonblocking/other`, or the blocker's stream (`legacy`, ...).
-    pub id_part: String,
-    /// "ahead of it in the same stream", "on another, non-blocking stream", "on the legacy stream", ...
-    pub words: String,
-}
-
-impl Placement {
-    pub fn of(has_stream: bool, blocker: BlockerPlacement, blocker_stream: StreamKind) -> Placement {
-        if has_stream {
-            let same = blocker == BlockerPlacement::Same;
-            Placement {
-                stream: Some(StreamKind::NonBlocking),
-                ahead: same,
-                id_part: format!("nonblocking/{}", if same { "same" } else { "other" }),
-                words: blocker_words(same).to_owned(),
-            }
-        } else {
-            Placement {
-                stream: None,
-                ahead: false,
-                id_part: blocker_stream.slug().to_owned(),
-                words: format!("on the {} stream", blocker_stream.slug()),
-            }
-        }
     }
 }
 
@@ -126,7 +91,7 @@ pub enum Op {
     /// CUDA graphs: instantiation, upload, launches (`graphs.rs`).
     Graph(catalogue::graphs::GraphFacts),
     /// Unified-memory hints: prefetch and advice (`unified.rs`).
-    Unified(unified::HintOp),
+    Unified(catalogue::unified::HintFacts),
     /// Attributes and limits while work is in flight (`limits.rs`).
     Limits(limits::LimitOp),
     /// Stream memory operations, and host calls while a stream waits on the host (`streammem.rs`).
@@ -342,7 +307,7 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
 /// The newer families (the `next` preset; also in `full`, not in `default`).
 fn next_cases() -> Vec<Case> {
     let mut v = Case::all(catalogue::graphs::cases());
-    v.extend(unified::cases());
+    v.extend(Case::all(catalogue::unified::cases()));
     v.extend(limits::cases());
     v.extend(streammem::cases());
     v.extend(vmm::cases());
