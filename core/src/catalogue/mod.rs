@@ -12,6 +12,7 @@
 
 pub mod copies;
 pub mod graphs;
+pub mod limits;
 pub mod memset;
 pub mod unified;
 
@@ -133,6 +134,7 @@ pub enum Facts {
     Memset(memset::MemsetFacts),
     Graph(graphs::GraphFacts),
     Unified(unified::HintFacts),
+    Limits(limits::LimitFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -144,6 +146,7 @@ macro_rules! each_family {
             Facts::Memset($f) => $body,
             Facts::Graph($f) => $body,
             Facts::Unified($f) => $body,
+            Facts::Limits($f) => $body,
         }
     };
 }

@@ -52,6 +52,7 @@ impl Case {
             Facts::Memset(f) => Op::Memset(f),
             Facts::Graph(f) => Op::Graph(f),
             Facts::Unified(f) => Op::Unified(f),
+            Facts::Limits(f) => Op::Limits(f),
         };
         Case { setup, op }
     }
@@ -93,7 +94,7 @@ pub enum Op {
     /// Unified-memory hints: prefetch and advice (`unified.rs`).
     Unified(catalogue::unified::HintFacts),
     /// Attributes and limits while work is in flight (`limits.rs`).
-    Limits(limits::LimitOp),
+    Limits(catalogue::limits::LimitFacts),
     /// Stream memory operations, and host calls while a stream waits on the host (`streammem.rs`).
     StreamMem(streammem::MemOpOp),
     /// Virtual memory management (`vmm.rs`).
@@ -193,13 +194,11 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
         return c.runtime_twin().map(Case::of);
     }
     // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`). The
-    // stream-memory family's calls go through the driver only: its probe has no runtime path. The runtime can
-    // name only a kernel it loaded itself, never the blocker's (a driver module's), so setting the running
-    // blocker's attribute has no runtime twin (`LimitCall::runtime_can_name_kernel`).
+    // stream-memory family's calls go through the driver only: its probe has no runtime path.
     let no_twin = matches!(
         case.op,
         Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..) | Op::StreamMem(_)
-    ) || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
+    );
     if case.setup.api != Api::Driver || no_twin {
         return None;
     }
@@ -308,7 +307,7 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
 fn next_cases() -> Vec<Case> {
     let mut v = Case::all(catalogue::graphs::cases());
     v.extend(Case::all(catalogue::unified::cases()));
-    v.extend(limits::cases());
+    v.extend(Case::all(catalogue::limits::cases()));
     v.extend(streammem::cases());
     v.extend(vmm::cases());
     v.extend(batched::cases());
