@@ -15,6 +15,7 @@ pub mod graphs;
 pub mod limits;
 pub mod memset;
 pub mod unified;
+pub mod vmm;
 
 use crate::api::Api;
 use crate::rules::Expected;
@@ -135,6 +136,7 @@ pub enum Facts {
     Graph(graphs::GraphFacts),
     Unified(unified::HintFacts),
     Limits(limits::LimitFacts),
+    Vmm(vmm::VmmFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -147,6 +149,7 @@ macro_rules! each_family {
             Facts::Graph($f) => $body,
             Facts::Unified($f) => $body,
             Facts::Limits($f) => $body,
+            Facts::Vmm($f) => $body,
         }
     };
 }

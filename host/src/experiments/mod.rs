@@ -31,7 +31,7 @@ pub mod waiting;
 use crate::selection::{ApiChoice, Preset};
 use anyhow::bail;
 use async_lab_core::api::Api;
-use async_lab_core::catalogue::{self, Facts};
+use async_lab_core::catalogue::{self, Experiment as _, Facts};
 use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
 use async_lab_core::units::parse_size;
 use async_lab_driver::HostKind;
@@ -53,6 +53,7 @@ impl Case {
             Facts::Graph(f) => Op::Graph(f),
             Facts::Unified(f) => Op::Unified(f),
             Facts::Limits(f) => Op::Limits(f),
+            Facts::Vmm(f) => Op::Vmm(f),
         };
         Case { setup, op }
     }
@@ -98,7 +99,7 @@ pub enum Op {
     /// Stream memory operations, and host calls while a stream waits on the host (`streammem.rs`).
     StreamMem(streammem::MemOpOp),
     /// Virtual memory management (`vmm.rs`).
-    Vmm(vmm::VmmOp),
+    Vmm(catalogue::vmm::VmmFacts),
     /// Batched copies (`batched.rs`).
     Batch(batched::BatchOp),
     /// One thread's quick call while another is inside a slow one (`threads.rs`).
@@ -108,11 +109,13 @@ pub enum Op {
 impl Case {
     /// The environment variable a case needs set before the driver starts (it then runs in a child process).
     pub fn child_env(&self) -> Option<(&'static str, &'static str)> {
+        if let Some(c) = &self.setup.case {
+            return c.facts.child_env();
+        }
         match &self.op {
             Op::Launch(l) => l.child_env(),
             Op::Load(l) => l.child_env(),
             Op::SeedRuntime(s) => s.child_env(),
-            Op::Vmm(v) => v.child_env(),
             _ => None,
         }
     }
@@ -309,7 +312,7 @@ fn next_cases() -> Vec<Case> {
     v.extend(Case::all(catalogue::unified::cases()));
     v.extend(Case::all(catalogue::limits::cases()));
     v.extend(streammem::cases());
-    v.extend(vmm::cases());
+    v.extend(Case::all(catalogue::vmm::cases()));
     v.extend(batched::cases());
     v.extend(threads::cases());
     v
