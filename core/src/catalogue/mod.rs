@@ -19,6 +19,10 @@ pub mod waiting;
 pub mod loading;
 pub mod seed;
 pub mod seed_runtime;
+pub mod graphs;
+pub mod limits;
+pub mod unified;
+pub mod vmm;
 
 use crate::api::Api;
 use crate::rules::Expected;
@@ -62,6 +66,52 @@ impl Layout {
     }
 }
 
+/// Where the blocker of a case runs, as its id, its words and its layout say it, for the families whose calls
+/// either take a non-blocking stream (the blocker in it, or on another one) or take none (the blocker on
+/// `blocker_stream`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// Whether the call takes a stream (a non-blocking one).
+    pub has_stream: bool,
+    pub blocker: BlockerPlacement,
+    pub blocker_stream: StreamKind,
+}
+
+impl Placement {
+    /// Whether the blocker is in the call's stream, ahead of it.
+    pub fn ahead(&self) -> bool {
+        self.has_stream && self.blocker == BlockerPlacement::Same
+    }
+
+    /// The id's part for it: `nonblocking/same`, `nonblocking/other`, or the blocker's stream (`legacy`, ...).
+    pub fn id_part(&self) -> String {
+        if self.has_stream {
+            format!("nonblocking/{}", if self.ahead() { "same" } else { "other" })
+        } else {
+            self.blocker_stream.slug().to_owned()
+        }
+    }
+
+    /// "ahead of it in the same stream", "on another, non-blocking stream", "on the legacy stream", ...
+    pub fn words(&self) -> String {
+        if self.has_stream {
+            blocker_words(self.ahead()).to_owned()
+        } else {
+            format!("on the {} stream", self.blocker_stream.slug())
+        }
+    }
+
+    /// The layout of a call placed so: on a non-blocking stream where it takes one, the blocker on
+    /// `blocker_stream`.
+    pub fn layout(&self) -> Layout {
+        let mut l = Layout::behind(StreamKind::NonBlocking, self.blocker);
+        l.stream = self.has_stream.then_some(StreamKind::NonBlocking);
+        l.blocker_stream = Some(self.blocker_stream);
+        l.blocker_ahead = self.ahead();
+        l
+    }
+}
+
 /// What a family's facts say of themselves. Every method is a pure function of the facts.
 pub trait Experiment {
     fn family(&self) -> Family;
@@ -99,6 +149,10 @@ pub enum Facts {
     Seed(seed::SeedFacts),
     /// A step of one of the seed's programs through the runtime, or the whole program.
     SeedRuntime(seed_runtime::SeedRuntimeFacts),
+    Graph(graphs::GraphFacts),
+    Unified(unified::HintFacts),
+    Limits(limits::LimitFacts),
+    Vmm(vmm::VmmFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -115,6 +169,10 @@ macro_rules! each_family {
             Facts::Load($f) => $body,
             Facts::Seed($f) => $body,
             Facts::SeedRuntime($f) => $body,
+            Facts::Graph($f) => $body,
+            Facts::Unified($f) => $body,
+            Facts::Limits($f) => $body,
+            Facts::Vmm($f) => $body,
         }
     };
 }

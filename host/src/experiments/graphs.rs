@@ -14,162 +14,17 @@
 //! graphs a runtime case instantiates or launches in `prepare` are made through the runtime too.
 
 use super::method::{measure, BlockerPlan, Probe};
-use super::{case_record, queue, Case, Op, Placement};
+use super::{case_record, queue, Case};
 use anyhow::ensure;
 use async_lab_core::api::Api;
-use async_lab_core::record::{CaseRecord, CaseSetup};
-use async_lab_core::rules::Expected;
-use async_lab_core::setup::CallTiming;
-use async_lab_core::setup::{BlockerPlacement, Family};
+use async_lab_core::catalogue::graphs::{GraphCall, GraphFacts};
+use async_lab_core::record::CaseRecord;
+use async_lab_core::setup::BlockerPlacement;
 use async_lab_driver::graph::{Graph, GraphExec, InstantiateWithParams, Node};
 use async_lab_driver::runtime::graph as rtgraph;
 use async_lab_driver::{DeviceBuffer, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GraphCall {
-    /// `cuGraphInstantiateWithFlags(.., 0)`: no stream.
-    Instantiate,
-    /// `cuGraphInstantiateWithParams` with `CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`: uploads into the call's stream.
-    InstantiateUpload,
-    /// `cuGraphUpload` of a graph instantiated (not uploaded, never launched) just before.
-    Upload,
-    /// `cuGraphLaunch` of a graph instantiated just before and never uploaded: the upload happens in the launch.
-    LaunchFirst,
-    /// `cuGraphLaunch` of a graph launched before (uploaded, warm).
-    LaunchSteady,
-    /// `cuGraphLaunch` of a warm graph whose one node is a host function.
-    LaunchHostNode,
-    /// `cuGraphLaunch` of a warm graph, again and again behind a long blocker until a launch waits: the launch
-    /// into a full queue.
-    LaunchFullQueue,
-}
-
-impl GraphCall {
-    fn slug(self) -> &'static str {
-        match self {
-            GraphCall::Instantiate => "instantiate",
-            GraphCall::InstantiateUpload => "instantiate-upload",
-            GraphCall::Upload => "upload",
-            GraphCall::LaunchFirst => "launch-first",
-            GraphCall::LaunchSteady => "launch-steady",
-            GraphCall::LaunchHostNode => "launch-host-node",
-            GraphCall::LaunchFullQueue => "launch-full-queue",
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            GraphCall::Instantiate => "cuGraphInstantiateWithFlags",
-            GraphCall::InstantiateUpload => "cuGraphInstantiateWithParams",
-            GraphCall::Upload => "cuGraphUpload",
-            GraphCall::LaunchFirst
-            | GraphCall::LaunchSteady
-            | GraphCall::LaunchHostNode
-            | GraphCall::LaunchFullQueue => "cuGraphLaunch",
-        }
-    }
-
-    /// Whether the call takes a stream (everything but the plain instantiation).
-    fn has_stream(self) -> bool {
-        self != GraphCall::Instantiate
-    }
-
-    fn words(self) -> &'static str {
-        match self {
-            GraphCall::Instantiate => "instantiating a one-kernel graph (flags 0)",
-            GraphCall::InstantiateUpload => {
-                "instantiating a one-kernel graph with the upload flag, uploading into the stream"
-            }
-            GraphCall::Upload => "uploading a one-kernel graph instantiated just before",
-            GraphCall::LaunchFirst => "the first launch of a one-kernel graph instantiated just before, never uploaded",
-            GraphCall::LaunchSteady => "launching a one-kernel graph that was launched before",
-            GraphCall::LaunchHostNode => "launching a graph whose one node is a host function, launched before",
-            GraphCall::LaunchFullQueue => {
-                "launching a warm one-kernel graph again and again behind a 300 ms blocker until a launch has to \
-                 wait; the call measured is that launch"
-            }
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct GraphOp {
-    pub call: GraphCall,
-    /// For calls with a stream: the blocker in the call's stream (ahead) or on another one. Without a stream
-    /// the blocker is on `blocker_stream`, never ahead.
-    pub blocker: BlockerPlacement,
-    pub blocker_stream: StreamKind,
-}
-
-impl GraphOp {
-    fn case(self) -> Case {
-        let c = self.call;
-        // NVIDIA documents no host behaviour for any graph call (see rules GR1–GR3): every case is
-        // `undocumented`. What a reader might assume (a launch behaves like a kernel launch) is for the docs page.
-        let rule = match c {
-            GraphCall::Instantiate => "GR1",
-            GraphCall::InstantiateUpload | GraphCall::Upload => "GR2",
-            GraphCall::LaunchFirst
-            | GraphCall::LaunchSteady
-            | GraphCall::LaunchHostNode
-            | GraphCall::LaunchFullQueue => "GR3",
-        };
-        let expected = Expected::undocumented();
-        let p = Placement::of(c.has_stream(), self.blocker, self.blocker_stream);
-        Case {
-            setup: CaseSetup {
-                id: format!("graph/{}/{}", c.slug(), p.id_part),
-                family: Family::Graph,
-                call: c.name().into(),
-                rule: rule.into(),
-                expected,
-                stream: p.stream,
-                blocker: self.blocker,
-                blocker_stream: Some(self.blocker_stream),
-                blocker_ahead: p.ahead,
-                host_memory: None,
-                direction: None,
-                bytes: 0,
-                what: format!("{} ({}), with a blocker {}", c.words(), c.name(), p.words),
-                api: async_lab_core::api::Api::Driver,
-                peer: None,
-                timing: CallTiming::Stopwatch,
-                case: None,
-            },
-            op: Op::Graph(self),
-        }
-    }
-}
-
-pub fn cases() -> Vec<Case> {
-    let mut v = Vec::new();
-    for blocker_stream in [StreamKind::Legacy, StreamKind::NonBlocking] {
-        v.push(GraphOp { call: GraphCall::Instantiate, blocker: BlockerPlacement::Other, blocker_stream }.case());
-    }
-    for call in [
-        GraphCall::InstantiateUpload,
-        GraphCall::Upload,
-        GraphCall::LaunchFirst,
-        GraphCall::LaunchSteady,
-        GraphCall::LaunchHostNode,
-    ] {
-        for blocker in [BlockerPlacement::Same, BlockerPlacement::Other] {
-            v.push(GraphOp { call, blocker, blocker_stream: StreamKind::NonBlocking }.case());
-        }
-    }
-    // The queue fills only behind a blocker in the launches' own stream.
-    v.push(
-        GraphOp {
-            call: GraphCall::LaunchFullQueue,
-            blocker: BlockerPlacement::Same,
-            blocker_stream: StreamKind::NonBlocking,
-        }
-        .case(),
-    );
-    v
-}
 
 /// The host node's function: counts its runs.
 ///
@@ -181,7 +36,7 @@ unsafe extern "C" fn count_run(user: *mut c_void) {
 }
 
 struct GraphProbe<'a, 'g> {
-    op: GraphOp,
+    op: GraphFacts,
     api: Api,
     stream: &'a Stream<'g>,
     graph: Graph<'g>,
@@ -197,13 +52,6 @@ struct GraphProbe<'a, 'g> {
 }
 
 impl<'g> GraphProbe<'_, 'g> {
-    fn launches(&self) -> bool {
-        matches!(
-            self.op.call,
-            GraphCall::LaunchFirst | GraphCall::LaunchSteady | GraphCall::LaunchHostNode | GraphCall::LaunchFullQueue
-        )
-    }
-
     /// An executable graph of `self.graph`, instantiated through the API under test (flags 0).
     fn instantiate(&self) -> DriverResult<GraphExec<'g>> {
         match self.api {
@@ -282,7 +130,7 @@ impl Probe for GraphProbe<'_, '_> {
     }
 
     fn verify(&mut self, gpu: &Gpu, _probed: Option<super::method::Page>) -> anyhow::Result<Option<bool>> {
-        ensure!(self.exec.is_some(), "{} left no executable graph", self.op.call.name());
+        ensure!(self.exec.is_some(), "{} left no executable graph", self.op.call.name(self.api));
         let runs = self.runs.load(Ordering::SeqCst) - self.runs_before;
         gpu.bind()?;
         // The device is synchronized before `verify`.
@@ -291,17 +139,17 @@ impl Probe for GraphProbe<'_, '_> {
             GraphCall::LaunchHostNode => runs,
             _ => u64::from(stamp != 0),
         };
-        let want = u64::from(self.launches());
+        let want = u64::from(self.op.call.launches());
         ensure!(
             ran == want,
             "{}: the graph's node ran {ran} time(s) where {want} run(s) were expected",
-            self.op.call.name()
+            self.op.call.name(self.api)
         );
         Ok(None)
     }
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: GraphOp, reps: usize) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, op: GraphFacts, reps: usize) -> anyhow::Result<CaseRecord> {
     let api = case.setup.api;
     let with_params = async_lab_driver::resolve!(cuGraphInstantiateWithParams: InstantiateWithParams);
     let rt_with_params = match api {
@@ -382,50 +230,4 @@ fn full_queue(gpu: &Gpu, case: &Case, api: Api, reps: usize) -> anyhow::Result<C
     drop(exec);
     drop(graph);
     Ok(record)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_call_is_measured_and_stream_calls_both_ways() {
-        let cases = cases();
-        for call in [GraphCall::InstantiateUpload, GraphCall::Upload, GraphCall::LaunchFirst, GraphCall::LaunchSteady] {
-            let of: Vec<&Case> = cases.iter().filter(|c| matches!(c.op, Op::Graph(o) if o.call == call)).collect();
-            assert_eq!(of.len(), 2, "{call:?}");
-            assert!(of.iter().any(|c| c.setup.blocker_ahead) && of.iter().any(|c| !c.setup.blocker_ahead));
-        }
-        let plain: Vec<&Case> = cases.iter().filter(|c| c.setup.call == "cuGraphInstantiateWithFlags").collect();
-        assert_eq!(plain.len(), 2);
-        assert!(plain.iter().all(|c| c.setup.stream.is_none() && !c.setup.blocker_ahead));
-        assert!(cases.iter().all(|c| c.setup.family == Family::Graph && c.setup.id.starts_with("graph/")));
-    }
-
-    #[test]
-    fn the_full_queue_launch_is_one_undocumented_case_behind_a_blocker_in_its_stream() {
-        let full: Vec<Case> = cases()
-            .into_iter()
-            .filter(|c| matches!(c.op, Op::Graph(o) if o.call == GraphCall::LaunchFullQueue))
-            .collect();
-        assert_eq!(full.len(), 1);
-        let s = &full[0].setup;
-        assert_eq!(s.id, "graph/launch-full-queue/nonblocking/same");
-        assert_eq!((s.call.as_str(), s.rule.as_str()), ("cuGraphLaunch", "GR3"));
-        assert_eq!(s.expected, Expected::undocumented());
-        assert!(s.blocker_ahead && s.stream == Some(StreamKind::NonBlocking));
-        let twin = super::super::runtime_twin(&full[0]).expect("a runtime twin");
-        assert_eq!(twin.setup.id, "runtime/graph/launch-full-queue/nonblocking/same");
-        assert_eq!(twin.setup.call, "cudaGraphLaunch");
-    }
-
-    #[test]
-    fn every_graph_case_has_a_runtime_twin_naming_the_runtime_call() {
-        for c in cases() {
-            let twin = super::super::runtime_twin(&c).unwrap_or_else(|| panic!("{} has no twin", c.setup.id));
-            let want = c.setup.call.replacen("cu", "cuda", 1);
-            assert_eq!(twin.setup.call, want, "{}", c.setup.id);
-            assert_eq!(twin.setup.api, Api::Runtime);
-        }
-    }
 }

@@ -33,8 +33,6 @@ use anyhow::bail;
 use async_lab_core::api::Api;
 use async_lab_core::catalogue::{self, Experiment as _, Facts};
 use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
-use async_lab_core::setup::BlockerPlacement;
-use async_lab_core::setup::StreamKind;
 use async_lab_core::units::parse_size;
 
 /// One experiment: how it is set up (recorded) and what to run (not recorded).
@@ -58,6 +56,10 @@ impl Case {
             Facts::Load(f) => Op::Load(f),
             Facts::Seed(f) => Op::Seed(f),
             Facts::SeedRuntime(f) => Op::SeedRuntime(f),
+            Facts::Graph(f) => Op::Graph(f),
+            Facts::Unified(f) => Op::Unified(f),
+            Facts::Limits(f) => Op::Limits(f),
+            Facts::Vmm(f) => Op::Vmm(f),
         };
         Case { setup, op }
     }
@@ -73,40 +75,6 @@ pub fn blocker_words(ahead: bool) -> &'static str {
         "ahead of it in the same stream"
     } else {
         "on another, non-blocking stream"
-    }
-}
-
-/// Where the blocker of a case runs, as its id and its words say it, for the families whose calls either take
-/// a non-blocking stream (the blocker in it, or on another one) or take none (the blocker on `blocker_stream`).
-pub struct Placement {
-    /// The call's stream: non-blocking where it takes one.
-    pub stream: Option<StreamKind>,
-    /// Whether the blocker is in the call's stream, ahead of it.
-    pub ahead: bool,
-    /// The id's part for it: `nonblocking/same`, `nonblocking/other`, or the blocker's stream (`legacy`, ...).
-    pub id_part: String,
-    /// "ahead of it in the same stream", "on another, non-blocking stream", "on the legacy stream", ...
-    pub words: String,
-}
-
-impl Placement {
-    pub fn of(has_stream: bool, blocker: BlockerPlacement, blocker_stream: StreamKind) -> Placement {
-        if has_stream {
-            let same = blocker == BlockerPlacement::Same;
-            Placement {
-                stream: Some(StreamKind::NonBlocking),
-                ahead: same,
-                id_part: format!("nonblocking/{}", if same { "same" } else { "other" }),
-                words: blocker_words(same).to_owned(),
-            }
-        } else {
-            Placement {
-                stream: None,
-                ahead: false,
-                id_part: blocker_stream.slug().to_owned(),
-                words: format!("on the {} stream", blocker_stream.slug()),
-            }
-        }
     }
 }
 
@@ -129,15 +97,15 @@ pub enum Op {
     /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
     Overhead(overhead::OverheadOp, async_lab_core::setup::CallTiming),
     /// CUDA graphs: instantiation, upload, launches (`graphs.rs`).
-    Graph(graphs::GraphOp),
+    Graph(catalogue::graphs::GraphFacts),
     /// Unified-memory hints: prefetch and advice (`unified.rs`).
-    Unified(unified::HintOp),
+    Unified(catalogue::unified::HintFacts),
     /// Attributes and limits while work is in flight (`limits.rs`).
-    Limits(limits::LimitOp),
+    Limits(catalogue::limits::LimitFacts),
     /// Stream memory operations, and host calls while a stream waits on the host (`streammem.rs`).
     StreamMem(streammem::MemOpOp),
     /// Virtual memory management (`vmm.rs`).
-    Vmm(vmm::VmmOp),
+    Vmm(catalogue::vmm::VmmFacts),
     /// Batched copies (`batched.rs`).
     Batch(batched::BatchOp),
     /// One thread's quick call while another is inside a slow one (`threads.rs`).
@@ -147,11 +115,13 @@ pub enum Op {
 impl Case {
     /// The environment variable a case needs set before the driver starts (it then runs in a child process).
     pub fn child_env(&self) -> Option<(&'static str, &'static str)> {
+        if let Some(c) = &self.setup.case {
+            return c.facts.child_env();
+        }
         match &self.op {
             Op::Launch(l) => catalogue::Experiment::child_env(l),
             Op::Load(l) => l.child_env(),
             Op::SeedRuntime(s) => s.child_env(),
-            Op::Vmm(v) => v.child_env(),
             _ => None,
         }
     }
@@ -238,6 +208,12 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
     // twin (`LimitCall::runtime_can_name_kernel`).
     let no_twin = matches!(case.op, Op::Peer(_) | Op::Overhead(..) | Op::StreamMem(_))
         || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
+    // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`). The
+    // stream-memory family's calls go through the driver only: its probe has no runtime path.
+    let no_twin = matches!(
+        case.op,
+        Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..) | Op::StreamMem(_)
+    );
     if case.setup.api != Api::Driver || no_twin {
         return None;
     }
@@ -341,11 +317,11 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
 
 /// The newer families (the `next` preset; also in `full`, not in `default`).
 fn next_cases() -> Vec<Case> {
-    let mut v = graphs::cases();
-    v.extend(unified::cases());
-    v.extend(limits::cases());
+    let mut v = Case::all(catalogue::graphs::cases());
+    v.extend(Case::all(catalogue::unified::cases()));
+    v.extend(Case::all(catalogue::limits::cases()));
     v.extend(streammem::cases());
-    v.extend(vmm::cases());
+    v.extend(Case::all(catalogue::vmm::cases()));
     v.extend(batched::cases());
     v.extend(threads::cases());
     v

@@ -14,141 +14,25 @@
 
 use super::buffers::{Checker, Side};
 use super::method::{measure, BlockerPlan, Probe};
-use super::{case_record, Case, Op, Placement};
+use super::{case_record, Case};
 use anyhow::ensure;
-use async_lab_core::classify::Class::*;
-use async_lab_core::record::{CaseRecord, CaseSetup};
-use async_lab_core::rules::Expected;
-use async_lab_core::setup::CallTiming;
-use async_lab_core::setup::{BlockerPlacement, Family};
-use async_lab_core::units::format_size;
+use async_lab_core::catalogue::unified::{HintCall, HintFacts};
+use async_lab_core::record::CaseRecord;
+use async_lab_core::setup::BlockerPlacement;
 use async_lab_driver::runtime::unified as rtum;
 use async_lab_driver::unified::{self as um, Hints, Place};
-use async_lab_driver::{sys, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
+use async_lab_driver::{sys, DriverResult, Gpu, HostBuffer, Stream, StreamHandle, StreamKind};
 
-/// The managed range every case works on.
-pub const BYTES: u64 = 64 << 20;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HintCall {
-    /// Pages written by the host, prefetched to the GPU.
-    PrefetchToDevice,
-    /// Pages written by a kernel, prefetched to the host.
-    PrefetchToHost,
-    /// Ordinary (pageable, system-allocated) memory the host wrote, prefetched to the GPU: only where the GPU can
-    /// access pageable memory (`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`).
-    PrefetchPageableToDevice,
-    /// `CU_MEM_ADVISE_SET_READ_MOSTLY`.
-    ReadMostly,
-    /// `CU_MEM_ADVISE_SET_PREFERRED_LOCATION` to the GPU.
-    PreferredLocation,
-    /// `CU_MEM_ADVISE_SET_ACCESSED_BY` the GPU.
-    AccessedBy,
-}
-
-impl HintCall {
-    fn slug(self) -> &'static str {
-        match self {
-            HintCall::PrefetchToDevice => "prefetch/to-device",
-            HintCall::PrefetchToHost => "prefetch/to-host",
-            HintCall::PrefetchPageableToDevice => "prefetch/pageable-to-device",
-            HintCall::ReadMostly => "advise/read-mostly",
-            HintCall::PreferredLocation => "advise/preferred-location",
-            HintCall::AccessedBy => "advise/accessed-by",
+/// The advice a hint sets (and, in `prepare`, the one that unsets it); `None` for a prefetch.
+fn advice(call: HintCall) -> Option<(i32, i32)> {
+    match call {
+        HintCall::ReadMostly => Some((um::CU_MEM_ADVISE_SET_READ_MOSTLY, um::CU_MEM_ADVISE_UNSET_READ_MOSTLY)),
+        HintCall::PreferredLocation => {
+            Some((um::CU_MEM_ADVISE_SET_PREFERRED_LOCATION, um::CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION))
         }
+        HintCall::AccessedBy => Some((um::CU_MEM_ADVISE_SET_ACCESSED_BY, um::CU_MEM_ADVISE_UNSET_ACCESSED_BY)),
+        _ => None,
     }
-
-    fn is_prefetch(self) -> bool {
-        matches!(self, HintCall::PrefetchToDevice | HintCall::PrefetchToHost | HintCall::PrefetchPageableToDevice)
-    }
-
-    /// The advice to set (and, in `prepare`, the one that unsets it).
-    fn advice(self) -> Option<(i32, i32)> {
-        match self {
-            HintCall::ReadMostly => Some((um::CU_MEM_ADVISE_SET_READ_MOSTLY, um::CU_MEM_ADVISE_UNSET_READ_MOSTLY)),
-            HintCall::PreferredLocation => {
-                Some((um::CU_MEM_ADVISE_SET_PREFERRED_LOCATION, um::CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION))
-            }
-            HintCall::AccessedBy => Some((um::CU_MEM_ADVISE_SET_ACCESSED_BY, um::CU_MEM_ADVISE_UNSET_ACCESSED_BY)),
-            _ => None,
-        }
-    }
-
-    fn words(self) -> &'static str {
-        match self {
-            HintCall::PrefetchToDevice => "prefetching managed memory the host wrote last to the GPU",
-            HintCall::PrefetchToHost => "prefetching managed memory a kernel wrote last to the host",
-            HintCall::PrefetchPageableToDevice => "prefetching ordinary pageable memory the host wrote to the GPU",
-            HintCall::ReadMostly => "advising a managed range, resident on the GPU, as read-mostly",
-            HintCall::PreferredLocation => "advising the GPU as the preferred location of a managed range on the GPU",
-            HintCall::AccessedBy => "advising that the GPU accesses a managed range resident on the GPU",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct HintOp {
-    pub call: HintCall,
-    /// Prefetches: the blocker in the call's stream (ahead) or on another. Advice has no stream: the blocker
-    /// is on `blocker_stream`, never ahead.
-    pub blocker: BlockerPlacement,
-    pub blocker_stream: StreamKind,
-    pub bytes: u64,
-}
-
-impl HintOp {
-    fn case(self) -> Case {
-        let c = self.call;
-        let (call, rule, expected) = if c.is_prefetch() {
-            // "Asynchronous with respect to the host and all work on other devices": returning at once is the
-            // rule, whether or not the prefetch itself had run by then cannot be known at the return.
-            ("cuMemPrefetchAsync", "UM1", Expected::classes(&[Async]))
-        } else {
-            ("cuMemAdvise", "UM2", Expected::undocumented())
-        };
-        let p = Placement::of(c.is_prefetch(), self.blocker, self.blocker_stream);
-        Case {
-            setup: CaseSetup {
-                id: format!("unified/{}/{}/{}", c.slug(), p.id_part, format_size(self.bytes)),
-                family: Family::Unified,
-                call: call.into(),
-                rule: rule.into(),
-                expected,
-                stream: p.stream,
-                blocker: self.blocker,
-                blocker_stream: Some(self.blocker_stream),
-                blocker_ahead: p.ahead,
-                host_memory: Some(if c == HintCall::PrefetchPageableToDevice {
-                    HostKind::Pageable
-                } else {
-                    HostKind::Managed
-                }),
-                bytes: self.bytes,
-                what: format!("{} ({call}, {}), with a blocker {}", c.words(), format_size(self.bytes), p.words),
-                direction: None,
-                api: async_lab_core::api::Api::Driver,
-                peer: None,
-                timing: CallTiming::Stopwatch,
-                case: None,
-            },
-            op: Op::Unified(self),
-        }
-    }
-}
-
-pub fn cases() -> Vec<Case> {
-    let mut v = Vec::new();
-    for call in [HintCall::PrefetchToDevice, HintCall::PrefetchToHost, HintCall::PrefetchPageableToDevice] {
-        for blocker in [BlockerPlacement::Same, BlockerPlacement::Other] {
-            v.push(HintOp { call, blocker, blocker_stream: StreamKind::NonBlocking, bytes: BYTES }.case());
-        }
-    }
-    for call in [HintCall::ReadMostly, HintCall::PreferredLocation, HintCall::AccessedBy] {
-        for blocker_stream in [StreamKind::Legacy, StreamKind::NonBlocking] {
-            v.push(HintOp { call, blocker: BlockerPlacement::Other, blocker_stream, bytes: BYTES }.case());
-        }
-    }
-    v
 }
 
 /// The calls' entry points through the API under test.
@@ -193,7 +77,7 @@ impl Via {
 }
 
 struct HintProbe<'a, 'g> {
-    op: HintOp,
+    op: HintFacts,
     hints: Via,
     stream: &'a Stream<'g>,
     side: Side<'g>,
@@ -204,7 +88,7 @@ struct HintProbe<'a, 'g> {
 impl Probe for HintProbe<'_, '_> {
     fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()> {
         let (ptr, n) = (self.side.addr(), self.op.bytes as usize);
-        if let Some((_, unset)) = self.op.call.advice() {
+        if let Some((_, unset)) = advice(self.op.call) {
             // SAFETY: `ptr..ptr+n` is the managed buffer this probe owns.
             unsafe { self.hints.advise(ptr, n, unset, self.gpu_place)? };
         }
@@ -230,7 +114,7 @@ impl Probe for HintProbe<'_, '_> {
                 }
                 HintCall::PrefetchToHost => self.hints.prefetch(ptr, n, Place::Host, self.stream.handle()),
                 _ => {
-                    let (set, _) = self.op.call.advice().expect("an advice case");
+                    let (set, _) = advice(self.op.call).expect("an advice case");
                     self.hints.advise(ptr, n, set, self.gpu_place)
                 }
             }
@@ -264,7 +148,7 @@ fn support(gpu: &Gpu, call: HintCall) -> anyhow::Result<Option<&'static str>> {
     Ok(None)
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: HintOp, reps: usize) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, op: HintFacts, reps: usize) -> anyhow::Result<CaseRecord> {
     let hints = match case.setup.api {
         async_lab_core::api::Api::Driver => Hints::resolve().map(Via::Driver),
         async_lab_core::api::Api::Runtime => rtum::Hints::resolve().map(Via::Runtime),
@@ -278,7 +162,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: HintOp, reps: usize) -> anyhow::Result<Ca
     }
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let other = Stream::new(gpu, op.blocker_stream)?;
-    let kind = if op.call == HintCall::PrefetchPageableToDevice { HostKind::Pageable } else { HostKind::Managed };
+    let kind = op.call.host_memory();
     let side = Side::Host(HostBuffer::new(gpu, kind, op.bytes as usize)?);
     let checker = Checker::new(gpu, op.bytes)?;
     let plan = BlockerPlan {
@@ -301,32 +185,11 @@ pub fn run(gpu: &Gpu, case: &Case, op: HintOp, reps: usize) -> anyhow::Result<Ca
     for r in &mut reps {
         r.metrics.insert("location_form".into(), f64::from(u8::from(located)));
     }
-    if let Some((_, unset)) = op.call.advice() {
+    if let Some((_, unset)) = advice(op.call) {
         // Leave the range as it was found (it is freed next, but a failed unset would say something is wrong).
         // SAFETY: the managed buffer is still owned by the probe.
         unsafe { hints.advise(probe.side.addr(), op.bytes as usize, unset, probe.gpu_place)? };
     }
     drop(probe);
     Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefetches_have_a_stream_and_both_placements_advice_has_none() {
-        let cases = cases();
-        let prefetch: Vec<&Case> = cases.iter().filter(|c| c.setup.call == "cuMemPrefetchAsync").collect();
-        assert_eq!(prefetch.len(), 6);
-        assert!(prefetch.iter().all(|c| c.setup.stream.is_some() && c.setup.rule == "UM1"));
-        assert_eq!(prefetch.iter().filter(|c| c.setup.blocker_ahead).count(), 3);
-        let advise: Vec<&Case> = cases.iter().filter(|c| c.setup.call == "cuMemAdvise").collect();
-        assert_eq!(advise.len(), 6);
-        assert!(advise.iter().all(|c| c.setup.stream.is_none() && !c.setup.blocker_ahead && c.setup.rule == "UM2"));
-        let pageable = |c: &&&Case| c.setup.host_memory == Some(HostKind::Pageable);
-        assert_eq!(prefetch.iter().filter(pageable).count(), 2);
-        assert!(cases.iter().all(|c| c.setup.bytes == BYTES));
-        assert!(advise.iter().all(|c| c.setup.host_memory == Some(HostKind::Managed)));
-    }
 }

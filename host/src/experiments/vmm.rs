@@ -10,134 +10,20 @@
 //! fault could only ever end that child.
 
 use super::method::{measure, BlockerPlan, Probe};
-use super::{case_record, Case, Op};
+use super::{case_record, Case};
 use anyhow::ensure;
-use async_lab_core::record::{CaseRecord, CaseSetup};
-use async_lab_core::rules::Expected;
-use async_lab_core::setup::CallTiming;
-use async_lab_core::setup::{BlockerPlacement, Family};
+use async_lab_core::catalogue::vmm::{VmmCall, VmmFacts, HOLD_MS};
+use async_lab_core::record::CaseRecord;
 use async_lab_driver::memory;
 use async_lab_driver::vmm::Vmm;
 use async_lab_driver::{DriverResult, Event, Gpu, Stream, StreamHandle, StreamKind};
 use std::time::Duration;
 
 /// How long the spin kernel ahead of the writing kernel runs (far longer than mapping the range again takes).
-const HOLD: Duration = Duration::from_millis(100);
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VmmCall {
-    Create,
-    Map,
-    SetAccess,
-    Unmap,
-    Release,
-    /// `cuMemUnmap` while a queued kernel is still to write into the range.
-    UnmapInUse,
-}
-
-impl VmmCall {
-    fn slug(self) -> &'static str {
-        match self {
-            VmmCall::Create => "create",
-            VmmCall::Map => "map",
-            VmmCall::SetAccess => "set-access",
-            VmmCall::Unmap => "unmap",
-            VmmCall::Release => "release",
-            VmmCall::UnmapInUse => "unmap-in-use",
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            VmmCall::Create => "cuMemCreate",
-            VmmCall::Map => "cuMemMap",
-            VmmCall::SetAccess => "cuMemSetAccess",
-            VmmCall::Unmap | VmmCall::UnmapInUse => "cuMemUnmap",
-            VmmCall::Release => "cuMemRelease",
-        }
-    }
-
-    fn words(self) -> &'static str {
-        match self {
-            VmmCall::Create => "creating one granule (2 MiB) of device memory",
-            VmmCall::Map => "mapping it into a reserved range",
-            VmmCall::SetAccess => "granting this GPU read-write access to the mapping",
-            VmmCall::Unmap => "unmapping it; nothing uses it",
-            VmmCall::Release => "releasing the unmapped memory",
-            VmmCall::UnmapInUse => "unmapping it while a queued kernel is still to write into it",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct VmmOp {
-    pub call: VmmCall,
-    /// The stream the blocker runs on (for `UnmapInUse`: the stream that holds the writing kernel, ahead).
-    pub blocker_stream: StreamKind,
-}
-
-impl VmmOp {
-    /// Run in a child process: the one case where a wrong guess about the driver could fault the context.
-    pub fn child_env(&self) -> Option<(&'static str, &'static str)> {
-        (self.call == VmmCall::UnmapInUse).then_some(("ASYNC_LAB_ISOLATED", "vmm-unmap-in-use"))
-    }
-
-    fn case(self) -> Case {
-        let c = self.call;
-        let in_use = c == VmmCall::UnmapInUse;
-        Case {
-            setup: CaseSetup {
-                id: format!("vmm/{}/{}", c.slug(), self.blocker_stream.slug()),
-                family: Family::Vmm,
-                call: c.name().into(),
-                rule: if in_use { "VM2" } else { "VM1" }.into(),
-                expected: Expected::undocumented(),
-                stream: in_use.then_some(self.blocker_stream),
-                blocker: if in_use { BlockerPlacement::Same } else { BlockerPlacement::Other },
-                blocker_stream: Some(self.blocker_stream),
-                blocker_ahead: in_use,
-                host_memory: None,
-                direction: None,
-                bytes: 2 << 20,
-                what: if in_use {
-                    format!(
-                        "{} ({}): the {} stream holds a {} ms spin kernel, the writing kernel, then the blocker",
-                        c.words(),
-                        c.name(),
-                        self.blocker_stream.slug(),
-                        HOLD.as_millis()
-                    )
-                } else {
-                    format!(
-                        "{} ({}), while a blocker runs on the {} stream",
-                        c.words(),
-                        c.name(),
-                        self.blocker_stream.slug()
-                    )
-                },
-                api: async_lab_core::api::Api::Driver,
-                peer: None,
-                timing: CallTiming::Stopwatch,
-                case: None,
-            },
-            op: Op::Vmm(self),
-        }
-    }
-}
-
-pub fn cases() -> Vec<Case> {
-    let mut v = Vec::new();
-    for call in [VmmCall::Create, VmmCall::Map, VmmCall::SetAccess, VmmCall::Unmap, VmmCall::Release] {
-        for blocker_stream in [StreamKind::Legacy, StreamKind::NonBlocking] {
-            v.push(VmmOp { call, blocker_stream }.case());
-        }
-    }
-    v.push(VmmOp { call: VmmCall::UnmapInUse, blocker_stream: StreamKind::NonBlocking }.case());
-    v
-}
+const HOLD: Duration = Duration::from_millis(HOLD_MS);
 
 struct VmmProbe<'a, 'g> {
-    op: VmmOp,
+    op: VmmFacts,
     vmm: Vmm<'g>,
     stream: &'a Stream<'g>,
     /// Recorded right after the writing kernel.
@@ -291,7 +177,7 @@ impl Probe for VmmProbe<'_, '_> {
     }
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: VmmOp, reps: usize) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, op: VmmFacts, reps: usize) -> anyhow::Result<CaseRecord> {
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let other = Stream::new(gpu, op.blocker_stream)?;
     let in_use = op.call == VmmCall::UnmapInUse;
@@ -316,22 +202,4 @@ pub fn run(gpu: &Gpu, case: &Case, op: VmmOp, reps: usize) -> anyhow::Result<Cas
     }
     drop(probe);
     Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_in_use_unmap_runs_apart_with_a_stream_and_work_ahead() {
-        let cases = cases();
-        assert_eq!(cases.len(), 11);
-        for c in &cases {
-            let Op::Vmm(op) = c.op else { panic!("{} is not a vmm case", c.setup.id) };
-            let in_use = op.call == VmmCall::UnmapInUse;
-            assert_eq!(c.child_env().is_some(), in_use, "{}", c.setup.id);
-            assert_eq!(c.setup.blocker_ahead, in_use, "{}", c.setup.id);
-            assert_eq!(c.setup.rule, if in_use { "VM2" } else { "VM1" });
-        }
-    }
 }
