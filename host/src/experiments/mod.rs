@@ -52,6 +52,7 @@ impl Case {
         let op = match case.facts {
             Facts::Copy(f) | Facts::Sweep(catalogue::copies::SweepFacts(f)) => Op::Copy(f),
             Facts::Memset(f) => Op::Memset(f),
+            Facts::StreamMem(f) => Op::StreamMem(f),
         };
         Case { setup, op }
     }
@@ -129,7 +130,7 @@ pub enum Op {
     /// Attributes and limits while work is in flight (`limits.rs`).
     Limits(limits::LimitOp),
     /// Stream memory operations, and host calls while a stream waits on the host (`streammem.rs`).
-    StreamMem(streammem::MemOpOp),
+    StreamMem(catalogue::streammem::StreamMemFacts),
     /// Virtual memory management (`vmm.rs`).
     Vmm(vmm::VmmOp),
     /// Batched copies (`batched.rs`).
@@ -227,13 +228,10 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
         return c.runtime_twin().map(Case::of);
     }
     // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`). The
-    // stream-memory family's calls go through the driver only: its probe has no runtime path. The runtime can
-    // name only a kernel it loaded itself, never the blocker's (a driver module's), so setting the running
-    // blocker's attribute has no runtime twin (`LimitCall::runtime_can_name_kernel`).
-    let no_twin = matches!(
-        case.op,
-        Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..) | Op::StreamMem(_)
-    ) || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
+    // runtime can name only a kernel it loaded itself, never the blocker's (a driver module's), so setting the
+    // running blocker's attribute has no runtime twin (`LimitCall::runtime_can_name_kernel`).
+    let no_twin = matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..))
+        || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
     if case.setup.api != Api::Driver || no_twin {
         return None;
     }
@@ -343,7 +341,7 @@ fn next_cases() -> Vec<Case> {
     let mut v = graphs::cases();
     v.extend(unified::cases());
     v.extend(limits::cases());
-    v.extend(streammem::cases());
+    v.extend(Case::all(catalogue::streammem::cases()));
     v.extend(vmm::cases());
     v.extend(batched::cases());
     v.extend(threads::cases());
