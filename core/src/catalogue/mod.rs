@@ -10,6 +10,7 @@
 //!
 //! Adding a case to a family is one line of facts in its list (`copies::default_cases`, ...).
 
+pub mod batched;
 pub mod copies;
 pub mod memset;
 pub mod streammem;
@@ -85,6 +86,7 @@ pub enum Facts {
     Sweep(copies::SweepFacts),
     Memset(memset::MemsetFacts),
     StreamMem(streammem::StreamMemFacts),
+    Batch(batched::BatchFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -95,6 +97,7 @@ macro_rules! each_family {
             Facts::Sweep($f) => $body,
             Facts::Memset($f) => $body,
             Facts::StreamMem($f) => $body,
+            Facts::Batch($f) => $body,
         }
     };
 }

@@ -53,6 +53,7 @@ impl Case {
             Facts::Copy(f) | Facts::Sweep(catalogue::copies::SweepFacts(f)) => Op::Copy(f),
             Facts::Memset(f) => Op::Memset(f),
             Facts::StreamMem(f) => Op::StreamMem(f),
+            Facts::Batch(f) => Op::Batch(f),
         };
         Case { setup, op }
     }
@@ -134,7 +135,7 @@ pub enum Op {
     /// Virtual memory management (`vmm.rs`).
     Vmm(vmm::VmmOp),
     /// Batched copies (`batched.rs`).
-    Batch(batched::BatchOp),
+    Batch(catalogue::batched::BatchFacts),
     /// One thread's quick call while another is inside a slow one (`threads.rs`).
     Threads(threads::ThreadOp),
 }
@@ -343,7 +344,7 @@ fn next_cases() -> Vec<Case> {
     v.extend(limits::cases());
     v.extend(Case::all(catalogue::streammem::cases()));
     v.extend(vmm::cases());
-    v.extend(batched::cases());
+    v.extend(Case::all(catalogue::batched::cases()));
     v.extend(threads::cases());
     v
 }
