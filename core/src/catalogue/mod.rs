@@ -14,6 +14,7 @@ pub mod batched;
 pub mod copies;
 pub mod memset;
 pub mod streammem;
+pub mod threads;
 
 use crate::api::Api;
 use crate::rules::Expected;
@@ -87,6 +88,7 @@ pub enum Facts {
     Memset(memset::MemsetFacts),
     StreamMem(streammem::StreamMemFacts),
     Batch(batched::BatchFacts),
+    Threads(threads::ThreadFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -98,6 +100,7 @@ macro_rules! each_family {
             Facts::Memset($f) => $body,
             Facts::StreamMem($f) => $body,
             Facts::Batch($f) => $body,
+            Facts::Threads($f) => $body,
         }
     };
 }

@@ -54,6 +54,7 @@ impl Case {
             Facts::Memset(f) => Op::Memset(f),
             Facts::StreamMem(f) => Op::StreamMem(f),
             Facts::Batch(f) => Op::Batch(f),
+            Facts::Threads(f) => Op::Threads(f),
         };
         Case { setup, op }
     }
@@ -137,7 +138,7 @@ pub enum Op {
     /// Batched copies (`batched.rs`).
     Batch(catalogue::batched::BatchFacts),
     /// One thread's quick call while another is inside a slow one (`threads.rs`).
-    Threads(threads::ThreadOp),
+    Threads(catalogue::threads::ThreadFacts),
 }
 
 impl Case {
@@ -345,7 +346,7 @@ fn next_cases() -> Vec<Case> {
     v.extend(Case::all(catalogue::streammem::cases()));
     v.extend(vmm::cases());
     v.extend(Case::all(catalogue::batched::cases()));
-    v.extend(threads::cases());
+    v.extend(Case::all(catalogue::threads::cases()));
     v
 }
 
