@@ -12,6 +12,7 @@
 
 pub mod alloc;
 pub mod callbacks;
+pub mod batched;
 pub mod copies;
 pub mod launches;
 pub mod memset;
@@ -23,6 +24,8 @@ pub mod graphs;
 pub mod limits;
 pub mod unified;
 pub mod vmm;
+pub mod streammem;
+pub mod threads;
 
 use crate::api::Api;
 use crate::rules::Expected;
@@ -153,6 +156,9 @@ pub enum Facts {
     Unified(unified::HintFacts),
     Limits(limits::LimitFacts),
     Vmm(vmm::VmmFacts),
+    StreamMem(streammem::StreamMemFacts),
+    Batch(batched::BatchFacts),
+    Threads(threads::ThreadFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -173,6 +179,9 @@ macro_rules! each_family {
             Facts::Unified($f) => $body,
             Facts::Limits($f) => $body,
             Facts::Vmm($f) => $body,
+            Facts::StreamMem($f) => $body,
+            Facts::Batch($f) => $body,
+            Facts::Threads($f) => $body,
         }
     };
 }

@@ -60,6 +60,9 @@ impl Case {
             Facts::Unified(f) => Op::Unified(f),
             Facts::Limits(f) => Op::Limits(f),
             Facts::Vmm(f) => Op::Vmm(f),
+            Facts::StreamMem(f) => Op::StreamMem(f),
+            Facts::Batch(f) => Op::Batch(f),
+            Facts::Threads(f) => Op::Threads(f),
         };
         Case { setup, op }
     }
@@ -103,13 +106,13 @@ pub enum Op {
     /// Attributes and limits while work is in flight (`limits.rs`).
     Limits(catalogue::limits::LimitFacts),
     /// Stream memory operations, and host calls while a stream waits on the host (`streammem.rs`).
-    StreamMem(streammem::MemOpOp),
+    StreamMem(catalogue::streammem::StreamMemFacts),
     /// Virtual memory management (`vmm.rs`).
     Vmm(catalogue::vmm::VmmFacts),
     /// Batched copies (`batched.rs`).
-    Batch(batched::BatchOp),
+    Batch(catalogue::batched::BatchFacts),
     /// One thread's quick call while another is inside a slow one (`threads.rs`).
-    Threads(threads::ThreadOp),
+    Threads(catalogue::threads::ThreadFacts),
 }
 
 impl Case {
@@ -214,6 +217,10 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
         case.op,
         Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..) | Op::StreamMem(_)
     );
+    // runtime can name only a kernel it loaded itself, never the blocker's (a driver module's), so setting the
+    // running blocker's attribute has no runtime twin (`LimitCall::runtime_can_name_kernel`).
+    let no_twin = matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..))
+        || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
     if case.setup.api != Api::Driver || no_twin {
         return None;
     }
@@ -324,6 +331,13 @@ fn next_cases() -> Vec<Case> {
     v.extend(Case::all(catalogue::vmm::cases()));
     v.extend(batched::cases());
     v.extend(threads::cases());
+    let mut v = graphs::cases();
+    v.extend(unified::cases());
+    v.extend(limits::cases());
+    v.extend(Case::all(catalogue::streammem::cases()));
+    v.extend(vmm::cases());
+    v.extend(Case::all(catalogue::batched::cases()));
+    v.extend(Case::all(catalogue::threads::cases()));
     v
 }
 

@@ -11,15 +11,16 @@
 //!    (`cuStreamWriteValue32`), so the run still ends; that repetition says so (`gpu_release`).
 //!
 //! The warm-up repetition (the first `prepare`) measures the call alone: it arms no wait.
+//!
+//! The cases, their ids, rules and words are the catalogue's (`async_lab_core::catalogue::streammem`); this
+//! file measures them.
 
 use super::method::{measure, BlockerPlan, Probe};
-use super::{case_record, Case, Op};
+use super::{case_record, Case};
 use anyhow::ensure;
-use async_lab_core::classify::Class::*;
-use async_lab_core::record::{CaseRecord, CaseSetup};
-use async_lab_core::rules::Expected;
-use async_lab_core::setup::CallTiming;
-use async_lab_core::setup::{BlockerPlacement, Family};
+use async_lab_core::catalogue::streammem::{MemOpCall, StreamMemFacts, HELD_BYTES, WATCHDOG_MS};
+use async_lab_core::record::CaseRecord;
+use async_lab_core::setup::BlockerPlacement;
 use async_lab_driver::gpu::ctx_synchronize;
 use async_lab_driver::library::Module;
 use async_lab_driver::measure::monotonic_ns;
@@ -35,184 +36,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long after arming the wait the watchdog writes the value.
-pub const WATCHDOG: Duration = Duration::from_millis(100);
+pub const WATCHDOG: Duration = Duration::from_millis(WATCHDOG_MS);
 /// How long the watchdog gives the GPU to see the host's write before it has a stream write the value.
 const GPU_GRACE: Duration = Duration::from_secs(2);
 /// The bytes the copies and allocations of the held cases move or take.
-const BYTES: usize = 4096;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemOpCall {
-    /// Enqueueing `cuStreamWaitValue32` on a value already there.
-    EnqueueWait,
-    /// Enqueueing `cuStreamWriteValue32` to pinned host memory.
-    EnqueueWrite,
-    /// `cuCtxSynchronize` (the control: it must wait for the whole device).
-    CtxSynchronize,
-    /// `cuMemFree` of a 4 KiB device buffer.
-    MemFree,
-    /// `cuMemAlloc` of 4 KiB.
-    MemAlloc,
-    /// `cuModuleLoadData` of the kernels' PTX.
-    ModuleLoad,
-    /// `cuMemcpyDtoH` of 4 KiB on the legacy stream.
-    LegacyCopyDtoH,
-    /// `cuMemsetD8` of 4 KiB of device memory on the legacy stream.
-    LegacyMemset,
-    /// An empty kernel's launch on a third, non-blocking stream.
-    LaunchOther,
-}
-
-impl MemOpCall {
-    fn slug(self) -> &'static str {
-        match self {
-            MemOpCall::EnqueueWait => "wait-value",
-            MemOpCall::EnqueueWrite => "write-value",
-            MemOpCall::CtxSynchronize => "held/ctx-synchronize",
-            MemOpCall::MemFree => "held/mem-free",
-            MemOpCall::MemAlloc => "held/mem-alloc",
-            MemOpCall::ModuleLoad => "held/module-load",
-            MemOpCall::LegacyCopyDtoH => "held/copy-dtoh-legacy",
-            MemOpCall::LegacyMemset => "held/memset-legacy",
-            MemOpCall::LaunchOther => "held/launch-other-stream",
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            MemOpCall::EnqueueWait => "cuStreamWaitValue32",
-            MemOpCall::EnqueueWrite => "cuStreamWriteValue32",
-            MemOpCall::CtxSynchronize => "cuCtxSynchronize",
-            MemOpCall::MemFree => "cuMemFree",
-            MemOpCall::MemAlloc => "cuMemAlloc",
-            MemOpCall::ModuleLoad => "cuModuleLoadData",
-            MemOpCall::LegacyCopyDtoH => "cuMemcpyDtoH",
-            MemOpCall::LegacyMemset => "cuMemsetD8",
-            MemOpCall::LaunchOther => "cuLaunchKernel",
-        }
-    }
-
-    /// Whether the call is made while a stream waits on the host (question 2).
-    fn held(self) -> bool {
-        !matches!(self, MemOpCall::EnqueueWait | MemOpCall::EnqueueWrite)
-    }
-
-    fn words(self) -> &'static str {
-        match self {
-            MemOpCall::EnqueueWait => "enqueueing a wait on a word of pinned memory that already holds the value",
-            MemOpCall::EnqueueWrite => "enqueueing a write of a word of pinned memory",
-            MemOpCall::CtxSynchronize => "synchronizing the context",
-            MemOpCall::MemFree => "freeing 4 KiB of device memory",
-            MemOpCall::MemAlloc => "allocating 4 KiB of device memory",
-            MemOpCall::ModuleLoad => "loading the kernels' PTX as a module",
-            MemOpCall::LegacyCopyDtoH => "copying 4 KiB device → pageable host on the legacy stream",
-            MemOpCall::LegacyMemset => "a memset of 4 KiB of device memory on the legacy stream",
-            MemOpCall::LaunchOther => "launching an empty kernel on a third, non-blocking stream",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct MemOpOp {
-    pub call: MemOpCall,
-    /// Question 1: the blocker in the call's stream or on another.
-    pub blocker: BlockerPlacement,
-    /// Question 2: the kind of the stream that waits on the host (blocking streams are ordered with the legacy
-    /// stream, non-blocking ones are not).
-    pub waiting: StreamKind,
-}
-
-impl MemOpOp {
-    /// The stream the call puts work on, where it does.
-    fn call_stream(self) -> Option<StreamKind> {
-        match self.call {
-            MemOpCall::EnqueueWait | MemOpCall::EnqueueWrite | MemOpCall::LaunchOther => Some(StreamKind::NonBlocking),
-            MemOpCall::LegacyCopyDtoH | MemOpCall::LegacyMemset => Some(StreamKind::Legacy),
-            _ => None,
-        }
-    }
-
-    fn case(self) -> Case {
-        let c = self.call;
-        let (id, ahead, rule, expected, where_) = if c.held() {
-            // The legacy stream's work is ordered after a blocking stream's: there the held wait is ahead of it.
-            let ahead = self.call_stream() == Some(StreamKind::Legacy) && self.waiting == StreamKind::Blocking;
-            let expected = match c {
-                // "Blocks until the device has completed all preceding requested tasks" (API reference).
-                MemOpCall::CtxSynchronize => Expected::classes(&[DeviceSync]),
-                _ => Expected::undocumented(),
-            };
-            (
-                format!("streammem/{}/{}", c.slug(), self.waiting.slug()),
-                ahead,
-                "SM2",
-                expected,
-                format!(
-                    "while a {} stream waits on a value only the host writes (a watchdog thread writes it after {} ms), with the blocker queued behind that wait",
-                    self.waiting.slug(),
-                    WATCHDOG.as_millis()
-                ),
-            )
-        } else {
-            let same = self.blocker == BlockerPlacement::Same;
-            (
-                format!("streammem/{}/nonblocking/{}", c.slug(), if same { "same" } else { "other" }),
-                same,
-                "SM1",
-                Expected::undocumented(),
-                format!("with a blocker {}", super::blocker_words(same)),
-            )
-        };
-        Case {
-            setup: CaseSetup {
-                id,
-                family: Family::StreamMem,
-                call: c.name().into(),
-                rule: rule.into(),
-                expected,
-                stream: self.call_stream(),
-                // The held calls' blocker is in the waiting stream, which the call does not use.
-                blocker: if c.held() { BlockerPlacement::Other } else { self.blocker },
-                blocker_stream: Some(if c.held() { self.waiting } else { StreamKind::NonBlocking }),
-                blocker_ahead: ahead,
-                host_memory: matches!(c, MemOpCall::EnqueueWait | MemOpCall::EnqueueWrite | MemOpCall::LegacyCopyDtoH)
-                    .then_some(if c == MemOpCall::LegacyCopyDtoH { HostKind::Pageable } else { HostKind::Pinned }),
-                bytes: if c.held() { BYTES as u64 } else { 4 },
-                what: format!("{} ({}), {where_}", c.words(), c.name()),
-                direction: None,
-                api: async_lab_core::api::Api::Driver,
-                peer: None,
-                timing: CallTiming::Stopwatch,
-                case: None,
-            },
-            op: Op::StreamMem(self),
-        }
-    }
-}
-
-pub fn cases() -> Vec<Case> {
-    let mut v = Vec::new();
-    for call in [MemOpCall::EnqueueWait, MemOpCall::EnqueueWrite] {
-        for blocker in [BlockerPlacement::Same, BlockerPlacement::Other] {
-            v.push(MemOpOp { call, blocker, waiting: StreamKind::NonBlocking }.case());
-        }
-    }
-    for call in [
-        MemOpCall::CtxSynchronize,
-        MemOpCall::MemFree,
-        MemOpCall::MemAlloc,
-        MemOpCall::ModuleLoad,
-        MemOpCall::LaunchOther,
-    ] {
-        v.push(MemOpOp { call, blocker: BlockerPlacement::Other, waiting: StreamKind::NonBlocking }.case());
-    }
-    for call in [MemOpCall::LegacyCopyDtoH, MemOpCall::LegacyMemset] {
-        for waiting in [StreamKind::NonBlocking, StreamKind::Blocking] {
-            v.push(MemOpOp { call, blocker: BlockerPlacement::Other, waiting }.case());
-        }
-    }
-    v
-}
+const BYTES: usize = HELD_BYTES as usize;
 
 /// What the watchdog thread needs: handles, which the thread uses only while the probe (their owner) waits for
 /// it to end.
@@ -260,7 +88,7 @@ fn watchdog(r: Release) -> (u64, bool) {
 struct MemOpProbe<'a, 'g> {
     /// The GPU the buffers and the module of a repetition are made on (they borrow it).
     gpu: &'g Gpu,
-    op: MemOpOp,
+    op: StreamMemFacts,
     ops: StreamMemOps,
     /// The call's stream (question 1 and the launch), the stream that waits on the host, the fallback's.
     stream: &'a Stream<'g>,
@@ -424,7 +252,7 @@ impl Drop for MemOpProbe<'_, '_> {
     }
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: MemOpOp, reps: usize) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, op: StreamMemFacts, reps: usize) -> anyhow::Result<CaseRecord> {
     let ops = match StreamMemOps::resolve() {
         Ok(o) => o,
         Err(why) => return Ok(super::not_run(case, why)),
@@ -473,22 +301,4 @@ pub fn run(gpu: &Gpu, case: &Case, op: MemOpOp, reps: usize) -> anyhow::Result<C
     }
     drop(probe);
     Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn held_calls_on_the_legacy_stream_count_a_blocking_waiting_stream_as_ahead() {
-        let cases = cases();
-        let find = |id: &str| cases.iter().find(|c| c.setup.id == id).unwrap_or_else(|| panic!("no {id}"));
-        assert!(find("streammem/held/copy-dtoh-legacy/blocking").setup.blocker_ahead);
-        assert!(!find("streammem/held/copy-dtoh-legacy/nonblocking").setup.blocker_ahead);
-        assert!(!find("streammem/held/mem-free/nonblocking").setup.blocker_ahead);
-        assert!(find("streammem/wait-value/nonblocking/same").setup.blocker_ahead);
-        let control = find("streammem/held/ctx-synchronize/nonblocking");
-        assert_eq!(control.setup.expected, Expected::classes(&[DeviceSync]));
-        assert!(cases.iter().all(|c| c.setup.family == Family::StreamMem));
-    }
 }

@@ -38,15 +38,16 @@
 //! The runtime twins make the quick call through the runtime (`cudaLaunchKernel`, `cudaMemcpyAsync`,
 //! `cudaEventRecord`); the other thread's slow call stays the driver's, so that the quick call's API is the one
 //! difference between a case and its twin.
+//!
+//! The cases, their ids, rules and words are the catalogue's (`async_lab_core::catalogue::threads`); this file
+//! measures them.
 
 use super::method::{blocker_ns_for, run_rep, Blocker, BlockerPlan, Probe, MAX_BLOCKER};
-use super::{case_record, Case, Op};
+use super::{case_record, Case};
 use anyhow::{bail, ensure};
 use async_lab_core::api::Api;
-use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
-use async_lab_core::rules::Expected;
-use async_lab_core::setup::CallTiming;
-use async_lab_core::setup::{BlockerPlacement, Family};
+use async_lab_core::catalogue::threads::{self as catalogue, QuickCall, SlowCall, ThreadFacts, HOST_FUNC_SPIN_MS};
+use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_driver::library::{module_load_data, module_unload};
 use async_lab_driver::measure::monotonic_ns;
 use async_lab_driver::memory;
@@ -67,9 +68,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// What the other thread's slow calls move or take.
-const SLOW_BYTES: usize = 256 << 20;
+const SLOW_BYTES: usize = catalogue::SLOW_BYTES as usize;
 /// What the quick copy moves.
-const QUICK_BYTES: usize = 4096;
+const QUICK_BYTES: usize = catalogue::QUICK_BYTES as usize;
 /// How long after the other thread noted its call's start the quick call is made: long enough for the slow
 /// call to be inside the driver (entering it takes about a microsecond), short enough to fall inside the
 /// shortest slow call (a module load: 0.19-0.27 ms on the H200).
@@ -83,107 +84,7 @@ const ENTER_TIMEOUT: Duration = Duration::from_secs(5);
 const BLOCKER_OVER_SLOW: u64 = 3;
 /// How long the host function spins: far longer than a quick call (microseconds), so a quick call that waits
 /// for it is plain; short enough to keep the family fast (the blocker is three times this: 90 ms a repetition).
-const HOST_FUNC_SPIN: Duration = Duration::from_millis(30);
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SlowCall {
-    PageableCopy,
-    AllocHost,
-    HostRegister,
-    ModuleLoad,
-    /// Not a driver call: a host function spinning `HOST_FUNC_SPIN` on the driver's callback thread.
-    HostFunc,
-}
-
-impl SlowCall {
-    fn slug(self) -> &'static str {
-        match self {
-            SlowCall::PageableCopy => "pageable-copy",
-            SlowCall::AllocHost => "alloc-host",
-            SlowCall::HostRegister => "host-register",
-            SlowCall::ModuleLoad => "module-load",
-            SlowCall::HostFunc => "host-func",
-        }
-    }
-
-    fn words(self) -> &'static str {
-        match self {
-            SlowCall::PageableCopy => "a 256 MiB pageable host → device cuMemcpyHtoD",
-            SlowCall::AllocHost => "a 256 MiB cuMemAllocHost",
-            SlowCall::HostRegister => "a 256 MiB cuMemHostRegister",
-            SlowCall::ModuleLoad => "a cuModuleLoadData of the kernels' PTX",
-            SlowCall::HostFunc => {
-                "a 30 ms host function (cuLaunchHostFunc on a stream of its own, running on the driver's callback thread)"
-            }
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QuickCall {
-    /// An empty kernel's launch on the thread's own non-blocking stream.
-    Launch,
-    /// A 4 KiB pinned host → device `cuMemcpyHtoDAsync` on that stream.
-    PinnedCopyAsync,
-    /// A `cuEventRecord` on that stream: the call the protocol itself makes around a blocker, and which waited
-    /// for the other thread in the recordings of the older order (see the module doc); the runtime twin's
-    /// is `cudaEventRecord`.
-    EventRecord,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct ThreadOp {
-    pub slow: SlowCall,
-    pub quick: QuickCall,
-}
-
-impl ThreadOp {
-    fn case(self) -> Case {
-        let (call, quick) = match self.quick {
-            QuickCall::Launch => ("cuLaunchKernel", "launch"),
-            QuickCall::PinnedCopyAsync => ("cuMemcpyHtoDAsync", "pinned-copy-async"),
-            QuickCall::EventRecord => ("cuEventRecord", "event-record"),
-        };
-        Case {
-            setup: CaseSetup {
-                // `in-`: the quick call is made inside the slow call (recordings before it: see the module doc).
-                id: format!("threads/in-{}/{quick}/nonblocking/same", self.slow.slug()),
-                family: Family::Threads,
-                call: call.into(),
-                rule: "TH1".into(),
-                expected: Expected::undocumented(),
-                stream: Some(StreamKind::NonBlocking),
-                blocker: BlockerPlacement::Same,
-                blocker_stream: Some(StreamKind::NonBlocking),
-                blocker_ahead: true,
-                host_memory: (self.quick == QuickCall::PinnedCopyAsync).then_some(HostKind::Pinned),
-                direction: None,
-                bytes: if self.quick == QuickCall::PinnedCopyAsync { QUICK_BYTES as u64 } else { 0 },
-                what: format!(
-                    "{call} behind a blocker in its own stream, made while another thread is inside {}",
-                    self.slow.words()
-                ),
-                api: async_lab_core::api::Api::Driver,
-                peer: None,
-                timing: CallTiming::Stopwatch,
-                case: None,
-            },
-            op: Op::Threads(self),
-        }
-    }
-}
-
-pub fn cases() -> Vec<Case> {
-    let mut v = Vec::new();
-    for slow in
-        [SlowCall::PageableCopy, SlowCall::AllocHost, SlowCall::HostRegister, SlowCall::ModuleLoad, SlowCall::HostFunc]
-    {
-        for quick in [QuickCall::Launch, QuickCall::PinnedCopyAsync, QuickCall::EventRecord] {
-            v.push(ThreadOp { slow, quick }.case());
-        }
-    }
-    v
-}
+const HOST_FUNC_SPIN: Duration = Duration::from_millis(HOST_FUNC_SPIN_MS);
 
 /// What `other_thread` stores in `Gate::entered` when it could not make the context current.
 const FAILED: u64 = u64::MAX;
@@ -347,7 +248,7 @@ struct HostFuncSide<'g> {
 }
 
 struct ThreadProbe<'a, 'g> {
-    op: ThreadOp,
+    op: ThreadFacts,
     stream: &'a Stream<'g>,
     quick_src: HostBuffer<'g>,
     quick_dst: DeviceBuffer<'g>,
@@ -563,7 +464,7 @@ impl Drop for ThreadProbe<'_, '_> {
     }
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: ThreadOp, reps: usize) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, op: ThreadFacts, reps: usize) -> anyhow::Result<CaseRecord> {
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let blocker = Blocker::new(gpu)?;
     let ptx = CString::new(gpu.ptx.text()).map_err(|_| anyhow::anyhow!("the PTX holds a NUL byte"))?;
@@ -650,50 +551,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_slow_call_meets_every_quick_call() {
-        let cases = cases();
-        assert_eq!(cases.len(), 15);
-        let mut ids: Vec<&str> = cases.iter().map(|c| c.setup.id.as_str()).collect();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), 15);
-        assert!(cases.iter().all(|c| c.setup.blocker_ahead && c.setup.rule == "TH1"));
-        // The ids of this order are not those of the recordings made before it (see the module doc).
-        assert!(cases.iter().all(|c| c.setup.id.starts_with("threads/in-")), "{ids:?}");
-    }
-
-    #[test]
-    fn a_host_function_running_is_a_slow_call_like_the_others() {
-        let cases = cases();
-        let host_func: Vec<&Case> = cases.iter().filter(|c| c.setup.id.starts_with("threads/in-host-func/")).collect();
-        let ids: Vec<&str> = host_func.iter().map(|c| c.setup.id.as_str()).collect();
-        assert_eq!(
-            ids,
-            [
-                "threads/in-host-func/launch/nonblocking/same",
-                "threads/in-host-func/pinned-copy-async/nonblocking/same",
-                "threads/in-host-func/event-record/nonblocking/same",
-            ]
-        );
-        for c in host_func {
-            assert_eq!(c.setup.rule, "TH1");
-            assert!(c.setup.what.contains("cuLaunchHostFunc") && c.setup.what.contains("30 ms"), "{}", c.setup.what);
-            // Every quick call has its runtime twin, as for the other slow calls.
-            let twin = super::super::runtime_twin(c).unwrap_or_else(|| panic!("{} has no runtime twin", c.setup.id));
-            assert!(twin.setup.call.starts_with("cuda"), "{}", twin.setup.call);
-        }
-        // The words say how long it spins, and each slow call has its own slug.
-        assert!(SlowCall::HostFunc.words().contains(&format!("{} ms", HOST_FUNC_SPIN.as_millis())));
-        let slugs = [
-            SlowCall::PageableCopy,
-            SlowCall::AllocHost,
-            SlowCall::HostRegister,
-            SlowCall::ModuleLoad,
-            SlowCall::HostFunc,
-        ]
-        .map(SlowCall::slug);
-        assert!(slugs.iter().enumerate().all(|(i, s)| !slugs[..i].contains(s)), "{slugs:?}");
-        // The blocker outlasts the function alone three times over, within the longest blocker.
+    fn the_blocker_outlasts_the_host_function_three_times_within_the_longest_blocker() {
         assert!(BLOCKER_OVER_SLOW as u128 * HOST_FUNC_SPIN.as_nanos() < MAX_BLOCKER.as_nanos());
     }
 
