@@ -12,6 +12,7 @@
 
 pub mod copies;
 pub mod memset;
+pub mod peer;
 
 use crate::api::Api;
 use crate::rules::Expected;
@@ -83,6 +84,7 @@ pub enum Facts {
     Copy(copies::CopyFacts),
     Sweep(copies::SweepFacts),
     Memset(memset::MemsetFacts),
+    Peer(peer::PeerFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -92,6 +94,7 @@ macro_rules! each_family {
             Facts::Copy($f) => $body,
             Facts::Sweep($f) => $body,
             Facts::Memset($f) => $body,
+            Facts::Peer($f) => $body,
         }
     };
 }

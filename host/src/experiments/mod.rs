@@ -52,6 +52,7 @@ impl Case {
         let op = match case.facts {
             Facts::Copy(f) | Facts::Sweep(catalogue::copies::SweepFacts(f)) => Op::Copy(f),
             Facts::Memset(f) => Op::Memset(f),
+            Facts::Peer(f) => Op::Peer(f),
         };
         Case { setup, op }
     }
@@ -119,7 +120,7 @@ pub enum Op {
     /// The seed program (or the accepted answer's variant) through the runtime API; a record per step.
     SeedRuntime(seed_runtime::SeedRuntimeOp),
     /// A copy between two GPUs; one run yields a record per ordered pair of GPUs.
-    Peer(peer::PeerOp),
+    Peer(catalogue::peer::PeerFacts),
     /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
     Overhead(overhead::OverheadOp, async_lab_core::setup::CallTiming),
     /// CUDA graphs: instantiation, upload, launches (`graphs.rs`).
@@ -221,7 +222,8 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
 
 /// The same case through the runtime API: same setup and operation, the runtime's call, `runtime/` before
 /// the id. `None` for families without a runtime twin here (the seed has its own runtime programs, in
-/// `seed_runtime.rs`; the peer copies wait for a machine with two GPUs).
+/// `seed_runtime.rs`). The cases with catalogue facts get theirs from the catalogue (`Experiment::runtime_twin`:
+/// the peer copies have none).
 pub fn runtime_twin(case: &Case) -> Option<Case> {
     if let Some(c) = &case.setup.case {
         return c.runtime_twin().map(Case::of);
@@ -230,10 +232,9 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
     // stream-memory family's calls go through the driver only: its probe has no runtime path. The runtime can
     // name only a kernel it loaded itself, never the blocker's (a driver module's), so setting the running
     // blocker's attribute has no runtime twin (`LimitCall::runtime_can_name_kernel`).
-    let no_twin = matches!(
-        case.op,
-        Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..) | Op::StreamMem(_)
-    ) || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
+    let no_twin =
+        matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Load(_) | Op::Overhead(..) | Op::StreamMem(_))
+            || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
     if case.setup.api != Api::Driver || no_twin {
         return None;
     }
@@ -313,13 +314,13 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
         Preset::Default => {
             let mut v = Case::all(catalogue::copies::default_cases(copy_sizes, MID_SIZE));
             v.extend(others());
-            v.extend(peer::cases(copy_sizes, false, false));
+            v.extend(Case::all(catalogue::peer::cases(copy_sizes, false, false)));
             v
         }
         Preset::Full => {
             let mut v = Case::all(catalogue::copies::full_cases(copy_sizes));
             v.extend(others());
-            v.extend(peer::cases(copy_sizes, true, true));
+            v.extend(Case::all(catalogue::peer::cases(copy_sizes, true, true)));
             v.extend(next_cases());
             v
         }
@@ -330,7 +331,7 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
             v
         }
         Preset::Sweep => Case::all(catalogue::copies::sweep_cases(sizes.unwrap_or(&sweep_sizes()))),
-        Preset::Peer => peer::cases(sizes.unwrap_or(&sweep_sizes()), false, true),
+        Preset::Peer => Case::all(catalogue::peer::cases(sizes.unwrap_or(&sweep_sizes()), false, true)),
         Preset::Loading => loading::cases(),
         // Driver and runtime cases both (`runtime_twin` skips the family).
         Preset::Overhead => overhead::cases(),
