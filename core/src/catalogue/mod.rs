@@ -12,6 +12,7 @@
 
 pub mod copies;
 pub mod memset;
+pub mod overhead;
 pub mod peer;
 
 use crate::api::Api;
@@ -85,6 +86,7 @@ pub enum Facts {
     Sweep(copies::SweepFacts),
     Memset(memset::MemsetFacts),
     Peer(peer::PeerFacts),
+    Overhead(overhead::OverheadFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -95,6 +97,7 @@ macro_rules! each_family {
             Facts::Sweep($f) => $body,
             Facts::Memset($f) => $body,
             Facts::Peer($f) => $body,
+            Facts::Overhead($f) => $body,
         }
     };
 }

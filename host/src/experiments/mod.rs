@@ -53,6 +53,7 @@ impl Case {
             Facts::Copy(f) | Facts::Sweep(catalogue::copies::SweepFacts(f)) => Op::Copy(f),
             Facts::Memset(f) => Op::Memset(f),
             Facts::Peer(f) => Op::Peer(f),
+            Facts::Overhead(f) => Op::Overhead(f),
         };
         Case { setup, op }
     }
@@ -122,7 +123,7 @@ pub enum Op {
     /// A copy between two GPUs; one run yields a record per ordered pair of GPUs.
     Peer(catalogue::peer::PeerFacts),
     /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
-    Overhead(overhead::OverheadOp, async_lab_core::setup::CallTiming),
+    Overhead(catalogue::overhead::OverheadFacts),
     /// CUDA graphs: instantiation, upload, launches (`graphs.rs`).
     Graph(graphs::GraphOp),
     /// Unified-memory hints: prefetch and advice (`unified.rs`).
@@ -223,18 +224,17 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
 /// The same case through the runtime API: same setup and operation, the runtime's call, `runtime/` before
 /// the id. `None` for families without a runtime twin here (the seed has its own runtime programs, in
 /// `seed_runtime.rs`). The cases with catalogue facts get theirs from the catalogue (`Experiment::runtime_twin`:
-/// the peer copies have none).
+/// the peer copies have none, the overhead family makes its runtime cases itself).
 pub fn runtime_twin(case: &Case) -> Option<Case> {
     if let Some(c) = &case.setup.case {
         return c.runtime_twin().map(Case::of);
     }
-    // The loading and overhead families make their runtime cases themselves (`loading.rs`, `overhead.rs`). The
-    // stream-memory family's calls go through the driver only: its probe has no runtime path. The runtime can
-    // name only a kernel it loaded itself, never the blocker's (a driver module's), so setting the running
-    // blocker's attribute has no runtime twin (`LimitCall::runtime_can_name_kernel`).
-    let no_twin =
-        matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Load(_) | Op::Overhead(..) | Op::StreamMem(_))
-            || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
+    // The loading family makes its runtime cases itself (`loading.rs`). The stream-memory family's calls go
+    // through the driver only: its probe has no runtime path. The runtime can name only a kernel it loaded
+    // itself, never the blocker's (a driver module's), so setting the running blocker's attribute has no runtime
+    // twin (`LimitCall::runtime_can_name_kernel`).
+    let no_twin = matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Load(_) | Op::StreamMem(_))
+        || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
     if case.setup.api != Api::Driver || no_twin {
         return None;
     }
@@ -333,8 +333,8 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
         Preset::Sweep => Case::all(catalogue::copies::sweep_cases(sizes.unwrap_or(&sweep_sizes()))),
         Preset::Peer => Case::all(catalogue::peer::cases(sizes.unwrap_or(&sweep_sizes()), false, true)),
         Preset::Loading => loading::cases(),
-        // Driver and runtime cases both (`runtime_twin` skips the family).
-        Preset::Overhead => overhead::cases(),
+        // Driver and runtime cases both, made by the family (`Experiment::runtime_twin` is false for them).
+        Preset::Overhead => Case::all(catalogue::overhead::cases()),
         Preset::Next => next_cases(),
     }
 }
