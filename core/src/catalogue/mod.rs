@@ -26,6 +26,8 @@ pub mod unified;
 pub mod vmm;
 pub mod streammem;
 pub mod threads;
+pub mod overhead;
+pub mod peer;
 
 use crate::api::Api;
 use crate::rules::Expected;
@@ -159,6 +161,8 @@ pub enum Facts {
     StreamMem(streammem::StreamMemFacts),
     Batch(batched::BatchFacts),
     Threads(threads::ThreadFacts),
+    Peer(peer::PeerFacts),
+    Overhead(overhead::OverheadFacts),
 }
 
 /// Calls `$body` with `$f` bound to the family's facts.
@@ -182,6 +186,8 @@ macro_rules! each_family {
             Facts::StreamMem($f) => $body,
             Facts::Batch($f) => $body,
             Facts::Threads($f) => $body,
+            Facts::Peer($f) => $body,
+            Facts::Overhead($f) => $body,
         }
     };
 }

@@ -63,6 +63,8 @@ impl Case {
             Facts::StreamMem(f) => Op::StreamMem(f),
             Facts::Batch(f) => Op::Batch(f),
             Facts::Threads(f) => Op::Threads(f),
+            Facts::Peer(f) => Op::Peer(f),
+            Facts::Overhead(f) => Op::Overhead(f),
         };
         Case { setup, op }
     }
@@ -96,9 +98,9 @@ pub enum Op {
     /// The seed program (or the accepted answer's variant) through the runtime API; a record per step.
     SeedRuntime(catalogue::seed_runtime::SeedRuntimeFacts),
     /// A copy between two GPUs; one run yields a record per ordered pair of GPUs.
-    Peer(peer::PeerOp),
+    Peer(catalogue::peer::PeerFacts),
     /// The cheapest calls enqueued many times, for async-lab's own overhead; driver and runtime cases alike.
-    Overhead(overhead::OverheadOp, async_lab_core::setup::CallTiming),
+    Overhead(catalogue::overhead::OverheadFacts),
     /// CUDA graphs: instantiation, upload, launches (`graphs.rs`).
     Graph(catalogue::graphs::GraphFacts),
     /// Unified-memory hints: prefetch and advice (`unified.rs`).
@@ -200,7 +202,8 @@ pub fn runtime_call(driver_call: &str) -> Option<&'static str> {
 
 /// The same case through the runtime API: same setup and operation, the runtime's call, `runtime/` before
 /// the id. `None` for families without a runtime twin here (the seed has its own runtime programs, in
-/// `seed_runtime.rs`; the peer copies wait for a machine with two GPUs).
+/// `seed_runtime.rs`). The cases with catalogue facts get theirs from the catalogue (`Experiment::runtime_twin`:
+/// the peer copies have none, the overhead family makes its runtime cases itself).
 pub fn runtime_twin(case: &Case) -> Option<Case> {
     if let Some(c) = &case.setup.case {
         return c.runtime_twin().map(Case::of);
@@ -220,6 +223,8 @@ pub fn runtime_twin(case: &Case) -> Option<Case> {
     // runtime can name only a kernel it loaded itself, never the blocker's (a driver module's), so setting the
     // running blocker's attribute has no runtime twin (`LimitCall::runtime_can_name_kernel`).
     let no_twin = matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Peer(_) | Op::Load(_) | Op::Overhead(..))
+    // The loading family makes its runtime cases itself (`loading.rs`). The stream-memory family's calls go
+    let no_twin = matches!(case.op, Op::Seed(_) | Op::SeedRuntime(_) | Op::Load(_) | Op::StreamMem(_))
         || matches!(case.op, Op::Limits(l) if !l.call.runtime_can_name_kernel());
     if case.setup.api != Api::Driver || no_twin {
         return None;
@@ -297,13 +302,13 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
         Preset::Default => {
             let mut v = Case::all(catalogue::copies::default_cases(copy_sizes, MID_SIZE));
             v.extend(others());
-            v.extend(peer::cases(copy_sizes, false, false));
+            v.extend(Case::all(catalogue::peer::cases(copy_sizes, false, false)));
             v
         }
         Preset::Full => {
             let mut v = Case::all(catalogue::copies::full_cases(copy_sizes));
             v.extend(others());
-            v.extend(peer::cases(copy_sizes, true, true));
+            v.extend(Case::all(catalogue::peer::cases(copy_sizes, true, true)));
             v.extend(next_cases());
             v
         }
@@ -318,6 +323,10 @@ fn driver_catalogue(preset: Preset, sizes: Option<&[u64]>, seed_bytes: u64) -> V
         Preset::Loading => Case::all(catalogue::loading::cases()),
         // Driver and runtime cases both (`runtime_twin` skips the family).
         Preset::Overhead => overhead::cases(),
+        Preset::Peer => Case::all(catalogue::peer::cases(sizes.unwrap_or(&sweep_sizes()), false, true)),
+        Preset::Loading => loading::cases(),
+        // Driver and runtime cases both, made by the family (`Experiment::runtime_twin` is false for them).
+        Preset::Overhead => Case::all(catalogue::overhead::cases()),
         Preset::Next => next_cases(),
     }
 }

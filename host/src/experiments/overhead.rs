@@ -2,6 +2,8 @@
 //! C++ program would time them, so that it can be compared with `reference/async_ref.cu --overhead` run on
 //! the same machine (the goal: medians within 10% of the C++ driver-API program's).
 //!
+//! The cases and their facts are the catalogue's (`async_lab_core::catalogue::overhead`); this file measures them.
+//!
 //! Every other experiment asks "did this call wait?"; this one only asks "how long did the call take?". Two
 //! calls, each through the driver and through the runtime: a 4-byte `cuMemcpyHtoDAsync` from pinned memory
 //! (`cudaMemcpyAsync(HostToDevice)`) and a launch of the `empty` kernel (`cudaLaunchKernel`).
@@ -21,112 +23,21 @@
 //! calls.
 
 use super::method::Blocker;
-use super::{case_record, Case, Op};
+use super::{case_record, Case};
 use anyhow::{bail, Context as _};
 use async_lab_core::api::Api;
-use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
-use async_lab_core::rules::Expected;
+use async_lab_core::catalogue::overhead::{OverheadFacts, OverheadOp, BLOCKER_NS, ENQUEUES};
+use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_core::setup::CallTiming;
-use async_lab_core::setup::{BlockerPlacement, Family};
 use async_lab_driver::measure::{monotonic_ns, Stopwatch, Timed};
 use async_lab_driver::runtime::library::{Kernel, Library};
 use async_lab_driver::runtime::memory as rtmem;
 use async_lab_driver::{memory, DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamKind};
 use async_lab_ptx::kernels;
 
-/// Calls timed per case (the C++ reference's `--overhead` times as many).
-pub const ENQUEUES: usize = 500;
-/// The kernel every call of a round is enqueued behind.
-pub const BLOCKER_NS: u64 = 200_000_000;
 /// The copy's size, and what it carries (checked on the device after the measured round).
-const COPY_BYTES: usize = 4;
+const COPY_BYTES: usize = async_lab_core::catalogue::overhead::COPY_BYTES as usize;
 const PATTERN: [u8; COPY_BYTES] = [0xA5, 0x11, 0xCE, 0x5A];
-
-/// The call a case times.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OverheadOp {
-    /// `cuMemcpyHtoDAsync` (`cudaMemcpyAsync(HostToDevice)`) of 4 bytes from pinned host memory.
-    MemcpyHtoDPinned4B,
-    /// `cuLaunchKernel` (`cudaLaunchKernel`) of the `empty` kernel, one thread.
-    LaunchEmpty,
-}
-
-impl OverheadOp {
-    pub const ALL: [OverheadOp; 2] = [OverheadOp::MemcpyHtoDPinned4B, OverheadOp::LaunchEmpty];
-
-    fn slug(self) -> &'static str {
-        match self {
-            OverheadOp::MemcpyHtoDPinned4B => "memcpy-htod-async/pinned/4B",
-            OverheadOp::LaunchEmpty => "launch/empty",
-        }
-    }
-
-    fn driver_call(self) -> &'static str {
-        match self {
-            OverheadOp::MemcpyHtoDPinned4B => "cuMemcpyHtoDAsync",
-            OverheadOp::LaunchEmpty => "cuLaunchKernel",
-        }
-    }
-
-    fn case(self, api: Api, timing: CallTiming) -> Case {
-        let driver_call = self.driver_call();
-        let call = match api {
-            Api::Driver => driver_call,
-            Api::Runtime => super::runtime_call(driver_call).expect("the runtime has both calls"),
-        };
-        let memcpy = self == OverheadOp::MemcpyHtoDPinned4B;
-        let nb = Some(StreamKind::NonBlocking);
-        Case {
-            setup: CaseSetup {
-                id: format!(
-                    "{}overhead/{}{}",
-                    api.id_prefix(),
-                    self.slug(),
-                    if timing == CallTiming::WallClockOnly { "/wall-only" } else { "" }
-                ),
-                family: Family::Overhead,
-                call: call.to_owned(),
-                rule: "O1".into(),
-                expected: Expected::undocumented(),
-                stream: nb,
-                blocker: BlockerPlacement::Same,
-                blocker_stream: nb,
-                blocker_ahead: true,
-                host_memory: memcpy.then_some(HostKind::Pinned),
-                bytes: if memcpy { COPY_BYTES as u64 } else { 0 },
-                what: format!(
-                    "{ENQUEUES} {} enqueued one after another behind a {} ms kernel in the same non-blocking \
-                     stream, each timed alone: the host cost of the call, to compare with the C++ reference's \
-                     --overhead{}",
-                    if memcpy { "4-byte copies from pinned host memory" } else { "launches of an empty kernel" },
-                    BLOCKER_NS / 1_000_000,
-                    if timing == CallTiming::WallClockOnly {
-                        "; timed with the wall clock alone (no CPU-time reads around the call)"
-                    } else {
-                        ""
-                    }
-                ),
-                api,
-                peer: None,
-                direction: None,
-                timing,
-                case: None,
-            },
-            op: Op::Overhead(self, timing),
-        }
-    }
-}
-
-/// The driver cases and, made here rather than by `runtime_twin`, their runtime counterparts.
-pub fn cases() -> Vec<Case> {
-    let mut v = Vec::new();
-    for timing in [CallTiming::Stopwatch, CallTiming::WallClockOnly] {
-        for op in OverheadOp::ALL {
-            v.extend([op.case(Api::Driver, timing), op.case(Api::Runtime, timing)]);
-        }
-    }
-    v
-}
 
 /// The `empty` kernel through the runtime (`cudaLibraryLoadData`, `cudaLibraryGetKernel`).
 struct RuntimeEmpty {
@@ -191,7 +102,8 @@ fn round(
     Ok(Round { blocker_launch_ns, calls, blocker_running_at_end })
 }
 
-pub fn run(gpu: &Gpu, case: &Case, op: OverheadOp, timing: CallTiming) -> anyhow::Result<CaseRecord> {
+pub fn run(gpu: &Gpu, case: &Case, facts: OverheadFacts) -> anyhow::Result<CaseRecord> {
+    let OverheadFacts { op, timing } = facts;
     let runtime = case.setup.api == Api::Runtime;
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let blocker = Blocker::new(gpu)?;
@@ -291,37 +203,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ids_are_unique_and_the_runtime_ones_prefixed() {
-        let cases = cases();
-        let ids: Vec<&str> = cases.iter().map(|c| c.setup.id.as_str()).collect();
-        assert_eq!(
-            ids,
-            [
-                "overhead/memcpy-htod-async/pinned/4B",
-                "runtime/overhead/memcpy-htod-async/pinned/4B",
-                "overhead/launch/empty",
-                "runtime/overhead/launch/empty",
-                "overhead/memcpy-htod-async/pinned/4B/wall-only",
-                "runtime/overhead/memcpy-htod-async/pinned/4B/wall-only",
-                "overhead/launch/empty/wall-only",
-                "runtime/overhead/launch/empty/wall-only",
-            ]
-        );
-        let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
-        assert_eq!(unique.len(), ids.len());
-        for c in &cases {
-            let prefixed = c.setup.id.starts_with("runtime/");
-            assert_eq!(prefixed, c.setup.api == Api::Runtime, "{}", c.setup.id);
-            assert_eq!(prefixed, c.setup.call.starts_with("cuda"), "{}", c.setup.id);
-            assert_eq!(c.setup.family, Family::Overhead);
-            assert!(async_lab_core::rules::rule(&c.setup.rule).is_some());
-            assert!(super::super::runtime_twin(c).is_none(), "{} would get a second twin", c.setup.id);
-        }
-    }
-
-    #[test]
     fn a_record_reads_as_times_not_as_a_verdict_on_waiting() {
-        let case = OverheadOp::LaunchEmpty.case(Api::Driver, CallTiming::Stopwatch);
+        let facts = OverheadFacts { op: OverheadOp::LaunchEmpty, timing: CallTiming::Stopwatch };
+        let case = Case::of(async_lab_core::catalogue::Case::driver(facts));
         let mut reps: Vec<Rep> =
             [3000, 1000, 2000, 5000, 4000].iter().map(|&ns| Rep { host_call_ns: ns, ..Rep::default() }).collect();
         for (name, v) in [("p10_us", 1.4), ("median_us", 3.0), ("p90_us", 4.6)] {

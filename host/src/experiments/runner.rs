@@ -224,7 +224,7 @@ pub fn run_case(
         Op::Seed(kind) => super::seed::run(gpu, *kind, reps)?,
         Op::SeedRuntime(op) => super::seed_runtime::run(gpu, *op, reps)?,
         // A fixed number of calls (the C++ reference's), whatever `--reps` says.
-        Op::Overhead(op, timing) => vec![super::overhead::run(gpu, case, *op, *timing)?],
+        Op::Overhead(op) => vec![super::overhead::run(gpu, case, *op)?],
         Op::Peer(op) => {
             let all = gpus.all()?;
             let main = all.iter().position(|g| g.ordinal == gpu.ordinal).unwrap_or(0);
