@@ -1,6 +1,7 @@
 //! Command-line interface: `async-lab [run options]` runs experiments; subcommands do the rest.
 
-use crate::selection::{ApiChoice, Preset};
+use crate::selection::ApiChoice;
+use async_lab_core::catalogue::presets::Preset;
 use async_lab_core::output::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;

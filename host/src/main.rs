@@ -5,7 +5,7 @@
 use anyhow::{bail, Context as _};
 use async_lab::cli::{Cli, Command, GpuArgs, RunArgs};
 use async_lab::experiments::{self, runner};
-use async_lab::selection::Preset;
+use async_lab_core::catalogue::presets::Preset;
 use async_lab_driver::{Gpu, NoGpu};
 // Replaying, reporting, comparing and explaining a recording use the core crate alone (no GPU, no driver).
 use async_lab_core::machine::MachineInfo;

@@ -8,7 +8,7 @@
 
 use async_lab::experiments::catalogue;
 
-use async_lab::selection::Preset;
+use async_lab_core::catalogue::presets::Preset;
 use async_lab_core::classify::Class;
 use async_lab_core::clock::ClockOffset;
 use async_lab_core::html::Source;

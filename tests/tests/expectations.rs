@@ -6,7 +6,7 @@
 
 use async_lab::experiments::catalogue;
 
-use async_lab::selection::Preset;
+use async_lab_core::catalogue::presets::Preset;
 use async_lab_core::expectations::{table_text, Known, TABLE};
 use clap::ValueEnum;
 

@@ -3,7 +3,7 @@
 
 use async_lab::experiments::catalogue;
 
-use async_lab::selection::Preset;
+use async_lab_core::catalogue::presets::Preset;
 use async_lab_core::classify::Class;
 use async_lab_core::output::{render, Format};
 use async_lab_core::record::{CaseRecord, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};

@@ -215,7 +215,7 @@ fn the_loopback_recordings_copy_within_one_gpu_and_say_so() {
 #[test]
 fn recorded_setups_carry_the_facts_todays_catalogue_gives() {
     use async_lab::experiments::catalogue;
-    use async_lab::selection::Preset;
+    use async_lab_core::catalogue::presets::Preset;
     use std::collections::BTreeMap;
     let presets = [Preset::Full, Preset::Seed, Preset::Sweep, Preset::Overhead, Preset::Next, Preset::Loading];
     let today: BTreeMap<String, _> = presets

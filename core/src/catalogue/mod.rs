@@ -11,23 +11,24 @@
 //! Adding a case to a family is one line of facts in its list (`copies::default_cases`, ...).
 
 pub mod alloc;
-pub mod callbacks;
 pub mod batched;
+pub mod callbacks;
 pub mod copies;
-pub mod launches;
-pub mod memset;
-pub mod waiting;
-pub mod loading;
-pub mod seed;
-pub mod seed_runtime;
 pub mod graphs;
+pub mod launches;
 pub mod limits;
-pub mod unified;
-pub mod vmm;
-pub mod streammem;
-pub mod threads;
+pub mod loading;
+pub mod memset;
 pub mod overhead;
 pub mod peer;
+pub mod presets;
+pub mod seed;
+pub mod seed_runtime;
+pub mod streammem;
+pub mod threads;
+pub mod unified;
+pub mod vmm;
+pub mod waiting;
 
 use crate::api::Api;
 use crate::rules::Expected;

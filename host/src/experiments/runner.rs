@@ -3,9 +3,10 @@
 //! experiments need every GPU of the machine; the others are opened the first time one of those runs.
 
 use super::interrupt::STOP;
-use super::{not_run, Case, Op};
+use super::{not_run, Case};
 use anyhow::{bail, Context as _};
 use async_lab_core::api::Api;
+use async_lab_core::catalogue::Facts;
 use async_lab_core::record::CaseRecord;
 use async_lab_driver::Gpu;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -206,26 +207,28 @@ pub fn run_case(
         // The runtime's current device is the one whose primary context the driver-side objects live in.
         async_lab_driver::runtime::set_device(gpu.ordinal)?;
     }
-    let recs = match &case.op {
-        Op::Copy(op) => vec![super::copies::run(gpu, case, *op, reps)?],
-        Op::Memset(op) => vec![super::memset::run(gpu, case, *op, reps)?],
-        Op::Graph(op) => vec![super::graphs::run(gpu, case, *op, reps)?],
-        Op::Unified(op) => vec![super::unified::run(gpu, case, *op, reps)?],
-        Op::Limits(op) => vec![super::limits::run(gpu, case, *op, reps)?],
-        Op::StreamMem(op) => vec![super::streammem::run(gpu, case, *op, reps)?],
-        Op::Vmm(op) => vec![super::vmm::run(gpu, case, *op, reps)?],
-        Op::Batch(op) => vec![super::batched::run(gpu, case, *op, reps)?],
-        Op::Threads(op) => vec![super::threads::run(gpu, case, *op, reps)?],
-        Op::Launch(op) => vec![super::launches::run(gpu, case, *op, reps)?],
-        Op::Load(op) => vec![super::loading::run(gpu, case, *op, reps)?],
-        Op::Alloc(op) => vec![super::alloc::run(gpu, case, *op, reps)?],
-        Op::Callback(op) => vec![super::callbacks::run(gpu, case, *op, reps)?],
-        Op::Wait(op) => vec![super::waiting::run(gpu, case, *op, reps)?],
-        Op::Seed(kind) => super::seed::run(gpu, *kind, reps)?,
-        Op::SeedRuntime(op) => super::seed_runtime::run(gpu, *op, reps)?,
+    let recs = match &case.facts {
+        Facts::Copy(op) | Facts::Sweep(async_lab_core::catalogue::copies::SweepFacts(op)) => {
+            vec![super::copies::run(gpu, case, *op, reps)?]
+        }
+        Facts::Memset(op) => vec![super::memset::run(gpu, case, *op, reps)?],
+        Facts::Graph(op) => vec![super::graphs::run(gpu, case, *op, reps)?],
+        Facts::Unified(op) => vec![super::unified::run(gpu, case, *op, reps)?],
+        Facts::Limits(op) => vec![super::limits::run(gpu, case, *op, reps)?],
+        Facts::StreamMem(op) => vec![super::streammem::run(gpu, case, *op, reps)?],
+        Facts::Vmm(op) => vec![super::vmm::run(gpu, case, *op, reps)?],
+        Facts::Batch(op) => vec![super::batched::run(gpu, case, *op, reps)?],
+        Facts::Threads(op) => vec![super::threads::run(gpu, case, *op, reps)?],
+        Facts::Launch(op) => vec![super::launches::run(gpu, case, *op, reps)?],
+        Facts::Load(op) => vec![super::loading::run(gpu, case, *op, reps)?],
+        Facts::Alloc(op) => vec![super::alloc::run(gpu, case, *op, reps)?],
+        Facts::Callback(op) => vec![super::callbacks::run(gpu, case, *op, reps)?],
+        Facts::Wait(op) => vec![super::waiting::run(gpu, case, *op, reps)?],
+        Facts::Seed(kind) => super::seed::run(gpu, *kind, reps)?,
+        Facts::SeedRuntime(op) => super::seed_runtime::run(gpu, *op, reps)?,
         // A fixed number of calls (the C++ reference's), whatever `--reps` says.
-        Op::Overhead(op) => vec![super::overhead::run(gpu, case, *op)?],
-        Op::Peer(op) => {
+        Facts::Overhead(op) => vec![super::overhead::run(gpu, case, *op)?],
+        Facts::Peer(op) => {
             let all = gpus.all()?;
             let main = all.iter().position(|g| g.ordinal == gpu.ordinal).unwrap_or(0);
             let mut recs = super::peer::run(&all, main, case, *op, reps, opts.peer_loopback, progress);
@@ -242,7 +245,7 @@ pub fn run_case(
     };
     // Leave nothing in flight for the next experiment, and surface an asynchronous error here (the peer arm
     // has done this for every GPU, keeping its records).
-    if !matches!(case.op, Op::Peer(_)) {
+    if !matches!(case.facts, Facts::Peer(_)) {
         gpu.synchronize().context("the GPU reported an error after this experiment")?;
     }
     Ok(recs)
@@ -278,7 +281,7 @@ fn run_child(var: &str, value: &str, group: &[&Case], opts: &RunOptions) -> anyh
 mod tests {
     use super::*;
     use crate::experiments::catalogue;
-    use crate::selection::Preset;
+    use async_lab_core::catalogue::presets::Preset;
 
     #[test]
     fn without_a_runtime_its_cases_are_not_run_and_the_driver_cases_run() {

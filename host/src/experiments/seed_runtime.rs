@@ -180,23 +180,24 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeFacts, reps: usize) -> anyhow::Result<Vec<C
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::{catalogue, catalogue_with, Op};
-    use crate::selection::Preset;
+    use crate::experiments::{catalogue, catalogue_with};
     use async_lab_core::api::Api;
+    use async_lab_core::catalogue::presets::Preset;
     use async_lab_core::catalogue::seed_runtime::ANSWER_BYTES;
+    use async_lab_core::catalogue::Facts;
 
     type HostCase = crate::experiments::Case;
 
     fn runtime_seed_cases(seed_bytes: u64) -> Vec<HostCase> {
         catalogue_with(Preset::Seed, None, seed_bytes)
             .into_iter()
-            .filter(|c| matches!(c.op, Op::SeedRuntime(_)))
+            .filter(|c| matches!(c.facts, Facts::SeedRuntime(_)))
             .collect()
     }
 
     fn op(c: &HostCase) -> SeedRuntimeFacts {
-        match c.op {
-            Op::SeedRuntime(op) => op,
+        match c.facts {
+            Facts::SeedRuntime(op) => op,
             _ => panic!("{} is not a runtime seed case", c.setup.id),
         }
     }
@@ -223,7 +224,11 @@ mod tests {
     fn runtime_programs_have_no_twin_and_their_steps_are_set_up_from_their_facts() {
         for c in runtime_seed_cases(ANSWER_BYTES) {
             assert_eq!(c.setup.api, Api::Runtime, "{}", c.setup.id);
-            assert!(super::super::runtime_twin(&c).is_none(), "{} has a twin", c.setup.id);
+            assert!(
+                c.setup.case.as_ref().and_then(async_lab_core::catalogue::Case::runtime_twin).is_none(),
+                "{} has a twin",
+                c.setup.id
+            );
             for step in op(&c).steps() {
                 let setup = CaseSetup::of(&Case::runtime(step));
                 assert!(setup.id.starts_with(&format!("{}/", c.setup.id)), "{}", setup.id);
