@@ -287,7 +287,7 @@ pub fn long(record: &CaseRecord, r: &CaseResult, fit: Option<&crate::clock::Cloc
         s.api,
         s.call,
         match s.api {
-            crate::api::Api::Driver if crate::expectations::has_runtime_twin(s) =>
+            crate::api::Api::Driver if crate::catalogue::presets::has_runtime_twin(&s.id) =>
                 format!(" The same case through the runtime API: runtime/{}.", s.id),
             crate::api::Api::Runtime =>
                 format!(" The same case through the driver API: {}.", crate::api::Api::base_id(&s.id)),

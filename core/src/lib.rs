@@ -19,7 +19,6 @@ pub mod class;
 pub mod classify;
 pub mod clock;
 pub mod compare;
-pub mod expectations;
 pub mod explain;
 pub mod html;
 pub mod machine;

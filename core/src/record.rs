@@ -196,8 +196,6 @@ impl Recording {
     }
 
     pub fn parse(text: &str) -> anyhow::Result<Recording> {
-        /// How the overhead family's ids named the wall-clock-only timing before setups said it.
-        const LEGACY_WALL_ONLY_SUFFIX: &str = "/wall-only";
         let value: serde_json::Value =
             serde_json::from_str(text).context("it is not complete, valid JSON (truncated or corrupt?)")?;
         match value.get("kind").and_then(|k| k.as_str()) {
@@ -214,14 +212,6 @@ impl Recording {
             serde_json::from_value(value).context("its fields do not match the recording format")?;
         for case in &mut rec.cases {
             let s = &mut case.setup;
-            if s.direction.is_none() && matches!(s.family, Family::Copy | Family::Sweep) {
-                // Made before setups carried the direction: the copy's id names it (the one place ids are read).
-                s.direction = Direction::from_legacy_id(&s.id);
-            }
-            if s.family == Family::Overhead && s.timing.is_stopwatch() && s.id.ends_with(LEGACY_WALL_ONLY_SUFFIX) {
-                // Made before setups carried the timing: the id names the wall-clock-only variant.
-                s.timing = CallTiming::WallClockOnly;
-            }
             if s.family == Family::Wait && s.blocker == BlockerPlacement::None {
                 // Made before the waits were read like every other call: the kernel a wait waits for is its
                 // blocker, ahead of it in its stream, and the "done" those recordings noted (a wait returns
@@ -236,10 +226,60 @@ impl Recording {
                     }
                 }
             }
+            if s.case.is_none() {
+                // Made before setups kept their facts: today's catalogue knows the case by its id (a peer pair's
+                // by its template's), where it was set up the same way (same call, blocker ahead or not). The
+                // facts give what older setups lacked (a copy's direction, how the call was timed), and the rules
+                // what today's documentation predicts for them.
+                let found = crate::catalogue::presets::known()
+                    .get(crate::setup::template_id(&s.id))
+                    .filter(|c| c.call() == s.call && c.facts.layout().blocker_ahead == s.blocker_ahead);
+                if let Some(c) = found {
+                    let layout = c.facts.layout();
+                    s.direction = s.direction.or(layout.direction);
+                    if s.timing.is_stopwatch() {
+                        s.timing = layout.timing;
+                    }
+                    s.case = Some(c.clone());
+                }
+            }
             if case.error.is_none() && case.skipped.is_none() && case.reps.is_empty() {
                 bail!("experiment {} has neither repetitions nor an error nor a reason it was not run", case.setup.id);
             }
         }
         Ok(rec)
+    }
+}
+
+#[cfg(test)]
+mod facts_tests {
+    use super::*;
+
+    #[test]
+    fn a_setup_made_before_setups_kept_their_facts_finds_them_by_id_where_the_catalogue_knows_the_case() {
+        let (id, case) = crate::catalogue::presets::known()
+            .iter()
+            .find(|(_, c)| c.facts.family() == Family::Copy)
+            .expect("the catalogue has copies");
+        let mut old = CaseSetup::of(case);
+        old.case = None;
+        old.direction = None;
+        old.rule = "X".into();
+        let parse = |s: &CaseSetup| {
+            let rec = serde_json::json!({
+                "kind": RECORDING_KIND, "schema_version": SCHEMA_VERSION, "created": "", "preset": "default",
+                "args": [], "reps_per_case": 0, "partial": false, "machine": serde_json::from_str::<serde_json::Value>(include_str!("../../recordings/async-lab-seed-both-apis-h200-driver580.159.04-2026-12-03-d4d6d2c.json")).expect("a recording")["machine"].clone(),
+                "cases": [{"setup": s, "blocker_ns": null, "warmup": null, "reps": [], "error": "x"}],
+            });
+            Recording::parse(&rec.to_string())
+        };
+        let rec = parse(&old).expect("the recording parses");
+        let s = &rec.cases[0].setup;
+        assert_eq!(s.case.as_ref(), Some(case), "{id}");
+        assert_eq!(s.direction, case.facts.layout().direction);
+        let mut other_call = old.clone();
+        other_call.call = "cuSomethingElse".into();
+        let rec = parse(&other_call).expect("the recording parses");
+        assert!(rec.cases[0].setup.case.is_none(), "a case set up differently keeps its recorded rule");
     }
 }

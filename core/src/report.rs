@@ -124,8 +124,11 @@ pub fn decided(case: &CaseRecord, rep: &Rep, fit: Option<&ClockFit>) -> (Class, 
 /// One experiment's outcome; `fit` (the run's clock fit) places the GPU's times on the host clock.
 pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
     let mut setup = case.setup.clone();
-    if let Some((rule, expected)) = crate::expectations::current_rule(&setup) {
-        setup.rule = rule;
+    // What today's rules predict for the case's facts (a recording keeps its facts; one made before it did
+    // gets them when read, where the catalogue still knows the case).
+    if let Some(case) = &setup.case {
+        let (rule, expected) = case.rule();
+        setup.rule = rule.to_owned();
         setup.expected = expected;
     }
     let s = &setup;

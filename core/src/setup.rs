@@ -86,12 +86,6 @@ impl Direction {
             Direction::HtoH => "htoh",
         }
     }
-
-    /// The direction a copy experiment's id names (`copy/async/htoh/...`): only for reading recordings made
-    /// before setups carried the direction.
-    pub(crate) fn from_legacy_id(id: &str) -> Option<Direction> {
-        id.split('/').find_map(|part| Direction::ALL.into_iter().find(|d| d.slug() == part))
-    }
 }
 
 /// How the host time of a call was taken.
@@ -227,12 +221,5 @@ mod tests {
         assert_eq!(split_pair_id(&id), Some(("peer/cuMemcpyPeerAsync/p2p-on/same/4KiB", 1, 0)));
         assert_eq!(template_id(&id), "peer/cuMemcpyPeerAsync/p2p-on/same/4KiB");
         assert_eq!(split_pair_id("peer/peer/p2p-on/same/4KiB"), None);
-    }
-
-    #[test]
-    fn a_legacy_copy_id_names_its_direction() {
-        assert_eq!(Direction::from_legacy_id("copy/async/htoh/pinned/nonblocking/same/4KiB"), Some(Direction::HtoH));
-        assert_eq!(Direction::from_legacy_id("runtime/sweep/dtoh/pageable/1MiB"), Some(Direction::DtoH));
-        assert_eq!(Direction::from_legacy_id("launch/queue-depth"), None);
     }
 }

@@ -159,30 +159,18 @@ mod tests {
     use super::*;
     use crate::clock::{ClockFit, ClockOffset};
     use crate::record::{CaseRecord, CaseSetup, Rep};
-    use crate::rules::Expected;
-    use crate::setup::CallTiming;
     use crate::setup::{BlockerPlacement, Family};
 
     fn record(reps: Vec<Rep>) -> CaseRecord {
-        let setup = CaseSetup {
-            id: "copy/x".into(),
-            family: Family::Copy,
-            call: "cuMemcpyHtoDAsync".into(),
-            rule: "A1".into(),
-            expected: Expected::undocumented(),
-            stream: None,
-            blocker: BlockerPlacement::Same,
-            blocker_stream: None,
-            blocker_ahead: true,
-            host_memory: None,
-            bytes: 1,
-            what: String::new(),
-            api: crate::api::Api::Driver,
-            peer: None,
-            direction: None,
-            timing: CallTiming::Stopwatch,
-            case: None,
-        };
+        let copy = crate::catalogue::copies::CopyFacts::new(
+            crate::catalogue::copies::Form::Async,
+            crate::setup::Direction::HtoD,
+            Some(crate::setup::HostKind::Pinned),
+            crate::setup::StreamKind::NonBlocking,
+            BlockerPlacement::Same,
+            1,
+        );
+        let setup = CaseSetup::of(&crate::catalogue::Case::driver(copy));
         CaseRecord { setup, blocker_ns: None, warmup: None, reps, series: None, error: None, skipped: None }
     }
 
@@ -295,7 +283,7 @@ mod tests {
                 ("other thread", ""),
                 ("thread held by", "what it waited for"),
                 ("GPU: blocker", "same stream"),
-                ("GPU: the call's work", ""),
+                ("GPU: the call's work", "nonblocking stream"),
             ]
         );
         // Placed by its own host times: from before the call's start to after its return; the rest as before.
@@ -338,7 +326,7 @@ mod tests {
                 ("host thread", ""),
                 ("thread held by", "what it waited for"),
                 ("GPU: blocker", "same stream"),
-                ("GPU: the call's work", "")
+                ("GPU: the call's work", "nonblocking stream")
             ]
         );
         assert!(t.spans.iter().all(|s| s.kind != Kind::Other));
