@@ -68,6 +68,19 @@ unsafe extern "C" fn completed(
     if buffer.is_null() {
         return;
     }
+    // A panic must not cross into CUPTI: the batch's lines are lost, the buffer is still freed.
+    // SAFETY: the arguments are CUPTI's, as `write_records` requires.
+    let _ = std::panic::catch_unwind(|| unsafe { write_records(ctx, stream_id, buffer, valid) });
+    // SAFETY: `buffer` was allocated by `requested` with BUFFER, and CUPTI is done with it.
+    unsafe { std::alloc::dealloc(buffer, BUFFER) };
+}
+
+/// Writes the records of a completed buffer, and CUPTI's count of dropped ones, to the trace.
+///
+/// # Safety
+/// `buffer` is one `requested` made, holding `valid` bytes of records CUPTI wrote; `ctx` and `stream_id` are
+/// the ones CUPTI passed with it.
+unsafe fn write_records(ctx: cudarc::driver::sys::CUcontext, stream_id: u32, buffer: *mut u8, valid: usize) {
     let mut lines = Vec::new();
     let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
     // SAFETY: `buffer` is one `requested` made, holding `valid` bytes of records that CUPTI wrote; each
@@ -85,9 +98,8 @@ unsafe extern "C" fn completed(
         lines.push(Line::Dropped { records: dropped as u64 });
     }
     writer::write_all(lines.iter());
+    // Every thread's calls go out with the records, so that a killed program keeps them up to here too.
     writer::flush();
-    // SAFETY: `buffer` was allocated by `requested` with BUFFER, and CUPTI is done with it.
-    unsafe { std::alloc::dealloc(buffer, BUFFER) };
 }
 
 /// The trace line of one record, for the kinds enabled. Fields are read one by one from the start of each

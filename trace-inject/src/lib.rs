@@ -59,9 +59,14 @@ fn start() {
 
 /// At exit: CUPTI's last records, then the line that marks the trace complete.
 extern "C" fn finish() {
-    activity::flush_all();
-    writer::write(&Line::End { t: cupti::timestamp() });
-    writer::flush();
+    // A panic must not cross into libc's exit: the trace then reads as partial.
+    let _ = std::panic::catch_unwind(|| {
+        activity::flush_all();
+        // Every thread's calls (the exiting thread's and those of threads still running) before the end line.
+        writer::flush();
+        writer::write(&Line::End { t: cupti::timestamp() });
+        writer::flush();
+    });
 }
 
 fn fail(error: Failure, message: String) {

@@ -1,27 +1,81 @@
-//! The trace file of this process: `<folder>/<pid>.jsonl`, the folder named by [`OUT_DIR_VAR`]. Lines go
-//! through one buffered writer behind a lock; the buffer is written out when full, every 200 ms of calls,
-//! after each batch of GPU records and at exit, so memory stays bounded however long the program runs, and
-//! a program that crashes loses at most the last of those.
+//! The trace file of this process: `<folder>/<pid>.jsonl`, the folder named by [`OUT_DIR_VAR`].
+//!
+//! API calls (and resource events) are the hot path: each thread appends its lines to a buffer of its own,
+//! formatted without allocating, so threads that call CUDA at once do not wait on each other. A thread's
+//! buffer goes to the file, whole lines at once under the file's lock, when it is full, when the thread's
+//! calls have gone on [`FLUSH_EVERY`] since it last went, when the thread exits, and at every [`flush`]
+//! (after each batch of GPU records, which CUPTI hands over at least every second while there are any, and
+//! at exit). The other lines (the header, GPU records, errors, the end) go through one buffered writer
+//! behind the same lock. Memory stays bounded (one buffer per thread), a program that crashes loses at most
+//! the lines not yet handed over, and lines of different threads interleave in the file by whole buffers
+//! (each thread's in the order it wrote them): the reader orders calls by thread and time, never by their
+//! place in the file.
 
-use async_lab_core::trace::format::{header, Line};
+use async_lab_core::trace::format::{header, Domain, Line, Resource};
+use std::ffi::CStr;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Names the folder the trace files go to; set by `async-lab trace`.
 pub const OUT_DIR_VAR: &str = "ASYNC_LAB_TRACE_DIR";
 
-/// The writer's buffer.
+/// The shared writer's buffer, and the size at which a thread's buffer goes to the file.
 const BUFFER_BYTES: usize = 64 * 1024;
 
 static OUT: Mutex<Option<BufWriter<File>>> = Mutex::new(None);
-/// How often the buffer is written out while calls go on, in ns of the trace's clock.
+/// How often a thread's lines go out to the file while its calls go on, in ns of the trace's clock.
 const FLUSH_EVERY: u64 = 200_000_000;
-/// The time of the last such write.
-static LAST_FLUSH: AtomicU64 = AtomicU64::new(0);
 /// Whether the header is written (it is written once, first).
 static HEADER: AtomicBool = AtomicBool::new(false);
+/// Every live thread's buffer, so that [`flush`] reaches the lines of threads that are not calling.
+static THREADS: Mutex<Vec<Arc<Mutex<Pending>>>> = Mutex::new(Vec::new());
+
+/// One thread's lines not yet in the file.
+struct Pending {
+    bytes: Vec<u8>,
+    /// The end of the call at which they last went out (the trace's clock).
+    sent_at: u64,
+}
+
+/// A thread's own: its id and its buffer (also in [`THREADS`]).
+struct Local {
+    tid: u64,
+    pending: Arc<Mutex<Pending>>,
+}
+
+impl Local {
+    fn new() -> Local {
+        // Room for a full buffer and the line that filled it, so that the buffer never grows in the common case.
+        let pending = Arc::new(Mutex::new(Pending { bytes: Vec::with_capacity(BUFFER_BYTES + 1024), sent_at: 0 }));
+        relock(&THREADS).push(Arc::clone(&pending));
+        Local { tid: gettid(), pending }
+    }
+}
+
+impl Drop for Local {
+    /// A thread that exits hands over what it holds and leaves [`THREADS`].
+    fn drop(&mut self) {
+        send(&mut relock(&self.pending).bytes, false);
+        relock(&THREADS).retain(|p| !Arc::ptr_eq(p, &self.pending));
+    }
+}
+
+thread_local! {
+    static LOCAL: Local = Local::new();
+}
+
+fn gettid() -> u64 {
+    // SAFETY: gettid has no preconditions.
+    (unsafe { libc::gettid() }) as u64
+}
+
+/// A lock, whether or not a thread panicked while holding it: at worst that left a half line in a buffer,
+/// which the reader drops (a last line) or reports.
+fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Opens this process's trace file; `false` (and no tracing) where the variable is unset or the file cannot
 /// be made.
@@ -29,13 +83,15 @@ pub fn open() -> bool {
     let Some(dir) = std::env::var_os(OUT_DIR_VAR) else { return false };
     let path = std::path::Path::new(&dir).join(format!("{}.jsonl", std::process::id()));
     let Ok(file) = File::create(&path) else { return false };
-    *lock() = Some(BufWriter::with_capacity(BUFFER_BYTES, file));
+    *relock(&OUT) = Some(BufWriter::with_capacity(BUFFER_BYTES, file));
     true
 }
 
-fn lock() -> std::sync::MutexGuard<'static, Option<BufWriter<File>>> {
-    // A thread that panicked while writing left at worst a half line, which the reader drops.
-    OUT.lock().unwrap_or_else(|e| e.into_inner())
+/// Opens the trace at `path` (for the tests).
+#[cfg(test)]
+pub fn open_at(path: &std::path::Path) -> std::io::Result<()> {
+    *relock(&OUT) = Some(BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?));
+    Ok(())
 }
 
 /// The header: this process, its command line, CUPTI's version; only the first call writes it.
@@ -57,36 +113,265 @@ pub fn write_header(cupti_version: Option<u32>) {
     write(&header(std::process::id(), program, cupti_version));
 }
 
-/// Appends one line.
+/// Appends one line to the shared writer.
 pub fn write(line: &Line) {
     write_all(std::iter::once(line));
 }
 
-/// Appends lines under one lock. The buffer goes out to the file at least every [`FLUSH_EVERY`] of the
-/// lines' own time, so a program killed without running its exit handlers loses no more than that.
+/// Appends lines to the shared writer under one lock.
 pub fn write_all<'a>(lines: impl Iterator<Item = &'a Line>) {
-    let mut guard = lock();
-    if let Some(out) = guard.as_mut() {
-        let mut latest = 0;
-        for line in lines {
-            if let Line::Api { end, .. } = line {
-                latest = *end;
-            }
-            // A full disk or a closed file: the trace ends there, the program goes on.
-            if serde_json::to_writer(&mut *out, line).is_ok() {
-                let _ = out.write_all(b"\n");
-            }
+    let mut guard = relock(&OUT);
+    let Some(out) = guard.as_mut() else { return };
+    let mut ok = true;
+    for line in lines {
+        ok = serde_json::to_writer(&mut *out, line).is_ok() && out.write_all(b"\n").is_ok();
+        if !ok {
+            break;
         }
-        if latest > LAST_FLUSH.load(Ordering::Relaxed) + FLUSH_EVERY {
-            LAST_FLUSH.store(latest, Ordering::Relaxed);
-            let _ = out.flush();
+    }
+    if !ok {
+        // A full disk or a closed file: the trace ends there (at worst with half a line), the program goes on.
+        *guard = None;
+    }
+}
+
+/// Writes every thread's lines and the shared buffer out to the file.
+pub fn flush() {
+    for pending in relock(&THREADS).iter() {
+        send(&mut relock(pending).bytes, false);
+    }
+    let mut guard = relock(&OUT);
+    if let Some(out) = guard.as_mut() {
+        if out.flush().is_err() {
+            *guard = None;
         }
     }
 }
 
-/// Writes the buffer out to the file.
-pub fn flush() {
-    if let Some(out) = lock().as_mut() {
-        let _ = out.flush();
+/// Hands `bytes` (whole lines) to the file and empties it; with `to_disk`, the shared buffer goes out too.
+fn send(bytes: &mut Vec<u8>, to_disk: bool) {
+    if bytes.is_empty() && !to_disk {
+        return;
+    }
+    let mut guard = relock(&OUT);
+    if let Some(out) = guard.as_mut() {
+        // A buffer as large as the writer's goes straight to the file; write_all writes it whole or fails.
+        if out.write_all(bytes).is_err() || (to_disk && out.flush().is_err()) {
+            *guard = None;
+        }
+    }
+    bytes.clear();
+}
+
+/// Appends the line of one API call, on the calling thread. The hot path: nothing allocated, no lock that
+/// another thread takes except while this thread's lines go to the file.
+pub fn api(domain: Domain, name: &CStr, cbid: u32, corr: u32, start: u64, end: u64) {
+    let done = LOCAL.try_with(|local| {
+        let mut pending = relock(&local.pending);
+        api_line(&mut pending.bytes, domain, name, cbid, local.tid, corr, start, end);
+        after_append(&mut pending, end);
+    });
+    if done.is_err() {
+        // The thread is exiting and its buffer is gone: the line goes to the file on its own.
+        let mut bytes = Vec::new();
+        api_line(&mut bytes, domain, name, cbid, gettid(), corr, start, end);
+        send(&mut bytes, false);
+    }
+}
+
+/// Appends a resource event, on the thread that caused it.
+pub fn resource(event: Resource, t: u64) {
+    let done = LOCAL.try_with(|local| {
+        let mut pending = relock(&local.pending);
+        line(&mut pending.bytes, &Line::Resource { event, t, tid: local.tid });
+        after_append(&mut pending, t);
+    });
+    if done.is_err() {
+        let mut bytes = Vec::new();
+        line(&mut bytes, &Line::Resource { event, t, tid: gettid() });
+        send(&mut bytes, false);
+    }
+}
+
+/// A full buffer goes to the file; so does one whose thread's calls went on [`FLUSH_EVERY`] since it last
+/// went, and then to disk: a program killed without running its exit handlers loses no more than that.
+fn after_append(pending: &mut Pending, now: u64) {
+    if now > pending.sent_at.saturating_add(FLUSH_EVERY) {
+        pending.sent_at = now;
+        send(&mut pending.bytes, true);
+    } else if pending.bytes.len() >= BUFFER_BYTES {
+        send(&mut pending.bytes, false);
+    }
+}
+
+fn line(bytes: &mut Vec<u8>, line: &Line) {
+    // Writing to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *bytes, line);
+    bytes.push(b'\n');
+}
+
+/// The JSON line of one call, byte for byte what `serde_json` writes for the same [`Line::Api`] (its name
+/// read as `to_string_lossy` reads it), without building one: no allocation but the buffer's.
+#[allow(clippy::too_many_arguments)]
+fn api_line(b: &mut Vec<u8>, domain: Domain, name: &CStr, cbid: u32, tid: u64, corr: u32, start: u64, end: u64) {
+    let mut n = itoa::Buffer::new();
+    b.extend_from_slice(match domain {
+        Domain::Runtime => br#"{"type":"api","domain":"runtime","name":"#,
+        Domain::Driver => br#"{"type":"api","domain":"driver","name":"#,
+    });
+    let raw = name.to_bytes();
+    // API names are plain ASCII, written as they are; anything else as serde_json escapes it.
+    if raw.iter().all(|&c| (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\') {
+        b.push(b'"');
+        b.extend_from_slice(raw);
+        b.push(b'"');
+    } else {
+        let _ = serde_json::to_writer(&mut *b, &*name.to_string_lossy());
+    }
+    b.extend_from_slice(br#","cbid":"#);
+    b.extend_from_slice(n.format(cbid).as_bytes());
+    b.extend_from_slice(br#","tid":"#);
+    b.extend_from_slice(n.format(tid).as_bytes());
+    b.extend_from_slice(br#","corr":"#);
+    b.extend_from_slice(n.format(corr).as_bytes());
+    b.extend_from_slice(br#","start":"#);
+    b.extend_from_slice(n.format(start).as_bytes());
+    b.extend_from_slice(br#","end":"#);
+    b.extend_from_slice(n.format(end).as_bytes());
+    b.extend_from_slice(b"}\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use async_lab_core::trace::format::Trace;
+
+    fn serde_line(line: &Line) -> Vec<u8> {
+        let mut v = serde_json::to_vec(line).unwrap();
+        v.push(b'\n');
+        v
+    }
+
+    #[test]
+    fn an_api_line_is_byte_for_byte_what_serde_json_writes_for_line_api() {
+        let names: [&CStr; 7] = [
+            c"cudaMemcpyAsync",
+            c"",
+            c"quote\"back\\slash",
+            c"tab\tnewline\ncontrol\x01\x7f",
+            c"caf\xc3\xa9 \xe2\x86\x92",
+            // Not UTF-8: read as `to_string_lossy` reads it.
+            c"bad\xff\xfebytes",
+            c"cuLaunchKernel_ptsz",
+        ];
+        for name in names {
+            for domain in [Domain::Runtime, Domain::Driver] {
+                for (cbid, tid, corr, start, end) in
+                    [(0, 0, 0, 0, 0), (41, 7, 3, 10, 20), (u32::MAX, u64::MAX, u32::MAX, u64::MAX, u64::MAX)]
+                {
+                    let mut ours = Vec::new();
+                    api_line(&mut ours, domain, name, cbid, tid, corr, start, end);
+                    let name = name.to_string_lossy().into_owned();
+                    let want = serde_line(&Line::Api { domain, name, cbid, tid, corr, start, end });
+                    assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&want));
+                    assert_eq!(ours, want);
+                }
+            }
+        }
+    }
+
+    /// What the writer writes from several threads (some that exit, one still running at the flush, the
+    /// flushing one) reads back as exactly those lines.
+    #[test]
+    fn lines_of_many_threads_read_back_as_written() {
+        let path = std::env::temp_dir().join(format!("async-lab-inject-writer-{}.jsonl", std::process::id()));
+        open_at(&path).unwrap();
+        write_header(Some(130001));
+        let mut want: Vec<Line> = Vec::new();
+        // Correlation ids rise across threads too: a thread that exited may hand its id on to a later one.
+        let calls = |tid: u64, base: u64, n: u64| -> Vec<Line> {
+            (0..n)
+                .map(|i| Line::Api {
+                    domain: if i % 2 == 0 { Domain::Runtime } else { Domain::Driver },
+                    name: format!("cuCall{}", i % 5),
+                    cbid: (i % 300) as u32,
+                    tid,
+                    corr: (base + i) as u32,
+                    // Calls 1 ms apart: the time rule sends the lines now and then as well as when full.
+                    start: 1_000_000 * i,
+                    end: 1_000_000 * i + 500,
+                })
+                .collect()
+        };
+        let emit = |lines: &[Line]| {
+            for l in lines {
+                let Line::Api { domain, name, cbid, corr, start, end, .. } = l else { unreachable!() };
+                let name = std::ffi::CString::new(name.as_str()).unwrap();
+                api(*domain, &name, *cbid, *corr, *start, *end);
+            }
+        };
+        // Threads that exit: their buffers go out as they do.
+        let exited: Vec<Vec<Line>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..3)
+                .map(|k| {
+                    s.spawn(move || {
+                        let lines = calls(gettid(), 100_000 * k, 2_000 + 500 * k);
+                        emit(&lines);
+                        resource(Resource::ModuleLoaded, 42);
+                        let mut lines = lines;
+                        lines.push(Line::Resource { event: Resource::ModuleLoaded, t: 42, tid: gettid() });
+                        lines
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        want.extend(exited.into_iter().flatten());
+        // A thread still running at the flush, and this one.
+        let (wrote_tx, wrote_rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let running = std::thread::spawn(move || {
+            let lines = calls(gettid(), 1_000_000, 10);
+            emit(&lines);
+            wrote_tx.send(lines).unwrap();
+            done_rx.recv().unwrap();
+        });
+        want.extend(wrote_rx.recv().unwrap());
+        let mine = calls(gettid(), 2_000_000, 7);
+        emit(&mine);
+        want.extend(mine);
+        flush();
+        let text = std::fs::read_to_string(&path).unwrap();
+        done_tx.send(()).unwrap();
+        running.join().unwrap();
+        let _ = std::fs::remove_file(&path);
+
+        let trace = Trace::parse(&text).unwrap();
+        assert_eq!(trace.processes.len(), 1);
+        assert_eq!(trace.processes[0].cupti_version, Some(130001));
+        let key = |l: &Line| serde_json::to_string(l).unwrap();
+        let mut got: Vec<String> = trace.processes[0].lines.iter().map(key).collect();
+        let mut want: Vec<String> = want.iter().map(key).collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got.len(), want.len());
+        assert_eq!(got, want);
+        // Each thread's lines keep the order that thread wrote them in.
+        let tids: std::collections::BTreeSet<u64> = trace.processes[0]
+            .lines
+            .iter()
+            .filter_map(|l| if let Line::Api { tid, .. } = l { Some(*tid) } else { None })
+            .collect();
+        for tid in tids {
+            let corrs: Vec<u32> = trace.processes[0]
+                .lines
+                .iter()
+                .filter_map(|l| match l {
+                    Line::Api { tid: t, corr, .. } if *t == tid => Some(*corr),
+                    _ => None,
+                })
+                .collect();
+            assert!(corrs.windows(2).all(|w| w[0] < w[1]), "thread {tid} out of order");
+        }
     }
 }
