@@ -7,7 +7,7 @@ use super::{api_words, blocker_words, Case, Experiment, Facts, Layout};
 use crate::api::Api;
 use crate::class::Class::*;
 use crate::rules::Expected;
-use crate::setup::{BlockerPlacement, CallTiming, Family, StreamKind};
+use crate::setup::{BlockerPlacement, Family, StreamKind};
 use crate::units::format_size;
 use serde::{Deserialize, Serialize};
 
@@ -159,11 +159,7 @@ impl Experiment for AllocFacts {
                 blocker: BlockerPlacement::Other,
                 blocker_stream: Some(self.blocker_stream),
                 blocker_ahead: false,
-                host_memory: None,
-                bytes: 0,
-                direction: None,
-                peer: None,
-                timing: CallTiming::Stopwatch,
+                ..Layout::NOTHING
             }
         };
         l.bytes = self.bytes;

@@ -55,6 +55,19 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// A call with no stream, no blocker, no memory: what the other layouts change.
+    pub const NOTHING: Layout = Layout {
+        stream: None,
+        blocker: BlockerPlacement::None,
+        blocker_stream: None,
+        blocker_ahead: false,
+        host_memory: None,
+        bytes: 0,
+        direction: None,
+        peer: None,
+        timing: CallTiming::Stopwatch,
+    };
+
     /// A call on `stream` with the blocker in the same stream (ahead of it) or on a non-blocking one.
     pub fn behind(stream: StreamKind, blocker: BlockerPlacement) -> Layout {
         let same = blocker == BlockerPlacement::Same;
@@ -63,11 +76,7 @@ impl Layout {
             blocker,
             blocker_stream: Some(if same { stream } else { StreamKind::NonBlocking }),
             blocker_ahead: same,
-            host_memory: None,
-            bytes: 0,
-            direction: None,
-            peer: None,
-            timing: CallTiming::Stopwatch,
+            ..Layout::NOTHING
         }
     }
 }

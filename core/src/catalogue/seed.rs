@@ -7,7 +7,7 @@ use super::{api_words, Case, Experiment, Facts, Layout};
 use crate::api::Api;
 use crate::class::Class::*;
 use crate::rules::Expected;
-use crate::setup::{BlockerPlacement, CallTiming, Family, HostKind, StreamKind};
+use crate::setup::{BlockerPlacement, Family, HostKind, StreamKind};
 use serde::{Deserialize, Serialize};
 
 /// The seed program's buffer: 10 MB.
@@ -79,9 +79,7 @@ impl Step {
             blocker_ahead: !first,
             host_memory: self.is_copy().then_some(kind),
             bytes: if self.is_copy() { buffer_bytes } else { 0 },
-            direction: None,
-            peer: None,
-            timing: CallTiming::Stopwatch,
+            ..Layout::NOTHING
         }
     }
 }

@@ -9,7 +9,7 @@ use super::{Case, Experiment, Facts, Layout};
 use crate::api::Api;
 use crate::class::Class::Async;
 use crate::rules::Expected;
-use crate::setup::{BlockerPlacement, CallTiming, Family, HostKind};
+use crate::setup::{BlockerPlacement, Family, HostKind};
 use crate::units::format_size;
 use serde::{Deserialize, Serialize};
 
@@ -221,11 +221,7 @@ impl Experiment for SeedRuntimeFacts {
                 blocker: BlockerPlacement::None,
                 blocker_stream: None,
                 blocker_ahead: false,
-                host_memory: None,
-                bytes: 0,
-                direction: None,
-                peer: None,
-                timing: CallTiming::Stopwatch,
+                ..Layout::NOTHING
             },
             ProgramStep::Seed(s) => s.layout(self.memory, self.bytes),
         }

@@ -9,7 +9,7 @@ use super::{blocker_words, Case, Experiment, Facts, Layout};
 use crate::api::Api;
 use crate::class::Class::*;
 use crate::rules::Expected;
-use crate::setup::{BlockerPlacement, CallTiming, Family, HostKind, StreamKind};
+use crate::setup::{BlockerPlacement, Family, HostKind, StreamKind};
 use serde::{Deserialize, Serialize};
 
 /// How long after arming the wait the watchdog writes the value (ms).
@@ -190,9 +190,7 @@ impl Experiment for StreamMemFacts {
             blocker_ahead: self.blocker_ahead(),
             host_memory: self.call.host_memory(),
             bytes: if held { HELD_BYTES } else { WORD_BYTES },
-            direction: None,
-            peer: None,
-            timing: CallTiming::Stopwatch,
+            ..Layout::NOTHING
         }
     }
 }
