@@ -414,7 +414,7 @@ fn peers(base: u64) -> Vec<CaseRecord> {
                 for &bytes in &sizes {
                     let template = format!("peer/{call}/{access}/same/{}", async_lab_core::units::format_size(bytes));
                     let mut setup = setup(Preset::Peer, Some(&sizes), &template);
-                    setup.id = async_lab::experiments::peer::pair_id(&template, src, dst);
+                    setup.id = async_lab_core::setup::pair_id(&template, src, dst);
                     setup.peer = Some(async_lab_core::setup::PeerSetup {
                         src_gpu: Some(src),
                         dst_gpu: Some(dst),

@@ -25,8 +25,6 @@ use async_lab_driver::memory;
 use async_lab_driver::peer::{self, can_access_peer, ordered_pairs, set_peer_access};
 use async_lab_driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
 
-pub use async_lab_core::setup::{pair_id, split_pair_id, template_id};
-
 /// The two buffers and the stream of one pair's experiment.
 struct PeerProbe<'a, 'g> {
     op: PeerFacts,
