@@ -40,7 +40,7 @@ fn graph_launches_into_a_full_queue_are_drawn_too() {
     use async_lab_core::html::Source;
     use async_lab_core::record::Recording;
     let path = async_lab_tests::project_root()
-        .join("recordings/async-lab-next-both-apis-h200-driver580.159.04-2026-12-03-0fad8e8-run1.json");
+        .join("recordings/async-lab-next-both-apis-h200-driver580.159.04-2026-12-03-daa644a.json");
     let recording = Recording::load(&path).unwrap();
     let html = render(&[Source { label: "next".into(), recording }]);
     check_page(&html);
