@@ -210,7 +210,7 @@ fn replaying_an_interrupted_recording_succeeds_and_says_it_was_cut_short() {
 #[test]
 fn compare_without_a_reference_needs_both_apis_in_the_recording() {
     // An older recording holds driver cases only: compare says what is missing instead of printing nothing.
-    let rec = project_root().join("recordings/async-lab-default-h200-driver580.159.04-2026-12-02.json");
+    let rec = project_root().join("recordings/async-lab-default-interrupted-h200-driver580.159.04-2026-12-02.json");
     let o = run_with_stub(&["compare", rec.to_str().unwrap()]);
     assert_no_panic(&o);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
@@ -219,9 +219,9 @@ fn compare_without_a_reference_needs_both_apis_in_the_recording() {
 
 #[test]
 fn stability_lists_what_changed_class_between_runs_and_needs_two() {
-    // The driver-only default run of 2026-12-02 (the earlier method, fewer cases) beside a newer both-APIs run:
-    // some experiments moved, so the table has rows.
-    let a = project_root().join("recordings/async-lab-default-h200-driver580.159.04-2026-12-02.json");
+    // The driver-only default run of 2026-12-02, cut short after 24 cases (the earlier method), beside a newer
+    // both-APIs run: some experiments moved, so the table has rows.
+    let a = project_root().join("recordings/async-lab-default-interrupted-h200-driver580.159.04-2026-12-02.json");
     let b = project_root()
         .join("recordings/async-lab-default-both-apis-h200-driver580.159.04-2026-12-03-cdbfd1a-run3.json");
     let o = run_with_stub(&["stability", a.to_str().unwrap(), b.to_str().unwrap()]);
@@ -239,8 +239,8 @@ fn stability_lists_what_changed_class_between_runs_and_needs_two() {
     assert!(rows > 0, "{out}");
     assert!(
         out.contains(
-            "| experiment | h200-driver580.159.04-2026-12-02 | both-apis-h200-driver580.159.04-2026-12-03-cdbfd1a-run3 \
-             | undecided repetitions |"
+            "| experiment | interrupted-h200-driver580.159.04-2026-12-02 | \
+             both-apis-h200-driver580.159.04-2026-12-03-cdbfd1a-run3 | undecided repetitions |"
         ),
         "{out}"
     );

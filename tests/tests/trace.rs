@@ -324,3 +324,27 @@ fn a_traced_reference_run_is_matched_repetition_by_repetition_and_its_classes_co
     assert!(order.windows(2).all(|w| rank(w[0]) <= rank(w[1])), "{md}");
     assert!(md.contains("| **async** | 3/3 | **disagrees** |"), "{md}");
 }
+
+/// On the H200: the C++ reference run under the tracer (`recordings/reference-async_ref-traced-*-daa644a.json`,
+/// and its trace cut to the calls `--against` matched, `trace-async_ref-matched-*-daa644a.jsonl`). Every
+/// repetition of its 109 cases is found, and the counts are the ones docs/trace.md explains.
+#[test]
+fn on_the_h200_the_traced_reference_is_counted_as_docs_trace_md_says() {
+    use async_lab_core::async_ref::RefOutput;
+    use async_lab_core::trace::reference::{self, Verdict};
+    let dir = async_lab_tests::project_root().join("recordings");
+    let json =
+        std::fs::read_to_string(dir.join("reference-async_ref-traced-h200-driver580.159.04-2026-12-03-daa644a.json"))
+            .unwrap();
+    let refs = RefOutput::parse(&json).unwrap();
+    let trace =
+        Trace::load(&dir.join("trace-async_ref-matched-h200-driver580.159.04-2026-12-03-daa644a.jsonl")).unwrap();
+    let rows = reference::compare(&refs, &trace);
+    assert_eq!(rows.len(), 109);
+    assert!(rows.iter().all(|r| r.traced_classes.len() == r.reps && r.reps == 5), "every repetition found");
+    let count = |f: fn(&Verdict) -> bool| rows.iter().filter(|r| f(&r.verdict)).count();
+    assert_eq!(count(|v| *v == Verdict::Equal), 76);
+    assert_eq!(count(|v| matches!(v, Verdict::Compatible(_))), 25);
+    assert_eq!(count(|v| *v == Verdict::Disagrees), 8);
+    insta::assert_snapshot!("h200-async_ref-against", reference::markdown(&rows, reference::left_out(&refs)));
+}

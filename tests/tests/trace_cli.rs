@@ -151,6 +151,32 @@ fn a_traced_reference_run_is_compared_with_the_reference_s_classes() {
 }
 
 #[test]
+fn keep_matched_writes_a_smaller_trace_that_gives_the_same_comparison() {
+    let traced = syn::reference_run(3);
+    let t = file("keep.jsonl", &traced.trace);
+    let j = file("keep.json", &traced.json);
+    let cut = t.with_file_name("keep-matched.jsonl");
+    let (t, j, c) = (t.to_str().unwrap(), j.to_str().unwrap(), cut.to_str().unwrap());
+    let whole = run(&["trace", "--replay", t, "--against", j, "--keep-matched", c]);
+    assert_eq!(whole.status.code(), Some(0), "{}", err(&whole));
+    assert!(err(&whole).contains("calls --against matched") && err(&whole).contains(c), "{}", err(&whole));
+    let again = run(&["trace", "--replay", c, "--against", j]);
+    assert_eq!(again.status.code(), Some(0), "{}", err(&again));
+    let comparison = |o: &Output| {
+        let s = out(o);
+        s[s.find("The reference's classes beside the tracer's").expect("the comparison is printed")..].to_owned()
+    };
+    assert_eq!(comparison(&whole), comparison(&again));
+    let lines = |text: &str| text.lines().count();
+    let kept = std::fs::read_to_string(&cut).unwrap();
+    assert!(lines(&kept) < lines(&traced.trace), "the blockers' launches are left out: {kept}");
+    // Only with --against; a file that cannot be written is one line and exit 1.
+    assert_eq!(run(&["trace", "--replay", t, "--keep-matched", c]).status.code(), Some(2));
+    let o = run(&["trace", "--replay", t, "--against", j, "--keep-matched", "/nonexistent/dir/cut.jsonl"]);
+    one_clear_line(&o, 1, "/nonexistent/dir/cut.jsonl");
+}
+
+#[test]
 fn an_against_file_that_cannot_be_compared_gets_one_clear_line_before_anything_else() {
     let t = file("against.jsonl", &syn::lazy_launch_waits_for_the_copy());
     let old_reference = r#"{"tool":"async_ref","cases":[{"id":"a","class":"async","error":null}]}"#;

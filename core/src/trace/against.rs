@@ -31,19 +31,7 @@ impl Row {
 /// The rows, one per measured case of `rec`, in its order.
 pub fn compare(rec: &Recording, trace: &Trace) -> Vec<Row> {
     let fit = rec.clock_fit();
-    let timed: Vec<Timed> = rec
-        .cases
-        .iter()
-        .enumerate()
-        .flat_map(|(ci, case)| {
-            case.reps.iter().enumerate().map(move |(ri, r)| Timed {
-                start_ns: r.host_call_start_ns as i64,
-                len_ns: r.host_call_ns as i64,
-                call: &case.setup.call,
-                key: (ci, ri),
-            })
-        })
-        .collect();
+    let timed = timed(rec);
     let classes = locate::traced_classes(&timed, trace);
     rec.cases
         .iter()
@@ -60,6 +48,22 @@ pub fn compare(rec: &Recording, trace: &Trace) -> Vec<Row> {
                 traced_classes,
                 reps: case.reps.len(),
             }
+        })
+        .collect()
+}
+
+/// Every repetition's timed call of `rec`, keyed by (case index, repetition).
+pub fn timed(rec: &Recording) -> Vec<Timed<'_>> {
+    rec.cases
+        .iter()
+        .enumerate()
+        .flat_map(|(ci, case)| {
+            case.reps.iter().enumerate().map(move |(ri, r)| Timed {
+                start_ns: r.host_call_start_ns as i64,
+                len_ns: r.host_call_ns as i64,
+                call: &case.setup.call,
+                key: (ci, ri),
+            })
         })
         .collect()
 }

@@ -15,3 +15,4 @@ pub mod page;
 pub mod reference;
 pub mod scene;
 pub mod text;
+pub mod trim;

@@ -126,18 +126,7 @@ pub fn check(refs: &RefOutput) -> anyhow::Result<()> {
 pub fn compare(refs: &RefOutput, trace: &Trace) -> Vec<Row> {
     let compared: Vec<(usize, &crate::async_ref::RefCase)> =
         refs.cases.iter().enumerate().filter(|(_, c)| comparable(c)).collect();
-    let timed: Vec<Timed> = compared
-        .iter()
-        .flat_map(|&(ci, c)| {
-            let call = c.call.as_deref().unwrap_or_default();
-            c.host_call_start_ns.iter().enumerate().map(move |(ri, &start)| Timed {
-                start_ns: start as i64,
-                len_ns: c.host_call_ns.get(ri).map_or(0, |&n| n as i64),
-                call,
-                key: (ci, ri),
-            })
-        })
-        .collect();
+    let timed = timed(refs);
     let classes = locate::traced_classes(&timed, trace);
     compared
         .into_iter()
@@ -157,6 +146,24 @@ pub fn compare(refs: &RefOutput, trace: &Trace) -> Vec<Row> {
                 reps,
                 verdict: verdict(reference, traced, c.blocker_ahead == Some(true)),
             }
+        })
+        .collect()
+}
+
+/// The timed calls of the cases [`compare`] compares, keyed by (the case's index in `refs.cases`, repetition).
+pub fn timed(refs: &RefOutput) -> Vec<Timed<'_>> {
+    refs.cases
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| comparable(c))
+        .flat_map(|(ci, c)| {
+            let call = c.call.as_deref().unwrap_or_default();
+            c.host_call_start_ns.iter().enumerate().map(move |(ri, &start)| Timed {
+                start_ns: start as i64,
+                len_ns: c.host_call_ns.get(ri).map_or(0, |&n| n as i64),
+                call,
+                key: (ci, ri),
+            })
         })
         .collect()
 }

@@ -10,7 +10,7 @@ use async_lab_core::record::Recording;
 use async_lab_core::trace::calls::{self, Traced};
 use async_lab_core::trace::format::{Failure, Trace};
 use async_lab_core::trace::scene::Program;
-use async_lab_core::trace::{against, reference, text};
+use async_lab_core::trace::{against, locate, reference, text, trim};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -47,6 +47,11 @@ pub struct TraceArgs {
     /// reference's, and how many agree.
     #[arg(long, value_name = "FILE")]
     pub against: Option<PathBuf>,
+    /// With --against: also write the trace cut down to the calls it matched and what their classes rest on
+    /// (their GPU work, the work that overlapped them, other threads' calls in flight): a small trace that
+    /// gives the same comparison.
+    #[arg(long, value_name = "FILE", requires = "against")]
+    pub keep_matched: Option<PathBuf>,
     /// How many held calls each table shows (the calls that enqueued GPU work, then the others).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
@@ -168,6 +173,9 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         }
         _ => {}
     }
+    if let (Some(against), Some(out)) = (&against, &args.keep_matched) {
+        keep_matched(against, &trace, out)?;
+    }
     if let Some(corr) = args.explain {
         let found = trace.processes.iter().any(|p| Program::of(p).calls.iter().any(|c| c.corr == corr));
         if !found {
@@ -186,6 +194,26 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         _ if !program_ok => Outcome::ProgramFailed,
         _ => Outcome::Ok,
     })
+}
+
+/// Writes `trace` cut down to the calls `against` matched (`--keep-matched`).
+fn keep_matched(against: &Against, trace: &Trace, out: &Path) -> anyhow::Result<()> {
+    let timed = match against {
+        Against::Recording(rec) => against::timed(rec),
+        Against::Reference(refs) => reference::timed(refs),
+    };
+    let located = locate::located(&timed, trace);
+    let cut = trim::around(trace, &located);
+    std::fs::write(out, trim::to_text(&cut)).with_context(|| format!("writing {}", out.display()))?;
+    let lines = |t: &Trace| t.processes.iter().map(|p| p.lines.len() + 1).sum::<usize>();
+    eprintln!(
+        "async-lab: the {} calls --against matched, with what their classes rest on, written to {} ({} of {} lines)",
+        located.iter().map(Vec::len).sum::<usize>(),
+        out.display(),
+        lines(&cut),
+        lines(trace)
+    );
+    Ok(())
 }
 
 fn print_tables(program: &Program, traced: &[Traced], min_held: i64, top: usize) {

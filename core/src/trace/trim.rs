@@ -1,0 +1,157 @@
+//! A trace cut down to what some of its calls need, so that a long run's trace can be kept small: the calls
+//! (with the driver calls made inside them), their GPU work and synchronization records, the GPU work that
+//! overlapped them, the calls other threads had in flight when they began, and every resource event. Those
+//! are all that [`super::scene::Program::scene`] reads for a call, so each kept call is classified and
+//! explained from the cut trace exactly as from the whole one (a test checks it).
+//!
+//! `async-lab trace --replay FILE --against REF --keep-matched OUT` writes the calls that `--against` matched;
+//! `recordings/` keeps traces cut this way where the whole one would be too large.
+
+use super::format::{header, Line, ProcessTrace, Trace};
+use super::scene::Program;
+use crate::attribution::Span;
+use std::collections::HashSet;
+
+/// `trace` with, in each process, only what the calls `keep[process]` (indexes into its [`Program`]'s calls)
+/// need; a process with no call to keep keeps its header and its end.
+pub fn around(trace: &Trace, keep: &[Vec<usize>]) -> Trace {
+    let processes = trace
+        .processes
+        .iter()
+        .enumerate()
+        .map(|(n, p)| cut(p, keep.get(n).map(Vec::as_slice).unwrap_or(&[])))
+        .collect();
+    Trace { processes }
+}
+
+fn cut(p: &ProcessTrace, keep: &[usize]) -> ProcessTrace {
+    let program = Program::of(p);
+    let kept: Vec<&super::scene::Call> = keep.iter().filter_map(|&i| program.calls.get(i)).collect();
+    let spans: Vec<Span> = kept.iter().map(|c| c.span).collect();
+    let mut corrs: HashSet<u32> = kept.iter().flat_map(|c| c.corrs.iter().copied()).collect();
+    // Other threads' calls in flight when a kept call began: what the attribution may count as holders.
+    for c in &program.calls {
+        if kept.iter().any(|k| k.tid != c.tid && c.span.start <= k.span.start && c.span.end > k.span.start) {
+            corrs.extend(c.corrs.iter().copied());
+        }
+    }
+    let overlaps = |start: u64, end: u64| spans.iter().any(|s| (start as i64) < s.end && (end as i64) > s.start);
+    let lines = p
+        .lines
+        .iter()
+        .filter(|line| match line {
+            Line::Api { corr, .. } | Line::Sync { corr, .. } => corrs.contains(corr),
+            Line::Memcpy { corr, start, end, .. }
+            | Line::Memset { corr, start, end, .. }
+            | Line::Kernel { corr, start, end, .. } => corrs.contains(corr) || overlaps(*start, *end),
+            Line::Header { .. } => false,
+            Line::Resource { .. } | Line::Dropped { .. } | Line::Error { .. } | Line::End { .. } => true,
+        })
+        .cloned()
+        .collect();
+    ProcessTrace { lines, ..p.clone() }
+}
+
+/// The trace as JSON lines, the format `Trace::parse` reads: each process's header, then its lines.
+pub fn to_text(trace: &Trace) -> String {
+    let mut out = String::new();
+    for p in &trace.processes {
+        let head = header(p.pid, p.program.clone(), p.cupti_version);
+        for line in std::iter::once(&head).chain(&p.lines) {
+            // A `Line` is plain data (strings and numbers): it always serializes.
+            out.push_str(&serde_json::to_string(line).unwrap_or_default());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::calls;
+    use crate::trace::format::Domain;
+
+    fn api(name: &str, tid: u64, corr: u32, start: u64, end: u64) -> Line {
+        Line::Api { domain: Domain::Runtime, name: name.into(), cbid: 0, tid, corr, start, end }
+    }
+
+    fn kernel(corr: u32, start: u64, end: u64) -> Line {
+        Line::Kernel { name: "k".into(), start, end, stream: 7, corr }
+    }
+
+    /// A blocker kernel, a copy queued behind it (the call to keep), calls before and after it, another
+    /// thread's call in flight, a kernel of its own far away.
+    fn trace() -> Trace {
+        let mut lines = vec![
+            api("cudaLaunchKernel", 1, 1, 0, 5_000),
+            kernel(1, 10_000, 20_000_000),
+            api("cudaMalloc", 2, 2, 1_000, 30_000_000),
+            api("cudaMemcpyAsync", 1, 3, 100_000, 20_050_000),
+            Line::Api {
+                domain: Domain::Driver,
+                name: "cuMemcpyAsync".into(),
+                cbid: 0,
+                tid: 1,
+                corr: 4,
+                start: 100_500,
+                end: 20_049_000,
+            },
+            Line::Memcpy {
+                copy_kind: 2,
+                src_kind: 3,
+                dst_kind: 1,
+                bytes: 1 << 20,
+                start: 20_000_500,
+                end: 20_040_000,
+                stream: 7,
+                corr: 4,
+            },
+            api("cudaLaunchKernel", 1, 5, 40_000_000, 40_005_000),
+            kernel(5, 40_010_000, 41_000_000),
+            Line::End { t: 50_000_000 },
+        ];
+        lines.insert(0, Line::Resource { event: crate::trace::format::Resource::ModuleLoaded, t: 1, tid: 1 });
+        Trace {
+            processes: vec![ProcessTrace {
+                pid: 9,
+                program: vec!["p".into()],
+                cupti_version: Some(1),
+                lines,
+                ..Default::default()
+            }],
+        }
+    }
+
+    #[test]
+    fn a_kept_call_is_classified_and_explained_from_the_cut_trace_as_from_the_whole() {
+        let whole = trace();
+        let p = Program::of(&whole.processes[0]);
+        let copy = p.calls.iter().position(|c| c.name == "cudaMemcpyAsync").unwrap();
+        let cut = around(&whole, &[vec![copy]]);
+        let q = Program::of(&cut.processes[0]);
+        let copy_cut = q.calls.iter().position(|c| c.name == "cudaMemcpyAsync").unwrap();
+        assert_eq!(calls::traced(&p, copy).class, calls::traced(&q, copy_cut).class);
+        assert_eq!(calls::traced(&p, copy).held, calls::traced(&q, copy_cut).held);
+        assert_eq!(p.scene(copy), q.scene(copy_cut));
+        // The first launch's kernel (a holder) and the other thread's call stay; the last launch and its kernel go.
+        let names: Vec<&str> = q.calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["cudaMalloc", "cudaMemcpyAsync"]);
+        assert_eq!(q.work.len(), 2);
+        assert_eq!(q.calls[copy_cut].inner, ["cuMemcpyAsync"]);
+        assert_eq!(q.module_loads.len(), 1);
+        assert!(!cut.processes[0].partial && matches!(cut.processes[0].lines.last(), Some(Line::End { .. })));
+    }
+
+    #[test]
+    fn the_cut_trace_reads_back_as_written() {
+        let whole = trace();
+        let cut = around(&whole, &[vec![1]]);
+        let text = to_text(&cut);
+        assert_eq!(Trace::parse(&text).unwrap(), cut);
+        assert_eq!(Trace::parse(&to_text(&whole)).unwrap(), whole);
+        // No call to keep: the header and the end, nothing else.
+        let empty = around(&whole, &[]);
+        assert!(empty.processes[0].lines.iter().all(|l| matches!(l, Line::Resource { .. } | Line::End { .. })));
+    }
+}
