@@ -119,6 +119,34 @@ pub fn launch_is_async() -> String {
     ])
 }
 
+/// An event recorded after a 100 ms kernel in stream 13, then waited for: CUPTI's record of the wait names
+/// the event, not the stream; the event's record names the stream. A second kernel runs on stream 14 and
+/// ends earlier. With `event_records` false the trace has no event records (a CUPTI before CUDA 12.8).
+pub fn event_wait(event_records: bool) -> String {
+    let mut lines = vec![
+        call("cudaLaunchKernel", 10, 0, 5 * US),
+        kernel("spin", 13, 10, 10 * US, 100 * MS),
+        call("cudaLaunchKernel", 11, 6 * US, 9 * US),
+        kernel("short", 14, 11, 20 * US, 50 * MS),
+        call("cudaEventRecord", 12, 10 * US, 12 * US),
+        call("cudaEventSynchronize", 13, 15 * US, 100 * MS + 20 * US),
+        Line::Sync {
+            sync_type: 1,
+            start: T0 + 15 * US,
+            end: T0 + 100 * MS + 20 * US,
+            stream: None,
+            corr: 13,
+            event: Some(7),
+        },
+    ];
+    if event_records {
+        // The same event recorded once before in stream 14, then in stream 13 just before the wait.
+        lines.insert(0, Line::Event { event: 7, stream: 14, corr: 2 });
+        lines.push(Line::Event { event: 7, stream: 13, corr: 12 });
+    }
+    trace(lines)
+}
+
 /// Every synthetic trace, by name.
 pub fn all() -> Vec<(&'static str, String)> {
     vec![
@@ -129,6 +157,7 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("free-drains-the-device", free_drains_the_device()),
         ("launch-waits-for-another-thread", launch_waits_for_another_thread()),
         ("launch-is-async", launch_is_async()),
+        ("event-wait", event_wait(true)),
     ]
 }
 

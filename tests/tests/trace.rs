@@ -85,6 +85,18 @@ fn a_launch_behind_a_long_kernel_returned_at_once() {
     assert_eq!(second.cause, "the call itself");
 }
 
+#[test]
+fn an_event_wait_waited_for_the_stream_the_event_was_recorded_in() {
+    let (p, t) = classified(&syn::event_wait(true));
+    let wait = t.iter().find(|t| p.calls[t.index].name == "cudaEventSynchronize").unwrap();
+    assert_eq!(wait.class, async_lab_core::classify::Class::WaitedForStream, "{}", wait.cause);
+    assert_eq!(wait.cause, "waited for the kernel spin ahead in its stream, correlation 10");
+    // Without the event's record the wait names no stream: the kernel counts as other streams' work.
+    let (p, t) = classified(&syn::event_wait(false));
+    let wait = t.iter().find(|t| p.calls[t.index].name == "cudaEventSynchronize").unwrap();
+    assert_eq!(wait.class, async_lab_core::classify::Class::DeviceSync, "{}", wait.cause);
+}
+
 /// One call as a snapshot pins it.
 #[derive(Serialize)]
 struct Row {

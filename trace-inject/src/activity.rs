@@ -1,5 +1,6 @@
 //! CUPTI's activity records: the GPU's copies, memsets and kernels and the host's synchronizations, each
-//! with its start, end, stream and the correlation id of the call that made it. CUPTI fills buffers this
+//! with its start, end, stream and the correlation id of the call that made it; and the events recorded in
+//! streams, which say what stream an event synchronization waited for. CUPTI fills buffers this
 //! module hands it; each full buffer is written to the trace and freed, so memory stays bounded.
 
 use crate::cupti::check;
@@ -34,6 +35,10 @@ pub fn enable() -> Result<(), (Failure, String)> {
         // SAFETY: enabling a record kind has no pointer arguments.
         check(unsafe { sys::cuptiActivityEnable(kind) }, "cuptiActivityEnable")?;
     }
+    // Optional: a CUPTI without event records (before CUDA 12.8) still traces; its event waits then name no
+    // stream.
+    // SAFETY: as above.
+    let _ = unsafe { sys::cuptiActivityEnable(K::CUPTI_ACTIVITY_KIND_CUDA_EVENT) };
     // GPU records reach the trace at least every second, not only when a buffer fills: a long program that
     // is killed keeps its records up to then.
     // SAFETY: no pointer arguments; the period is in ms.
@@ -159,14 +164,20 @@ unsafe fn line_of(r: *const sys::CUpti_Activity) -> Option<Line> {
         // SAFETY: as in `field!`; the type is a 32-bit C enum, read as the integer it is.
         let sync_type = unsafe { addr_of!((*r.cast::<M>()).type_).cast::<u32>().read_unaligned() };
         let stream: u32 = field!(M, streamId);
+        let event: u32 = field!(M, cudaEventId);
+        // CUPTI's "no value" (CUPTI_SYNCHRONIZATION_INVALID_VALUE) where the field does not apply.
+        let value = |v: u32| (v != u32::MAX).then_some(v);
         Some(Line::Sync {
             sync_type,
             start: field!(M, start),
             end: field!(M, end),
-            // CUPTI's "no value" for a synchronization that is not a stream's.
-            stream: (stream != u32::MAX).then_some(stream),
+            stream: value(stream),
             corr: field!(M, correlationId),
+            event: value(event),
         })
+    } else if kind == K::CUPTI_ACTIVITY_KIND_CUDA_EVENT as u32 {
+        type M = sys::CUpti_ActivityCudaEvent;
+        Some(Line::Event { event: field!(M, eventId), stream: field!(M, streamId), corr: field!(M, correlationId) })
     } else {
         None
     }
@@ -263,7 +274,21 @@ mod tests {
         put!(b, Y, end, 20u64);
         put!(b, Y, streamId, u32::MAX);
         put!(b, Y, correlationId, 5u32);
-        assert_eq!(read(&b), Some(Line::Sync { sync_type: 4, start: 10, end: 20, stream: None, corr: 5 }));
+        put!(b, Y, cudaEventId, u32::MAX);
+        assert_eq!(read(&b), Some(Line::Sync { sync_type: 4, start: 10, end: 20, stream: None, corr: 5, event: None }));
+        // An event synchronization names its event, and the event's record its stream.
+        put!(b, Y, cudaEventId, 3u32);
+        assert_eq!(
+            read(&b),
+            Some(Line::Sync { sync_type: 4, start: 10, end: 20, stream: None, corr: 5, event: Some(3) })
+        );
+        type E = sys::CUpti_ActivityCudaEvent;
+        let mut b = buffer();
+        kind(&mut b, K::CUPTI_ACTIVITY_KIND_CUDA_EVENT);
+        put!(b, E, eventId, 3u32);
+        put!(b, E, streamId, 13u32);
+        put!(b, E, correlationId, 4u32);
+        assert_eq!(read(&b), Some(Line::Event { event: 3, stream: 13, corr: 4 }));
 
         let mut b = buffer();
         kind(&mut b, K::CUPTI_ACTIVITY_KIND_DRIVER);

@@ -12,8 +12,9 @@ use std::path::Path;
 
 /// What the header's `format` field says.
 pub const TRACE_FORMAT: &str = "async-lab-trace";
-/// The format's version; a reader refuses newer ones.
-pub const TRACE_VERSION: u32 = 1;
+/// The format's version; a reader refuses newer ones. Version 2 added the records of events (`Line::Event`)
+/// and the event a synchronization waited for (`Line::Sync`'s `event`); version 1 traces read as before.
+pub const TRACE_VERSION: u32 = 2;
 
 /// The API a call belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -77,7 +78,13 @@ pub enum Line {
         #[serde(default)]
         stream: Option<u32>,
         corr: u32,
+        /// The event, for an event synchronization (CUPTI's event id; see `Line::Event` for its stream).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        event: Option<u32>,
     },
+    /// An event recorded in a stream (`cuEventRecord`, `cudaEventRecord`): which stream an event
+    /// synchronization with that event waits for, since CUPTI's record of the wait names none.
+    Event { event: u32, stream: u32, corr: u32 },
     /// A resource event, on the thread that caused it.
     Resource { event: Resource, t: u64, tid: u64 },
     /// CUPTI dropped this many records (its buffers were full).

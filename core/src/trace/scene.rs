@@ -151,6 +151,9 @@ impl Program {
     pub fn of(p: &ProcessTrace) -> Program {
         let mut api: Vec<(Domain, &str, u32, u64, u32, Span)> = Vec::new();
         let mut prog = Program::default();
+        // (event, the correlation id of the call that recorded it, its stream), and the event waits to place.
+        let mut records: Vec<(u32, u32, u32)> = Vec::new();
+        let mut event_waits: Vec<(u32, u32)> = Vec::new();
         for line in &p.lines {
             match line {
                 Line::Api { domain, name, cbid, tid, corr, start, end } => {
@@ -180,9 +183,21 @@ impl Program {
                     corr: *corr,
                 }),
                 Line::Sync { stream: Some(s), corr, .. } => prog.syncs.push((*corr, *s)),
+                Line::Sync { stream: None, event: Some(e), corr, .. } => event_waits.push((*e, *corr)),
+                Line::Event { event, stream, corr } => records.push((*event, *corr, *stream)),
                 Line::Resource { event: Resource::ModuleLoaded, t, tid } => prog.module_loads.push((*tid, *t as i64)),
                 Line::Dropped { records } => prog.dropped += records,
                 _ => {}
+            }
+        }
+        // An event wait waits for the stream the event was last recorded in before the wait was called.
+        records.sort_unstable();
+        for (event, corr) in event_waits {
+            let before = records.partition_point(|&(e, c, _)| (e, c) < (event, corr));
+            if let Some(&(e, _, stream)) = before.checked_sub(1).map(|k| &records[k]) {
+                if e == event {
+                    prog.syncs.push((corr, stream));
+                }
             }
         }
         // Outer calls first where two begin together (a runtime call and the driver call it starts at once).

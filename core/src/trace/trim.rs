@@ -1,6 +1,7 @@
 //! A trace cut down to what some of its calls need, so that a long run's trace can be kept small: the calls
-//! (with the driver calls made inside them), their GPU work and synchronization records, the GPU work that
-//! overlapped them, the calls other threads had in flight when they began, and every resource event. Those
+//! (with the driver calls made inside them), their GPU work and synchronization records (and the records of
+//! the events they waited for), the GPU work that overlapped them, the calls other threads had in flight when
+//! they began, and every resource event. Those
 //! are all that [`super::scene::Program::scene`] reads for a call, so each kept call is classified and
 //! explained from the cut trace exactly as from the whole one (a test checks it).
 //!
@@ -35,12 +36,22 @@ fn cut(p: &ProcessTrace, keep: &[usize]) -> ProcessTrace {
             corrs.extend(c.corrs.iter().copied());
         }
     }
+    let waited: HashSet<u32> = p
+        .lines
+        .iter()
+        .filter_map(|l| match l {
+            Line::Sync { corr, event: Some(e), .. } if corrs.contains(corr) => Some(*e),
+            _ => None,
+        })
+        .collect();
     let overlaps = |start: u64, end: u64| spans.iter().any(|s| (start as i64) < s.end && (end as i64) > s.start);
     let lines = p
         .lines
         .iter()
         .filter(|line| match line {
             Line::Api { corr, .. } | Line::Sync { corr, .. } => corrs.contains(corr),
+            // The records of the events a kept wait waited for: the stream it waited for is one of them.
+            Line::Event { event, .. } => waited.contains(event),
             Line::Memcpy { corr, start, end, .. }
             | Line::Memset { corr, start, end, .. }
             | Line::Kernel { corr, start, end, .. } => corrs.contains(corr) || overlaps(*start, *end),
