@@ -36,9 +36,11 @@ pub fn enable() -> Result<(), (Failure, String)> {
         check(unsafe { sys::cuptiActivityEnable(kind) }, "cuptiActivityEnable")?;
     }
     // Optional: a CUPTI without event records (before CUDA 12.8) still traces; its event waits then name no
-    // stream.
-    // SAFETY: as above.
-    let _ = unsafe { sys::cuptiActivityEnable(K::CUPTI_ACTIVITY_KIND_CUDA_EVENT) };
+    // stream. `ASYNC_LAB_TRACE_EVENTS=0` leaves them off, for measuring what they cost.
+    if std::env::var_os("ASYNC_LAB_TRACE_EVENTS").is_none_or(|v| v != "0") {
+        // SAFETY: as above.
+        let _ = unsafe { sys::cuptiActivityEnable(K::CUPTI_ACTIVITY_KIND_CUDA_EVENT) };
+    }
     // GPU records reach the trace at least every second, not only when a buffer fills: a long program that
     // is killed keeps its records up to then.
     // SAFETY: no pointer arguments; the period is in ms.
