@@ -360,3 +360,29 @@ fn on_the_h200_the_traced_reference_is_counted_as_docs_trace_md_says() {
     assert_eq!(count(|v| *v == Verdict::Disagrees), 8);
     insta::assert_snapshot!("h200-async_ref-against", reference::markdown(&rows, reference::left_out(&refs)));
 }
+
+/// On the H200: async-lab's default run traced with event records (`recordings/async-lab-default-both-apis-
+/// traced-*-4b029c4.json`, and its trace cut to the calls `--against` matched). Every repetition of the 332
+/// cases is found, and the tracer agrees with the lab on the count docs/trace.md explains.
+#[test]
+fn on_the_h200_the_traced_default_run_is_counted_as_docs_trace_md_says() {
+    use async_lab_core::record::Recording;
+    use async_lab_core::trace::against;
+    let dir = async_lab_tests::project_root().join("recordings");
+    let rec =
+        Recording::load(&dir.join("async-lab-default-both-apis-traced-h200-driver580.159.04-2026-12-03-4b029c4.json"))
+            .unwrap();
+    let trace =
+        Trace::load(&dir.join("trace-async-lab-default-matched-h200-driver580.159.04-2026-12-03-4b029c4.jsonl"))
+            .unwrap();
+    let rows = against::compare(&rec, &trace);
+    assert_eq!(rows.len(), 332);
+    assert!(rows.iter().all(|r| r.traced_classes.len() == r.reps && r.reps == 5), "every repetition found");
+    assert_eq!(rows.iter().filter(|r| r.agrees() == Some(true)).count(), 292);
+    // No event wait among the differences: the tracer takes its stream from the event's record.
+    assert!(rows
+        .iter()
+        .filter(|r| r.agrees() == Some(false))
+        .all(|r| !r.id.starts_with("wait/") && !r.id.starts_with("runtime/wait/")));
+    insta::assert_snapshot!("h200-default-against", against::markdown(&rows));
+}
