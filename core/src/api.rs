@@ -35,11 +35,6 @@ impl Api {
             Api::Runtime => "runtime/",
         }
     }
-
-    /// The id of the same case measured through the driver API (the id without the API's prefix).
-    pub fn base_id(id: &str) -> &str {
-        id.strip_prefix(Api::Runtime.id_prefix()).unwrap_or(id)
-    }
 }
 
 impl fmt::Display for Api {
@@ -51,18 +46,6 @@ impl fmt::Display for Api {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn prefixes_round_trip() {
-        assert_eq!(
-            Api::base_id("runtime/copy/async/htod/pinned/nonblocking/same/4KiB"),
-            "copy/async/htod/pinned/nonblocking/same/4KiB"
-        );
-        assert_eq!(
-            Api::base_id("copy/async/htod/pinned/nonblocking/same/4KiB"),
-            "copy/async/htod/pinned/nonblocking/same/4KiB"
-        );
-    }
 
     #[test]
     fn a_record_without_an_api_is_a_driver_record() {

@@ -282,18 +282,18 @@ pub fn long(record: &CaseRecord, r: &CaseResult, fit: Option<&crate::clock::Cloc
     let s = &record.setup;
     let mut t = format!("{}\n\n", s.id);
     t.push_str(&format!("What it does: {}.\n", s.what));
-    t.push_str(&format!(
-        "API: {} ({}).{}\n",
-        s.api,
-        s.call,
-        match s.api {
-            crate::api::Api::Driver if crate::catalogue::presets::has_runtime_twin(&s.id) =>
-                format!(" The same case through the runtime API: runtime/{}.", s.id),
-            crate::api::Api::Runtime =>
-                format!(" The same case through the driver API: {}.", crate::api::Api::base_id(&s.id)),
-            _ => String::new(),
-        }
-    ));
+    // The same facts through the other API, where the catalogue has that case.
+    let twin = s.case.as_ref().and_then(|c| {
+        let other = match c.api {
+            crate::api::Api::Driver => crate::api::Api::Runtime,
+            crate::api::Api::Runtime => crate::api::Api::Driver,
+        };
+        let twin = crate::catalogue::Case { api: other, facts: c.facts.clone() }.id();
+        crate::catalogue::presets::known()
+            .contains_key(&twin)
+            .then(|| format!(" The same case through the {other} API: {twin}."))
+    });
+    t.push_str(&format!("API: {} ({}).{}\n", s.api, s.call, twin.unwrap_or_default()));
     match crate::rules::rule(&s.rule) {
         Some(rule) => t.push_str(&format!("Rule {} ({}): {}.\n", rule.id, rule.case, rule.documented)),
         None => t.push_str(&format!("Rule {}.\n", s.rule)),

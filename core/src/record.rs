@@ -231,8 +231,7 @@ impl Recording {
                 // by its template's), where it was set up the same way (same call, blocker ahead or not). The
                 // facts give what older setups lacked (a copy's direction, how the call was timed), and the rules
                 // what today's documentation predicts for them.
-                let found = crate::catalogue::presets::known()
-                    .get(crate::setup::template_id(&s.id))
+                let found = crate::catalogue::presets::by_id(&s.id)
                     .filter(|c| c.call() == s.call && c.facts.layout().blocker_ahead == s.blocker_ahead);
                 if let Some(c) = found {
                     let layout = c.facts.layout();
@@ -240,7 +239,7 @@ impl Recording {
                     if s.timing.is_stopwatch() {
                         s.timing = layout.timing;
                     }
-                    s.case = Some(c.clone());
+                    s.case = Some(c);
                 }
             }
             if case.error.is_none() && case.skipped.is_none() && case.reps.is_empty() {

@@ -198,28 +198,3 @@ impl PeerSetup {
 pub fn pair_id(template: &str, src: i32, dst: i32) -> String {
     format!("{template}/gpu{src}-to-gpu{dst}")
 }
-
-/// The template's id and the (source, destination) GPUs of a per-pair record id: the inverse of `pair_id`.
-pub fn split_pair_id(id: &str) -> Option<(&str, i32, i32)> {
-    let (template, pair) = id.rsplit_once('/')?;
-    let (src, dst) = pair.strip_prefix("gpu")?.split_once("-to-gpu")?;
-    Some((template, src.parse().ok()?, dst.parse().ok()?))
-}
-
-/// The template's id of a per-pair record id (the id itself where it names no pair).
-pub fn template_id(id: &str) -> &str {
-    split_pair_id(id).map_or(id, |(template, _, _)| template)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pair_ids_split_back_into_template_and_gpus() {
-        let id = pair_id("peer/cuMemcpyPeerAsync/p2p-on/same/4KiB", 1, 0);
-        assert_eq!(split_pair_id(&id), Some(("peer/cuMemcpyPeerAsync/p2p-on/same/4KiB", 1, 0)));
-        assert_eq!(template_id(&id), "peer/cuMemcpyPeerAsync/p2p-on/same/4KiB");
-        assert_eq!(split_pair_id("peer/peer/p2p-on/same/4KiB"), None);
-    }
-}

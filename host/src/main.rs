@@ -5,12 +5,11 @@
 use anyhow::{bail, Context as _};
 use async_lab::cli::{Cli, Command, GpuArgs, RunArgs};
 use async_lab::experiments::{self, runner};
-use async_lab_core::catalogue::presets::Preset;
+use async_lab_core::catalogue::presets::{by_id, Preset};
 use async_lab_driver::{Gpu, NoGpu};
 // Replaying, reporting, comparing and explaining a recording use the core crate alone (no GPU, no driver).
 use async_lab_core::machine::MachineInfo;
 use async_lab_core::record::{CaseRecord, Recording, RECORDING_KIND, SCHEMA_VERSION};
-use async_lab_core::setup::template_id;
 use async_lab_core::trace::format as trace_format;
 use async_lab_core::{compare, explain as explain_text, html, output, report, rules, units};
 use clap::Parser;
@@ -293,17 +292,19 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
             (case, fit)
         }
         None => {
+            // The case named, a peer pair's by its template with the pair set; the runner measures the template.
+            let named = by_id(id);
+            let template = named.as_ref().map(|c| c.template().id());
             let all: Vec<_> = [Preset::Full, Preset::Seed, Preset::Sweep, Preset::Peer]
                 .into_iter()
                 .flat_map(|p| experiments::catalogue(p, None))
                 .collect();
-            let Some(case) = all.into_iter().find(|c| c.setup.id == id || id.starts_with(&format!("{}/", c.setup.id)))
-            else {
+            let Some(case) = all.into_iter().find(|c| Some(&c.setup.id) == template.as_ref()) else {
                 bail!("there is no experiment {id:?} (`async-lab list --preset full` shows the ids)");
             };
             let gpu = open(g)?;
             // A loopback pair (gpu0-to-gpu0) is only measured when asked for; naming one asks.
-            let loopback = async_lab_core::setup::split_pair_id(id).is_some_and(|(_, src, dst)| src == dst);
+            let loopback = named.and_then(|c| c.pair()).is_some_and(|p| p.is_loopback());
             let opts = runner::RunOptions {
                 reps,
                 quiet: true,
@@ -329,9 +330,12 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
 /// The record of experiment `id` among `records`; for a peer pair that this machine could not run, the
 /// record of its template, which says why.
 fn record_for(records: Vec<CaseRecord>, id: &str) -> Option<CaseRecord> {
-    let template = template_id(id);
+    let template = by_id(id).map(|c| c.template().id());
     let (exact, others): (Vec<_>, Vec<_>) = records.into_iter().partition(|r| r.setup.id == id);
-    exact.into_iter().next().or_else(|| others.into_iter().find(|r| r.setup.id == template && r.skipped.is_some()))
+    exact
+        .into_iter()
+        .next()
+        .or_else(|| others.into_iter().find(|r| Some(&r.setup.id) == template.as_ref() && r.skipped.is_some()))
 }
 
 fn child(g: &GpuArgs, ids: &[String], reps: usize) -> anyhow::Result<Done> {

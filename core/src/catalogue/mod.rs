@@ -260,6 +260,22 @@ impl Case {
         self.facts.rule(self.api)
     }
 
+    /// The pair of GPUs a peer record measured (`None` for a template, and for every other family).
+    pub fn pair(&self) -> Option<peer::GpuPair> {
+        match &self.facts {
+            Facts::Peer(p) => p.pair,
+            _ => None,
+        }
+    }
+
+    /// The case a record was made from: a peer record's template (the pair cleared), else the case itself.
+    pub fn template(&self) -> Case {
+        match &self.facts {
+            Facts::Peer(p) => Case { api: self.api, facts: Facts::Peer(peer::PeerFacts { pair: None, ..*p }) },
+            _ => self.clone(),
+        }
+    }
+
     /// The same facts through the runtime API, where the family measures them there too.
     pub fn runtime_twin(&self) -> Option<Case> {
         (self.api == Api::Driver && self.facts.runtime_twin())

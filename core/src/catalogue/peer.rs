@@ -235,7 +235,6 @@ pub fn cases(sizes: &[u64], all_placements: bool, all_pairs: bool) -> Vec<Case> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::setup::{split_pair_id, template_id};
 
     fn facts(call: PeerCall, access: bool, blocker: PeerBlocker, bytes: u64) -> PeerFacts {
         PeerFacts { call, access, blocker, bytes, all_pairs: true, pair: None }
@@ -247,14 +246,6 @@ mod tests {
         assert_eq!(op.id(), "peer/peer-async/p2p-off/dst-gpu/1MiB");
         let id = op.on(1, 0).id();
         assert_eq!(id, "peer/peer-async/p2p-off/dst-gpu/1MiB/gpu1-to-gpu0");
-        // Old recordings' ids are read back this way.
-        assert_eq!(template_id(&id), op.id());
-        assert_eq!(split_pair_id(&id), Some((op.id().as_str(), 1, 0)));
-        assert_eq!(split_pair_id("peer/peer/p2p-on/same/4KiB"), None);
-        assert_eq!(
-            template_id("copy/async/htod/pinned/nonblocking/same/1MiB"),
-            "copy/async/htod/pinned/nonblocking/same/1MiB"
-        );
     }
 
     #[test]
