@@ -221,19 +221,19 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
     }
     text.push_str(&format!(" Class: {class}."));
     match r.verdict {
-        Some(Verdict::Matches) => text.push_str(&format!(" Rule {} predicts {}: it matches.", s.rule, s.expected)),
-        Some(Verdict::Deviates) => text.push_str(&format!(" Rule {} predicts {}: this deviates.", s.rule, s.expected)),
+        Some(Verdict::Matches) => text.push_str(&format!(" Rule {} predicts {}: it matches.", r.rule, r.expected)),
+        Some(Verdict::Deviates) => text.push_str(&format!(" Rule {} predicts {}: this deviates.", r.rule, r.expected)),
         Some(Verdict::Undocumented) => {
-            text.push_str(&format!(" No current rule ({}) says what to expect {}.", s.rule, s.expected))
+            text.push_str(&format!(" No current rule ({}) says what to expect {}.", r.rule, r.expected))
         }
         Some(Verdict::Inconclusive) if class != crate::class::Class::Indeterminate => text.push_str(&format!(
             " Rule {} predicts {}; whether the call held the thread through its own work is below the \
              resolution, so the measurement decides nothing to hold against it.",
-            s.rule, s.expected
+            r.rule, r.expected
         )),
         Some(Verdict::Inconclusive) => text.push_str(&format!(
             " Rule {} predicts {}; the measurement decides nothing to hold against it.",
-            s.rule, s.expected
+            r.rule, r.expected
         )),
         None => {}
     }
@@ -294,16 +294,16 @@ pub fn long(record: &CaseRecord, r: &CaseResult, fit: Option<&crate::clock::Cloc
             .then(|| format!(" The same case through the {other} API: {twin}."))
     });
     t.push_str(&format!("API: {} ({}).{}\n", s.api, s.call, twin.unwrap_or_default()));
-    match crate::rules::rule(&s.rule) {
+    match crate::rules::rule(&r.rule) {
         Some(rule) => t.push_str(&format!("Rule {} ({}): {}.\n", rule.id, rule.case, rule.documented)),
-        None => t.push_str(&format!("Rule {}.\n", s.rule)),
+        None => t.push_str(&format!("Rule {}.\n", r.rule)),
     }
     if let Some(reason) = &record.skipped {
-        t.push_str(&format!("Expected: {}.\n\nNot run on this machine: {reason}.\n", s.expected));
+        t.push_str(&format!("Expected: {}.\n\nNot run on this machine: {reason}.\n", r.expected));
         t.push_str(&format!("\nThe code: {} (the call).\n", source_file(s.family)));
         return t;
     }
-    t.push_str(&format!("Expected: {}.\n\nMeasured ({} repetitions):\n", s.expected, record.reps.len()));
+    t.push_str(&format!("Expected: {}.\n\nMeasured ({} repetitions):\n", r.expected, record.reps.len()));
     for (i, (rep, class)) in record.reps.iter().zip(&r.classes).enumerate() {
         let b = |v: Option<bool>| v.map_or("-", |x| if x { "yes" } else { "no" });
         // When each query was asked, after the return: what dates its answer (see `timing`).

@@ -276,6 +276,42 @@ impl Case {
         }
     }
 
+    /// The records a run of this case yields, as cases: a seed program's steps, a peer template's pairs of the
+    /// GPUs `0..gpus`; any other case (a step, a pair among them) is its own one record.
+    pub fn records(&self, gpus: i32) -> Vec<Case> {
+        let with = |facts: Facts| Case { api: self.api, facts };
+        match &self.facts {
+            Facts::Seed(f) if f.step.is_none() => seed::Step::ALL.iter().map(|&s| with(Facts::Seed(f.at(s)))).collect(),
+            Facts::SeedRuntime(f) if f.step.is_none() => {
+                f.steps().into_iter().map(|s| with(Facts::SeedRuntime(s))).collect()
+            }
+            Facts::Peer(p) if p.pair.is_none() => (0..gpus)
+                .flat_map(|src| (0..gpus).map(move |dst| (src, dst)))
+                .map(|(src, dst)| with(Facts::Peer(p.on(src, dst))))
+                .collect(),
+            _ => vec![self.clone()],
+        }
+    }
+
+    /// For the seed's program (either family): the case of the whole program, the step cleared.
+    pub fn whole_program(&self) -> Option<Case> {
+        let facts = match &self.facts {
+            Facts::Seed(f) => Facts::Seed(seed::SeedFacts { step: None, ..*f }),
+            Facts::SeedRuntime(f) => Facts::SeedRuntime(seed_runtime::SeedRuntimeFacts { step: None, ..*f }),
+            _ => return None,
+        };
+        Some(Case { api: self.api, facts })
+    }
+
+    /// A step of the seed's program by its slug ("1-htod"); `None` for a whole program and other families.
+    pub fn step_slug(&self) -> Option<&'static str> {
+        match &self.facts {
+            Facts::Seed(f) => f.step.map(|s| s.slug()),
+            Facts::SeedRuntime(f) => f.step.map(|s| s.slug()),
+            _ => None,
+        }
+    }
+
     /// The same facts through the runtime API, where the family measures them there too.
     pub fn runtime_twin(&self) -> Option<Case> {
         (self.api == Api::Driver && self.facts.runtime_twin())

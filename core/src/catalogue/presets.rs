@@ -2,7 +2,7 @@
 //! runtime twin where it has one. Every list here is made of the families' own lists; nothing is restated.
 
 use super::seed_runtime::ModuleLoading;
-use super::{copies, overhead, peer, seed, seed_runtime, with_twins, Case, Facts};
+use super::{copies, overhead, peer, seed, seed_runtime, with_twins, Case};
 use crate::api::Api;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -155,24 +155,15 @@ pub fn known() -> &'static BTreeMap<String, Case> {
 /// The most GPUs whose pairs [`by_id`] knows the ids of: GPUs 0 to 15.
 pub const PAIR_GPUS: i32 = 16;
 
-/// The case with this id in any preset, a peer record of any pair of GPUs under [`PAIR_GPUS`] included (the
-/// template with that pair set). Ids are made from the facts and compared, never taken apart.
+/// The case with this id in any preset, or among the records one of them yields (a seed program's steps, a
+/// peer template's pairs of GPUs under [`PAIR_GPUS`]). Ids are made from the facts and compared, never taken
+/// apart.
 pub fn by_id(id: &str) -> Option<Case> {
     if let Some(c) = known().get(id) {
         return Some(c.clone());
     }
-    known().values().filter(|c| matches!(c.facts, Facts::Peer(p) if p.pair.is_none())).find_map(|c| {
-        let Facts::Peer(p) = c.facts else { return None };
-        let template = c.id();
-        // Only a template whose id the record's begins with can have made it.
-        if !id.starts_with(&template) {
-            return None;
-        }
-        (0..PAIR_GPUS)
-            .flat_map(|src| (0..PAIR_GPUS).map(move |dst| (src, dst)))
-            .map(|(src, dst)| Case { api: c.api, facts: Facts::Peer(p.on(src, dst)) })
-            .find(|pair| pair.id() == id)
-    })
+    // Only a case whose id the record's begins with can have yielded it.
+    known().values().filter(|c| id.starts_with(&c.id())).flat_map(|c| c.records(PAIR_GPUS)).find(|r| r.id() == id)
 }
 
 /// Whether the driver case with this id is measured through the runtime too (a runtime case of the same
@@ -184,6 +175,7 @@ pub fn has_runtime_twin(driver_id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalogue::Facts;
 
     #[test]
     fn a_peer_records_id_finds_its_template_with_the_pair_set() {
@@ -195,6 +187,11 @@ mod tests {
         assert_eq!(found.pair().map(|g| (g.src, g.dst)), Some((3, 1)));
         assert_eq!(found.template(), template);
         assert_eq!(by_id(&template.id()), Some(template.clone()));
+        // A seed program's step, through either API.
+        let step = by_id("runtime/seed-answer/pinned/0-cudafree").unwrap();
+        assert_eq!(step.step_slug(), Some("0-cudafree"));
+        assert_eq!(step.whole_program().unwrap().id(), "runtime/seed-answer/pinned");
+        assert_eq!(by_id("seed/pageable/3-dtoh").unwrap().step_slug(), Some("3-dtoh"));
         // Beyond the GPUs it knows, or not an id at all: none.
         assert_eq!(by_id(&Case { api: template.api, facts: Facts::Peer(p.on(PAIR_GPUS, 0)) }.id()), None);
         assert_eq!(by_id("copy/async/htod/pinned/nonblocking/same/3KiB"), None);

@@ -7,13 +7,16 @@ use crate::report::{CaseResult, Report};
 use crate::rules::Verdict;
 use std::fmt::Write as _;
 
-/// `seed/pageable` for `seed/pageable/1-htod`: a step's id ends in its number; a group's own record (one
-/// that was not run, `runtime/seed/pageable`) is its group.
-pub(super) fn seed_group(id: &str) -> String {
-    match id.rsplit_once('/') {
-        Some((group, step)) if step.starts_with(|c: char| c.is_ascii_digit()) => group.to_owned(),
-        _ => id.to_owned(),
-    }
+/// The seed program a record belongs to, by id (`seed/pageable` for the step `seed/pageable/1-htod`), from
+/// its facts; a whole program's own record (one that was not run) is its own group, and so is a record whose
+/// facts are unknown.
+pub(super) fn seed_group(record: &CaseRecord) -> String {
+    record.setup.case.as_ref().and_then(|c| c.whole_program()).map_or_else(|| record.setup.id.clone(), |c| c.id())
+}
+
+/// A seed step's name on its card and timeline ("1-htod"), from its facts; its id where they are unknown.
+pub(super) fn step_name(record: &CaseRecord) -> String {
+    record.setup.case.as_ref().and_then(|c| c.step_slug()).map_or_else(|| record.setup.id.clone(), str::to_owned)
 }
 
 pub(super) fn verdict_word(r: &CaseResult) -> (&'static str, String) {
@@ -155,8 +158,7 @@ pub(super) fn seed_card(
     case_ids: &[String],
     first: usize,
 ) {
-    let prefix = format!("{group}/");
-    let members: Vec<usize> = (0..rec.cases.len()).filter(|&i| rec.cases[i].setup.id.starts_with(&prefix)).collect();
+    let members: Vec<usize> = (0..rec.cases.len()).filter(|&i| seed_group(&rec.cases[i]) == group).collect();
     let records: Vec<&CaseRecord> = members.iter().map(|&i| &rec.cases[i]).collect();
     let results: Vec<&CaseResult> = members.iter().map(|&i| &report.results[i]).collect();
     let worst = if results.iter().any(|r| r.error.is_some()) {
@@ -202,12 +204,12 @@ pub(super) fn seed_card(
     }
     timeline_figure(o, &timeline_id, &t);
     o.push_str("<div>\n<table class=\"steps\">\n<tr><th>step</th><th>call</th><th>class</th><th>held for</th><th>expected</th><th>verdict</th></tr>\n");
-    for r in &results {
-        let step = r.id.rsplit('/').next().unwrap_or(&r.id);
+    for (r, record) in results.iter().zip(&records) {
+        let step = step_name(record);
         let _ = writeln!(
             o,
             "<tr><td>{}</td><td><code>{}</code> {}</td><td class=\"class\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(step),
+            escape(&step),
             escape(&r.call),
             escape(&r.host_call_us.map_or(String::new(), |s| axis::duration(s.median * 1e3))),
             escape(&class_word(r)),
@@ -239,12 +241,25 @@ pub(super) fn seed_card(
 mod tests {
     use super::*;
 
+    fn record(id: &str) -> CaseRecord {
+        let case = crate::catalogue::presets::by_id(id).unwrap_or_else(|| panic!("{id} is in the catalogue"));
+        let setup = crate::record::CaseSetup::of(&case);
+        CaseRecord { setup, blocker_ns: None, warmup: None, reps: vec![], series: None, error: None, skipped: None }
+    }
+
     #[test]
-    fn seed_groups() {
-        assert_eq!(seed_group("seed/pageable/1-htod"), "seed/pageable");
-        assert_eq!(seed_group("seed/pinned"), "seed/pinned");
-        assert_eq!(seed_group("runtime/seed-answer/pinned/0-cudafree"), "runtime/seed-answer/pinned");
-        assert_eq!(seed_group("runtime/seed/pageable"), "runtime/seed/pageable");
+    fn seed_groups_and_steps_come_from_the_facts() {
+        let step = record("seed/pageable/1-htod");
+        assert_eq!((seed_group(&step), step_name(&step)), ("seed/pageable".to_owned(), "1-htod".to_owned()));
+        let step = record("runtime/seed-answer/pinned/0-cudafree");
+        assert_eq!(seed_group(&step), "runtime/seed-answer/pinned");
+        assert_eq!(step_name(&step), "0-cudafree");
+        // A whole program's own record is its group; a record without facts is its own group and step.
+        let whole = record("seed/pinned");
+        assert_eq!(seed_group(&whole), "seed/pinned");
+        let mut unknown = record("seed/pinned/2-launch");
+        unknown.setup.case = None;
+        assert_eq!((seed_group(&unknown), step_name(&unknown)), (unknown.setup.id.clone(), unknown.setup.id.clone()));
         assert_eq!(human_size(10_000_000), "10 MB");
         assert_eq!(human_size(2 << 30), "2GiB");
     }

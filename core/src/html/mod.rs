@@ -261,7 +261,7 @@ fn recording_section(o: &mut String, ids: &mut Ids, number: usize, source: &Sour
                 continue;
             }
             if family == Family::Seed {
-                let group = seed_group(&result.id);
+                let group = seed_group(record);
                 if done_seed.insert(group.clone()) {
                     seed_card(o, ids, number, rec, &report, &group, &case_ids, i);
                 }

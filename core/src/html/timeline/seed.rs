@@ -55,7 +55,7 @@ pub fn for_seed(steps: &[&CaseRecord], clock: Option<&ClockFit>) -> Timeline {
     let mut last_finish = None;
     for (k, (record, rep)) in steps.iter().zip(&reps).enumerate() {
         let s = &record.setup;
-        let step = s.id.rsplit('/').next().unwrap_or(&s.id).to_owned();
+        let step = super::super::cards::step_name(record);
         let name = step.replacen('-', " ", 1);
         let number = step.split('-').next().unwrap_or("").to_owned();
         let start = rep.host_call_start_ns as i64;
