@@ -94,14 +94,14 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
         ));
     } else {
         text.push_str(&format!("{} returned after {call}", s.call));
-        let on_dst_gpu = s.family == Family::Peer && s.blocker == crate::setup::BlockerPlacement::Other;
+        let on_dst_gpu = s.family == Family::Peer && s.layout.blocker == crate::setup::BlockerPlacement::Other;
         let blocker = match (s.family, r.blocker_us) {
             (Family::Seed, _) => "the work ahead of it in the stream".to_owned(),
             (_, Some(b)) if on_dst_gpu => format!("the {} blocker on the destination GPU", ms(b)),
             (_, Some(b)) => format!("the {} blocker", ms(b)),
             (_, None) => "the blocker".to_owned(),
         };
-        text.push_str(&match (r.waited_for_prior_work, s.blocker_ahead) {
+        text.push_str(&match (r.waited_for_prior_work, s.layout.blocker_ahead) {
             (None, _) if s.family == Family::Seed => ", with nothing unfinished ahead of it in the stream".to_owned(),
             (None, _) => String::new(),
             // What released the call was another thread's call (the blocker ended inside it).
@@ -188,7 +188,7 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
                 " It returned while a kernel queued before it was still to write into the memory it unmapped: the GPU still used the memory when the call gave it up (async-lab mapped it again at once, so the kernel ran).",
             );
         }
-        if let Some(p) = &s.peer {
+        if let Some(p) = &s.layout.peer {
             if p.is_loopback() {
                 text.push_str(" Source and destination were on the same GPU (loopback): a check of the code, not a peer measurement.");
             } else if p.access {

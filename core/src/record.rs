@@ -4,10 +4,10 @@
 //! reporting code as a live run, on any machine, without a GPU. Nothing in a recording is derived: classes,
 //! verdicts and explanations are recomputed on every replay.
 
-use crate::catalogue::{Case, Experiment as _};
+use crate::catalogue::{Case, Experiment as _, Layout};
 use crate::machine::MachineInfo;
 use crate::rules::Expected;
-use crate::setup::{BlockerPlacement, CallTiming, Direction, Family, HostKind, PeerSetup, StreamKind};
+use crate::setup::{BlockerPlacement, Family};
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -70,34 +70,17 @@ pub struct CaseSetup {
     pub call: String,
     pub rule: String,
     pub expected: Expected,
-    /// The call's stream, where it takes one (non-async calls use the legacy stream).
-    pub stream: Option<StreamKind>,
-    pub blocker: BlockerPlacement,
-    /// The stream the blocker ran on.
-    pub blocker_stream: Option<StreamKind>,
-    /// Whether the blocker is ordered before the call (so waiting for it is not a device-wide wait).
-    pub blocker_ahead: bool,
-    pub host_memory: Option<HostKind>,
-    pub bytes: u64,
+    /// Where the call and its blocker ran, and what memory it touched (its fields are written among these).
+    #[serde(flatten)]
+    pub layout: Layout,
     /// A sentence on what this experiment does.
     pub what: String,
     /// Which API the call under test went through (absent in recordings made before the runtime was
     /// measured: those are driver recordings).
     #[serde(default)]
     pub api: crate::api::Api,
-    /// For copies between two GPUs: which two, and whether direct (peer) access was on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peer: Option<PeerSetup>,
-    /// Which way a copy (copy and sweep families) moves its bytes; `None` for every other call. Recordings
-    /// made before setups carried it get it from their ids when read (`Recording::parse`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub direction: Option<Direction>,
-    /// How the call's host time was taken; the stopwatch unless the setup says otherwise. Recordings made
-    /// before setups carried it get it from their ids when read (`Recording::parse`).
-    #[serde(default, skip_serializing_if = "CallTiming::is_stopwatch")]
-    pub timing: CallTiming,
     /// The case's typed facts, everything above is derived from (absent in recordings made before setups
-    /// kept them: `catalogue::expectation` finds those by id).
+    /// kept them: `catalogue::presets::by_id` finds those by id when the recording is read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub case: Option<Case>,
 }
@@ -107,24 +90,15 @@ impl CaseSetup {
     /// setup is made.
     pub fn of(case: &Case) -> CaseSetup {
         let (rule, expected) = case.rule();
-        let l = case.facts.layout();
         CaseSetup {
             id: case.id(),
             family: case.facts.family(),
             call: case.call().to_owned(),
             rule: rule.to_owned(),
             expected,
-            stream: l.stream,
-            blocker: l.blocker,
-            blocker_stream: l.blocker_stream,
-            blocker_ahead: l.blocker_ahead,
-            host_memory: l.host_memory,
-            bytes: l.bytes,
+            layout: case.facts.layout(),
             what: case.facts.what(case.api),
             api: case.api,
-            peer: l.peer,
-            direction: l.direction,
-            timing: l.timing,
             case: Some(case.clone()),
         }
     }
@@ -212,13 +186,13 @@ impl Recording {
             serde_json::from_value(value).context("its fields do not match the recording format")?;
         for case in &mut rec.cases {
             let s = &mut case.setup;
-            if s.family == Family::Wait && s.blocker == BlockerPlacement::None {
+            if s.family == Family::Wait && s.layout.blocker == BlockerPlacement::None {
                 // Made before the waits were read like every other call: the kernel a wait waits for is its
                 // blocker, ahead of it in its stream, and the "done" those recordings noted (a wait returns
                 // only once its kernel is done) was about that kernel, not about work of the wait's own.
-                s.blocker = BlockerPlacement::Same;
-                s.blocker_ahead = true;
-                s.blocker_stream = s.stream;
+                s.layout.blocker = BlockerPlacement::Same;
+                s.layout.blocker_ahead = true;
+                s.layout.blocker_stream = s.layout.stream;
                 for rep in &mut case.reps {
                     if rep.blocker_done_at_return.is_none() {
                         rep.blocker_done_at_return = rep.op_done_at_return.take();
@@ -232,12 +206,12 @@ impl Recording {
                 // facts give what older setups lacked (a copy's direction, how the call was timed), and the rules
                 // what today's documentation predicts for them.
                 let found = crate::catalogue::presets::by_id(&s.id)
-                    .filter(|c| c.call() == s.call && c.facts.layout().blocker_ahead == s.blocker_ahead);
+                    .filter(|c| c.call() == s.call && c.facts.layout().blocker_ahead == s.layout.blocker_ahead);
                 if let Some(c) = found {
                     let layout = c.facts.layout();
-                    s.direction = s.direction.or(layout.direction);
-                    if s.timing.is_stopwatch() {
-                        s.timing = layout.timing;
+                    s.layout.direction = s.layout.direction.or(layout.direction);
+                    if s.layout.timing.is_stopwatch() {
+                        s.layout.timing = layout.timing;
                     }
                     s.case = Some(c);
                 }
@@ -262,7 +236,7 @@ mod facts_tests {
             .expect("the catalogue has copies");
         let mut old = CaseSetup::of(case);
         old.case = None;
-        old.direction = None;
+        old.layout.direction = None;
         old.rule = "X".into();
         let parse = |s: &CaseSetup| {
             let rec = serde_json::json!({
@@ -275,10 +249,29 @@ mod facts_tests {
         let rec = parse(&old).expect("the recording parses");
         let s = &rec.cases[0].setup;
         assert_eq!(s.case.as_ref(), Some(case), "{id}");
-        assert_eq!(s.direction, case.facts.layout().direction);
+        assert_eq!(s.layout.direction, case.facts.layout().direction);
         let mut other_call = old.clone();
         other_call.call = "cuSomethingElse".into();
         let rec = parse(&other_call).expect("the recording parses");
         assert!(rec.cases[0].setup.case.is_none(), "a case set up differently keeps its recorded rule");
+    }
+
+    #[test]
+    fn the_layout_is_written_among_the_setups_own_fields_as_recordings_always_had_it() {
+        let case = crate::catalogue::presets::known().values().find(|c| c.facts.family() == Family::Copy).unwrap();
+        let setup = CaseSetup::of(case);
+        let json = serde_json::to_value(&setup).unwrap();
+        let keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+        for key in ["id", "stream", "blocker", "blocker_stream", "blocker_ahead", "host_memory", "bytes", "direction"] {
+            assert!(keys.contains(&key), "{key} in {keys:?}");
+        }
+        assert!(!keys.contains(&"layout"), "{keys:?}");
+        assert_eq!(serde_json::from_value::<CaseSetup>(json).unwrap(), setup);
+        // A setup of a committed recording, made before the layout had a type of its own, reads the same.
+        let text = include_str!("../../recordings/async-lab-seed-both-apis-h200-driver580.159.04-2026-12-02.json");
+        let old = &serde_json::from_str::<serde_json::Value>(text).unwrap()["cases"][0]["setup"];
+        let read: CaseSetup = serde_json::from_value(old.clone()).unwrap();
+        assert_eq!(read.layout.bytes, old["bytes"].as_u64().unwrap());
+        assert_eq!(serde_json::to_value(&read).unwrap(), *old, "written back field for field");
     }
 }

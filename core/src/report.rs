@@ -118,7 +118,7 @@ fn blocker_words(s: &CaseSetup) -> &'static str {
 /// timelines, which draw one repetition).
 pub fn decided(case: &CaseRecord, rep: &Rep, fit: Option<&ClockFit>) -> (Class, Held) {
     let s = &case.setup;
-    decide(&RepTimes::of(rep, case_fit(s, fit)), rep, s.blocker_ahead, blocker_words(s))
+    decide(&RepTimes::of(rep, case_fit(s, fit)), rep, s.layout.blocker_ahead, blocker_words(s))
 }
 
 /// One experiment's outcome; `fit` (the run's clock fit) places the GPU's times on the host clock.
@@ -141,7 +141,7 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
     let (blocker_readings, op_readings) = (readings(RepTimes::blocker), readings(RepTimes::op));
     // Each repetition's class and the attribution it rests on (what held the thread, and for how long).
     let (classes, held): (Vec<Class>, Vec<Held>) =
-        reps.iter().zip(&times).map(|(r, t)| decide(t, r, s.blocker_ahead, blocker_words(s))).unzip();
+        reps.iter().zip(&times).map(|(r, t)| decide(t, r, s.layout.blocker_ahead, blocker_words(s))).unzip();
     let mut unresolved: Vec<String> = blocker_readings
         .iter()
         .chain(&op_readings)
@@ -216,7 +216,7 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
         data_captured_at_return: majority_bool(reps.iter().map(|r| r.data_captured_at_return)),
         device_us: median_of(reps.iter().filter_map(|r| r.op_device_ns).map(|n| n as f64 / 1e3)),
         blocker_us: median_of(reps.iter().filter_map(|r| r.blocker_device_ns).map(|n| n as f64 / 1e3)),
-        bytes: s.bytes,
+        bytes: s.layout.bytes,
         wait_style,
         metrics,
         what: s.what.clone(),
@@ -224,11 +224,11 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
         error: case.error.clone(),
         not_run: case.skipped.clone(),
         bandwidth_gb_s: None,
-        peer: s.peer,
-        blocker: s.blocker,
-        host_memory: s.host_memory,
-        direction: s.direction,
-        timing: s.timing,
+        peer: s.layout.peer,
+        blocker: s.layout.blocker,
+        host_memory: s.layout.host_memory,
+        direction: s.layout.direction,
+        timing: s.layout.timing,
     };
     // Bytes per nanosecond are GB/s. Only where the copy's events bracket a DMA transfer alone: between
     // GPUs, between device buffers, or with page-locked host memory. Pageable copies' events also span the
@@ -236,16 +236,16 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
     let dma = match s.family {
         Family::Peer => true,
         Family::Copy | Family::Sweep => {
-            s.direction != Some(Direction::HtoH)
+            s.layout.direction != Some(Direction::HtoH)
                 && matches!(
-                    s.host_memory,
+                    s.layout.host_memory,
                     None | Some(HostKind::Pinned | HostKind::Registered | HostKind::WriteCombined)
                 )
         }
         _ => false,
     };
-    if dma && s.blocker == BlockerPlacement::Same && s.bytes > 0 {
-        r.bandwidth_gb_s = r.device_us.filter(|&us| us > 0.0).map(|us| s.bytes as f64 / (us * 1e3));
+    if dma && s.layout.blocker == BlockerPlacement::Same && s.layout.bytes > 0 {
+        r.bandwidth_gb_s = r.device_us.filter(|&us| us > 0.0).map(|us| s.layout.bytes as f64 / (us * 1e3));
     }
     if case.error.is_none() && case.skipped.is_none() && reps.is_empty() {
         r.error = Some("no repetitions were measured".into());

@@ -243,7 +243,7 @@ fn recorded_args(args: impl Iterator<Item = String>) -> Vec<String> {
 /// Refuses sizes the GPU or the host cannot hold, before anything is allocated. A copy experiment holds
 /// two buffers and a scratch buffer of its size on the GPU, and up to three on the host.
 fn preflight(cases: &[experiments::Case], machine: &MachineInfo) -> anyhow::Result<()> {
-    let largest = cases.iter().map(|c| c.setup.bytes).max().unwrap_or(0);
+    let largest = cases.iter().map(|c| c.setup.layout.bytes).max().unwrap_or(0);
     let gpu_need = largest.saturating_mul(3);
     if gpu_need > machine.memory_free_bytes {
         bail!(

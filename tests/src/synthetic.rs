@@ -268,8 +268,8 @@ fn seed(kind: &str, base: u64, steps: [Step; 4]) -> Vec<CaseRecord> {
             let mut setup = group.clone();
             setup.id = format!("seed/{kind}/{step}");
             setup.call = (*call).to_owned();
-            setup.blocker = if k == 0 { BlockerPlacement::None } else { BlockerPlacement::Same };
-            setup.blocker_ahead = k > 0;
+            setup.layout.blocker = if k == 0 { BlockerPlacement::None } else { BlockerPlacement::Same };
+            setup.layout.blocker_ahead = k > 0;
             let (rule, expected) = match k {
                 0 if kind == "pageable" => ("A2", Expected::classes(&[Class::Async, Class::Staged])),
                 1 => ("K4", Expected::classes(&[Class::Async, Class::WaitedForStream])),
@@ -415,7 +415,7 @@ fn peers(base: u64) -> Vec<CaseRecord> {
                     let template = format!("peer/{call}/{access}/same/{}", async_lab_core::units::format_size(bytes));
                     let mut setup = setup(Preset::Peer, Some(&sizes), &template);
                     setup.id = async_lab_core::setup::pair_id(&template, src, dst);
-                    setup.peer = Some(async_lab_core::setup::PeerSetup {
+                    setup.layout.peer = Some(async_lab_core::setup::PeerSetup {
                         src_gpu: Some(src),
                         dst_gpu: Some(dst),
                         access: access == "p2p-on",

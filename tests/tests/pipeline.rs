@@ -181,8 +181,8 @@ fn a_case_that_failed_is_reported_as_an_error_not_a_class() {
 fn peer_record(template: &str, src: i32, dst: i32, reps: Vec<Rep>) -> CaseRecord {
     let mut r = record(template, reps);
     r.setup.id = async_lab_core::setup::pair_id(template, src, dst);
-    let access = r.setup.peer.unwrap().access;
-    r.setup.peer = Some(async_lab_core::setup::PeerSetup { src_gpu: Some(src), dst_gpu: Some(dst), access });
+    let access = r.setup.layout.peer.unwrap().access;
+    r.setup.layout.peer = Some(async_lab_core::setup::PeerSetup { src_gpu: Some(src), dst_gpu: Some(dst), access });
     r
 }
 

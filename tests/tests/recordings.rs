@@ -123,7 +123,7 @@ fn recordings_say_where_they_were_made() {
                 ),
                 // A pair whose GPUs cannot reach each other directly: the machine's link table must say so.
                 Some(reason) if reason.contains("cannot access") => {
-                    let p = c.setup.peer.expect("a peer experiment");
+                    let p = c.setup.layout.peer.expect("a peer experiment");
                     let pair = [p.src_gpu.unwrap(), p.dst_gpu.unwrap()];
                     let refused = |l: &async_lab_core::machine::PeerLink| {
                         !l.can_access && ([l.src, l.dst] == pair || [l.dst, l.src] == pair)
@@ -221,15 +221,15 @@ fn recorded_setups_carry_the_facts_todays_catalogue_gives() {
     let today: BTreeMap<String, _> = presets
         .into_iter()
         .flat_map(|p| catalogue(p, None))
-        .map(|c| (c.setup.id.clone(), (c.setup.direction, c.setup.timing)))
+        .map(|c| (c.setup.id.clone(), (c.setup.layout.direction, c.setup.layout.timing)))
         .collect();
     let mut compared = 0;
     for path in recordings() {
         let rec = Recording::load(&path).unwrap();
         for case in &rec.cases {
             if let Some(&(direction, timing)) = today.get(&case.setup.id) {
-                assert_eq!(case.setup.direction, direction, "{}: {}", path.display(), case.setup.id);
-                assert_eq!(case.setup.timing, timing, "{}: {}", path.display(), case.setup.id);
+                assert_eq!(case.setup.layout.direction, direction, "{}: {}", path.display(), case.setup.id);
+                assert_eq!(case.setup.layout.timing, timing, "{}: {}", path.display(), case.setup.id);
                 compared += 1;
             }
         }

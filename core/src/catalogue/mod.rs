@@ -36,21 +36,31 @@ use crate::setup::{BlockerPlacement, CallTiming, Direction, Family, HostKind, Pe
 use serde::{Deserialize, Serialize};
 
 /// Where a case's call and its blocker run, and what memory it touches: the typed fields every recording's
-/// setup carries, whatever the family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// setup carries, whatever the family (`CaseSetup::layout`, written among the setup's own fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layout {
-    /// The call's stream, where it takes one.
+    /// The call's stream, where it takes one (non-async calls use the legacy stream).
+    #[serde(default)]
     pub stream: Option<StreamKind>,
     pub blocker: BlockerPlacement,
     /// The stream the blocker runs on.
+    #[serde(default)]
     pub blocker_stream: Option<StreamKind>,
     /// Whether the blocker is ordered before the call (so waiting for it is not a device-wide wait).
     pub blocker_ahead: bool,
+    #[serde(default)]
     pub host_memory: Option<HostKind>,
     pub bytes: u64,
-    /// Which way a copy moves its bytes; `None` for every other call.
+    /// Which way a copy moves its bytes; `None` for every other call. A recording made before setups carried
+    /// it gets it from its case's facts when read (`Recording::parse`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<Direction>,
+    /// For copies between two GPUs: which two, and whether direct (peer) access was on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer: Option<PeerSetup>,
+    /// How the call's host time was taken; the stopwatch unless the setup says otherwise (from the case's
+    /// facts, for a recording made before setups carried it).
+    #[serde(default, skip_serializing_if = "CallTiming::is_stopwatch")]
     pub timing: CallTiming,
 }
 

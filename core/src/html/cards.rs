@@ -178,9 +178,9 @@ pub(super) fn seed_card(
     let _ = writeln!(o, "<h4><code>{}</code>: the seed program, step by step</h4>", escape(group));
     // The memory kind is the copies' host memory (the launch and the callback have none); a group that was not
     // run has only its own record, which carries it too.
-    let kind = records.iter().map(|r| &r.setup).chain([&rec.cases[first].setup]).find_map(|s| s.host_memory);
+    let kind = records.iter().map(|r| &r.setup).chain([&rec.cases[first].setup]).find_map(|s| s.layout.host_memory);
     let memory = kind.map_or("host memory".to_owned(), |k| format!("{} host memory", k.slug()));
-    let bytes = records.iter().map(|r| r.setup.bytes).max().unwrap_or(0);
+    let bytes = records.iter().map(|r| r.setup.layout.bytes).max().unwrap_or(0);
     let calls: Vec<String> = records.iter().map(|r| format!("<code>{}</code>", escape(&r.setup.call))).collect();
     let _ = writeln!(
         o,

@@ -189,7 +189,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: AllocFacts, reps: usize) -> anyhow::Resul
         } else {
             blocker_stream.handle()
         },
-        ahead: case.setup.blocker_ahead,
+        ahead: case.setup.layout.blocker_ahead,
     };
     let pageable = matches!(op.call, AllocCall::HostRegister | AllocCall::HostUnregister)
         .then(|| PageableBuffer::new(op.bytes as usize));

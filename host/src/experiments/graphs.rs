@@ -186,7 +186,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: GraphFacts, reps: usize) -> anyhow::Resul
         } else {
             other.handle()
         },
-        ahead: case.setup.blocker_ahead,
+        ahead: case.setup.layout.blocker_ahead,
     };
     let mut probe = GraphProbe {
         op,

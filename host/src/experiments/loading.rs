@@ -169,7 +169,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: LoadFacts, reps: usize) -> anyhow::Result
     // The work that keeps the GPU busy during the call, made once per case: the blocker, or the copies on the
     // other stream (never ahead of the call).
     let on = if op.situation == Situation::Same { stream.handle() } else { other.handle() };
-    let plan = BlockerPlan { stream: on, ahead: case.setup.blocker_ahead };
+    let plan = BlockerPlan { stream: on, ahead: case.setup.layout.blocker_ahead };
     let background: Box<dyn Background + '_> = match op.situation {
         Situation::Same | Situation::Other => Box::new(Blocker::new(gpu)?),
         Situation::Copy => Box::new(Copies::new(gpu, other.handle())?),

@@ -240,9 +240,9 @@ mod tests {
     #[test]
     fn group_cases_carry_the_buffer_size_for_the_preflight() {
         for c in runtime_seed_cases(ANSWER_BYTES) {
-            assert_eq!(c.setup.bytes, op(&c).bytes, "{}", c.setup.id);
+            assert_eq!(c.setup.layout.bytes, op(&c).bytes, "{}", c.setup.id);
         }
-        let largest = catalogue(Preset::Seed, None).iter().map(|c| c.setup.bytes).max();
+        let largest = catalogue(Preset::Seed, None).iter().map(|c| c.setup.layout.bytes).max();
         assert_eq!(largest, Some(ANSWER_BYTES));
     }
 
@@ -262,7 +262,7 @@ mod tests {
         assert_eq!(cli.run.seed_bytes, 64 << 20);
         let cases = catalogue_with(cli.run.preset, cli.run.sizes.as_deref(), cli.run.seed_bytes);
         for c in cases.iter().filter(|c| c.setup.id.starts_with("runtime/seed-answer/")) {
-            assert_eq!((c.setup.bytes, op(c).bytes), (64 << 20, 64 << 20), "{}", c.setup.id);
+            assert_eq!((c.setup.layout.bytes, op(c).bytes), (64 << 20, 64 << 20), "{}", c.setup.id);
         }
         let answer = runtime_seed_cases(64 << 20)
             .iter()
@@ -270,10 +270,13 @@ mod tests {
             .map(|s| CaseSetup::of(&Case::runtime(s)))
             .find(|s| s.id == "runtime/seed-answer/pinned/3-dtoh");
         let dtoh = answer.unwrap();
-        assert_eq!(dtoh.bytes, 64 << 20);
+        assert_eq!(dtoh.layout.bytes, 64 << 20);
         assert!(dtoh.what.contains("64MiB"), "{}", dtoh.what);
         // The question's own program keeps its 10 MB.
-        assert!(cases.iter().filter(|c| c.setup.id.starts_with("runtime/seed/")).all(|c| c.setup.bytes == 10_000_000));
+        assert!(cases
+            .iter()
+            .filter(|c| c.setup.id.starts_with("runtime/seed/"))
+            .all(|c| c.setup.layout.bytes == 10_000_000));
         let default = crate::cli::Cli::try_parse_from(["async-lab", "--preset", "seed"]).unwrap();
         assert_eq!(default.run.seed_bytes, ANSWER_BYTES);
         assert!(crate::cli::Cli::try_parse_from(["async-lab", "--seed-bytes", "lots"]).is_err());

@@ -262,7 +262,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: StreamMemFacts, reps: usize) -> anyhow::R
     let fallback = Stream::new(gpu, StreamKind::NonBlocking)?;
     let ptx = CString::new(gpu.ptx.text()).map_err(|_| anyhow::anyhow!("the PTX holds a NUL byte"))?;
     let plan = if op.call.held() {
-        BlockerPlan { stream: waiting.handle(), ahead: case.setup.blocker_ahead }
+        BlockerPlan { stream: waiting.handle(), ahead: case.setup.layout.blocker_ahead }
     } else {
         BlockerPlan {
             stream: if op.blocker == BlockerPlacement::Same { stream.handle() } else { fallback.handle() },

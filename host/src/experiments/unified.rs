@@ -171,7 +171,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: HintFacts, reps: usize) -> anyhow::Result
         } else {
             other.handle()
         },
-        ahead: case.setup.blocker_ahead,
+        ahead: case.setup.layout.blocker_ahead,
     };
     // The driver names the GPU by its `CUdevice`, the runtime by its device ordinal.
     let gpu_place = match hints {

@@ -31,7 +31,7 @@ pub fn for_case(record: &CaseRecord, clock: Option<&ClockFit>) -> Timeline {
         t.notes.push(format!("The experiment did not finish ({e}); this is what was measured before."));
     }
 
-    let has_blocker = s.blocker != BlockerPlacement::None || rep.blocker_gpu_ns.is_some();
+    let has_blocker = s.layout.blocker != BlockerPlacement::None || rep.blocker_gpu_ns.is_some();
     // The threads family: another thread's call beside this one, on a host lane of its own under this one's.
     let other = other_thread::of(s, rep);
     t.lanes.push(Lane::new("host thread", if other.is_some() { "the measuring thread" } else { "" }, ""));
@@ -46,7 +46,7 @@ pub fn for_case(record: &CaseRecord, clock: Option<&ClockFit>) -> Timeline {
                       same clock.";
     }
     let blocker_lane = has_blocker.then(|| {
-        let where_ = match (s.blocker, s.blocker_stream) {
+        let where_ = match (s.layout.blocker, s.layout.blocker_stream) {
             (BlockerPlacement::Same, _) => "same stream".to_owned(),
             (BlockerPlacement::Other, Some(k)) => format!("other stream, {}", k.slug()),
             (BlockerPlacement::Other, None) => "other stream".to_owned(),
@@ -58,7 +58,7 @@ pub fn for_case(record: &CaseRecord, clock: Option<&ClockFit>) -> Timeline {
     let has_work = rep.op_done_at_return.is_some() || rep.op_device_ns.is_some() || work_on_gpu(rep).is_some();
     t.lanes.push(Lane::new(
         "GPU: the call's work",
-        s.stream.map_or(String::new(), |k| format!("{} stream", k.slug())),
+        s.layout.stream.map_or(String::new(), |k| format!("{} stream", k.slug())),
         if has_work { "position not recorded" } else { "no GPU work" },
     ));
     let work_lane = t.lanes.len() - 1;
@@ -115,7 +115,7 @@ pub fn for_case(record: &CaseRecord, clock: Option<&ClockFit>) -> Timeline {
     };
     // A peer copy's blocker on the destination GPU ran on that GPU's clock; the recording's offset is the
     // main GPU's, so that blocker is placed by its launch instead.
-    let other_gpu = s.family == Family::Peer && s.blocker == BlockerPlacement::Other;
+    let other_gpu = s.family == Family::Peer && s.layout.blocker == BlockerPlacement::Other;
     if other_gpu && assumed.is_some() {
         t.notes.push(
             "The blocker ran on the destination GPU, whose clock the recording did not align with the host's: it is \

@@ -30,7 +30,8 @@ pub fn for_seed(steps: &[&CaseRecord], clock: Option<&ClockFit>) -> Timeline {
     );
     t.lanes.push(Lane::new("host thread", "", ""));
     t.lanes.push(super::held_lane());
-    let stream = steps.iter().find_map(|r| r.setup.stream).map_or(String::new(), |k| format!("{} stream", k.slug()));
+    let stream =
+        steps.iter().find_map(|r| r.setup.layout.stream).map_or(String::new(), |k| format!("{} stream", k.slug()));
     t.lanes.push(Lane::new("GPU: the stream's work", stream, "not recorded"));
     let reps: Vec<&Rep> = steps.iter().map(|r| &r.reps[index]).collect();
 
@@ -93,7 +94,7 @@ pub fn for_seed(steps: &[&CaseRecord], clock: Option<&ClockFit>) -> Timeline {
                 });
                 last_finish = Some(last_finish.map_or(we, |e: i64| e.max(we)));
             }
-            (None, _) if s.stream.is_none() => {} // a call that puts no work on the stream
+            (None, _) if s.layout.stream.is_none() => {} // a call that puts no work on the stream
             (None, _) => t.notes.push(format!("Step {name}: where its GPU work sat was not recorded.")),
             (Some(_), None) => {}
         }
