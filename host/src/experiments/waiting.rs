@@ -18,7 +18,7 @@ use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_driver::gpu::FlaggedContext;
 use async_lab_driver::measure::{monotonic_ns, Stopwatch};
 use async_lab_driver::runtime::{self, stream as rtstream};
-use async_lab_driver::{sys, Event, Gpu, Stream, StreamKind};
+use async_lab_driver::{sys, DriverResult, Event, Gpu, Stream, StreamKind};
 
 /// The driver's `CU_CTX_SCHED_*` bits of a scheduling flag (the runtime's `cudaDeviceSchedule*` values are the
 /// same).
@@ -38,27 +38,66 @@ const KERNEL_NS: u64 = 100_000_000;
 fn flagged_rep(fc: &FlaggedContext) -> anyhow::Result<Rep> {
     let launched = monotonic_ns();
     fc.enqueue_spin(KERNEL_NS)?;
+    let waited = timed_wait(launched, || fc.synchronize_stream(), || fc.spin_done())?;
+    Ok(wait_rep(&waited, fc.elapsed_ns()?))
+}
+
+/// `reps` waits, after one to warm up, each on a 100 ms kernel between `start` and `end` in `stream`: the call
+/// `wait` makes (a stream or event synchronization, through either API), timed.
+fn waits_between_events(
+    gpu: &Gpu,
+    stream: &Stream,
+    (start, end): (&Event, &Event),
+    reps: usize,
+    wait: impl Fn() -> DriverResult<()>,
+) -> anyhow::Result<Vec<Rep>> {
+    let mut out = Vec::new();
+    for i in 0..=reps {
+        let launched = monotonic_ns();
+        start.record(stream.handle())?;
+        gpu.launch_spin_wait_ns(stream.handle(), KERNEL_NS, 0)?;
+        end.record(stream.handle())?;
+        let waited = timed_wait(launched, &wait, || end.is_done())?;
+        if i > 0 {
+            out.push(wait_rep(&waited, end.ns_since(start)?));
+        }
+    }
+    Ok(out)
+}
+
+/// One wait, timed as the lab times every call (`method.rs`).
+struct Waited {
+    t: async_lab_driver::measure::Timed,
+    /// When the kernel it waits for was launched, the call began and it returned (host clock).
+    launched: u64,
+    call_start: u64,
+    returned: u64,
+    /// Whether the kernel had ended, asked right after the return, and when that was asked.
+    kernel: (bool, [u64; 2]),
+}
+
+/// Times the call `wait`, then asks `done` whether the kernel it waited for (launched at `launched`) had
+/// ended.
+fn timed_wait(
+    launched: u64,
+    wait: impl FnOnce() -> DriverResult<()>,
+    done: impl FnOnce() -> DriverResult<bool>,
+) -> anyhow::Result<Waited> {
     let call_start = monotonic_ns();
     let w = Stopwatch::start();
-    let r = fc.synchronize_stream();
+    let r = wait();
     let t = w.stop();
     let returned = monotonic_ns();
     r?;
-    let kernel = timed_query(call_start, || fc.spin_done())?;
-    Ok(wait_rep(t, call_start, launched, returned, kernel, fc.elapsed_ns()?))
+    let kernel = timed_query(call_start, done)?;
+    Ok(Waited { t, launched, call_start, returned, kernel })
 }
 
 /// The signals of one wait, read like every other call's (`method.rs`): the kernel it waits for is the
 /// blocker, and a timed query of the kernel's end event right after the return says whether it had ended
 /// (`kernel`). The wait puts no work of its own on the GPU. How it waited is in the metrics.
-fn wait_rep(
-    t: async_lab_driver::measure::Timed,
-    call_start: u64,
-    launched: u64,
-    returned: u64,
-    kernel: (bool, [u64; 2]),
-    device_ns: u64,
-) -> Rep {
+fn wait_rep(w: &Waited, device_ns: u64) -> Rep {
+    let Waited { t, launched, call_start, returned, kernel } = *w;
     let mut rep = Rep {
         host_call_ns: t.wall_ns,
         host_cpu_ns: t.cpu_ns,
@@ -123,26 +162,10 @@ fn run_runtime(gpu: &Gpu, op: WaitFacts, reps: usize) -> anyhow::Result<Vec<Rep>
     let flags = flag.map(RuntimeFlags::set).transpose()?;
     let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
     let (start, end) = (Event::new(gpu)?, Event::with_flags(gpu, event_flags)?);
-    let mut out = Vec::new();
-    for i in 0..=reps {
-        let launched = monotonic_ns();
-        start.record(stream.handle())?;
-        gpu.launch_spin_wait_ns(stream.handle(), KERNEL_NS, 0)?;
-        end.record(stream.handle())?;
-        let call_start = monotonic_ns();
-        let w = Stopwatch::start();
-        let r = match op {
-            WaitFacts::StreamSync(_) => rtstream::stream_synchronize(stream.handle()),
-            WaitFacts::EventSync { .. } => rtstream::event_synchronize(&end),
-        };
-        let t = w.stop();
-        let returned = monotonic_ns();
-        r?;
-        let kernel = timed_query(call_start, || end.is_done())?;
-        if i > 0 {
-            out.push(wait_rep(t, call_start, launched, returned, kernel, end.ns_since(&start)?));
-        }
-    }
+    let out = waits_between_events(gpu, &stream, (&start, &end), reps, || match op {
+        WaitFacts::StreamSync(_) => rtstream::stream_synchronize(stream.handle()),
+        WaitFacts::EventSync { .. } => rtstream::event_synchronize(&end),
+    })?;
     if let Some(f) = flags {
         f.restore()?;
     }
@@ -167,22 +190,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: WaitFacts, reps: usize) -> anyhow::Result
             let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
             let flags = if blocking_sync { sys::CU_EVENT_BLOCKING_SYNC } else { sys::CU_EVENT_DEFAULT };
             let (start, end) = (Event::new(gpu)?, Event::with_flags(gpu, flags)?);
-            for i in 0..=reps {
-                let launched = monotonic_ns();
-                start.record(stream.handle())?;
-                gpu.launch_spin_wait_ns(stream.handle(), KERNEL_NS, 0)?;
-                end.record(stream.handle())?;
-                let call_start = monotonic_ns();
-                let w = Stopwatch::start();
-                let r = end.synchronize();
-                let t = w.stop();
-                let returned = monotonic_ns();
-                r?;
-                let kernel = timed_query(call_start, || end.is_done())?;
-                if i > 0 {
-                    out.push(wait_rep(t, call_start, launched, returned, kernel, end.ns_since(&start)?));
-                }
-            }
+            out = waits_between_events(gpu, &stream, (&start, &end), reps, || end.synchronize())?;
         }
     }
     Ok(case_record(case, None, None, out))
