@@ -282,24 +282,25 @@ fn host_available_bytes() -> Option<u64> {
 
 /// `async-lab explain ID`: from a recording, or measured now.
 fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize) -> anyhow::Result<Done> {
+    // The case named, from the catalogue: a peer pair or a seed step is one of the records its template yields.
+    let named = by_id(id);
+    let template = named.as_ref().map(|c| c.template().id());
     let (record, fit) = match replay {
         Some(path) => {
             let rec = Recording::load(path)?;
             let fit = rec.clock_fit();
-            let Some(case) = record_for(rec.cases, id) else {
+            let Some(case) = record_for(rec.cases, id, template.as_deref()) else {
                 bail!("{} has no experiment {id:?} (`async-lab list` shows the ids)", path.display());
             };
             (case, fit)
         }
         None => {
-            // The case named, a peer pair's by its template with the pair set; the runner measures the template.
-            let named = by_id(id);
-            let template = named.as_ref().map(|c| c.template().id());
+            // The runner measures the template, which yields the record named.
             let all: Vec<_> = [Preset::Full, Preset::Seed, Preset::Sweep, Preset::Peer]
                 .into_iter()
                 .flat_map(|p| experiments::catalogue(p, None))
                 .collect();
-            let Some(case) = all.into_iter().find(|c| Some(&c.setup.id) == template.as_ref()) else {
+            let Some(case) = all.into_iter().find(|c| Some(c.setup.id.as_str()) == template.as_deref()) else {
                 bail!("there is no experiment {id:?} (`async-lab list --preset full` shows the ids)");
             };
             let gpu = open(g)?;
@@ -316,7 +317,7 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
             };
             let outcome = runner::run_cases(&gpu, std::slice::from_ref(&case), &opts);
             let fit = outcome.clock_fit();
-            let Some(record) = record_for(outcome.records, id) else {
+            let Some(record) = record_for(outcome.records, id, template.as_deref()) else {
                 bail!("measuring {id} produced no record of it (is the pair of GPUs on this machine?)");
             };
             (record, fit)
@@ -327,15 +328,14 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
     Ok(Done::Ok)
 }
 
-/// The record of experiment `id` among `records`; for a peer pair that this machine could not run, the
-/// record of its template, which says why.
-fn record_for(records: Vec<CaseRecord>, id: &str) -> Option<CaseRecord> {
-    let template = by_id(id).map(|c| c.template().id());
+/// The record of experiment `id` among `records`; for a peer pair or a seed step that this machine could not
+/// run, the record of its template (`template`), which says why.
+fn record_for(records: Vec<CaseRecord>, id: &str, template: Option<&str>) -> Option<CaseRecord> {
     let (exact, others): (Vec<_>, Vec<_>) = records.into_iter().partition(|r| r.setup.id == id);
     exact
         .into_iter()
         .next()
-        .or_else(|| others.into_iter().find(|r| Some(&r.setup.id) == template.as_ref() && r.skipped.is_some()))
+        .or_else(|| others.into_iter().find(|r| Some(r.setup.id.as_str()) == template && r.skipped.is_some()))
 }
 
 fn child(g: &GpuArgs, ids: &[String], reps: usize) -> anyhow::Result<Done> {

@@ -198,6 +198,25 @@ fn explain_of_a_pair_a_one_gpu_recording_could_not_run_says_why() {
 }
 
 #[test]
+fn explain_measures_a_seed_step_or_a_peer_pair_through_its_template() {
+    // Measured now: the id of a record a template yields (a step of the seed's program, a pair of GPUs) is
+    // found, so the only thing missing here is the GPU; an id no template yields is said at once.
+    for id in [
+        "seed/pageable/1-htod",
+        "runtime/seed-answer/pinned/0-cudafree",
+        "peer/peer-async/p2p-off/same/1MiB/gpu0-to-gpu1",
+    ] {
+        let o = run_with_stub(&["explain", id]);
+        assert_no_panic(&o);
+        assert_eq!(o.status.code(), Some(3), "{id}: {}", stderr(&o));
+        assert!(stderr(&o).contains("no NVIDIA driver"), "{id}: {}", stderr(&o));
+    }
+    let o = run_with_stub(&["explain", "seed/pageable/9-nothing"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("there is no experiment"), "{}", stderr(&o));
+}
+
+#[test]
 fn replaying_an_interrupted_recording_succeeds_and_says_it_was_cut_short() {
     let rec = project_root().join("recordings/async-lab-default-interrupted-h200-driver580.159.04-2026-12-02.json");
     let o = run_with_stub(&["--replay", rec.to_str().unwrap()]);

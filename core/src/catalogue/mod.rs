@@ -278,12 +278,16 @@ impl Case {
         }
     }
 
-    /// The case a record was made from: a peer record's template (the pair cleared), else the case itself.
+    /// The case a record was made from (the inverse of [`Case::records`]): a peer record's template (the pair
+    /// cleared), a seed step's whole program (the step cleared), else the case itself.
     pub fn template(&self) -> Case {
-        match &self.facts {
-            Facts::Peer(p) => Case { api: self.api, facts: Facts::Peer(peer::PeerFacts { pair: None, ..*p }) },
-            _ => self.clone(),
-        }
+        let facts = match &self.facts {
+            Facts::Peer(p) => Facts::Peer(peer::PeerFacts { pair: None, ..*p }),
+            Facts::Seed(f) => Facts::Seed(seed::SeedFacts { step: None, ..*f }),
+            Facts::SeedRuntime(f) => Facts::SeedRuntime(seed_runtime::SeedRuntimeFacts { step: None, ..*f }),
+            _ => return self.clone(),
+        };
+        Case { api: self.api, facts }
     }
 
     /// The records a run of this case yields, as cases: a seed program's steps, a peer template's pairs of the
@@ -301,16 +305,6 @@ impl Case {
                 .collect(),
             _ => vec![self.clone()],
         }
-    }
-
-    /// For the seed's program (either family): the case of the whole program, the step cleared.
-    pub fn whole_program(&self) -> Option<Case> {
-        let facts = match &self.facts {
-            Facts::Seed(f) => Facts::Seed(seed::SeedFacts { step: None, ..*f }),
-            Facts::SeedRuntime(f) => Facts::SeedRuntime(seed_runtime::SeedRuntimeFacts { step: None, ..*f }),
-            _ => return None,
-        };
-        Some(Case { api: self.api, facts })
     }
 
     /// A step of the seed's program by its slug ("1-htod"); `None` for a whole program and other families.

@@ -190,7 +190,8 @@ mod tests {
         // A seed program's step, through either API.
         let step = by_id("runtime/seed-answer/pinned/0-cudafree").unwrap();
         assert_eq!(step.step_slug(), Some("0-cudafree"));
-        assert_eq!(step.whole_program().unwrap().id(), "runtime/seed-answer/pinned");
+        assert_eq!(step.template().id(), "runtime/seed-answer/pinned");
+        assert!(step.template().records(PAIR_GPUS).contains(&step), "a template's records hold its step");
         assert_eq!(by_id("seed/pageable/3-dtoh").unwrap().step_slug(), Some("3-dtoh"));
         // Beyond the GPUs it knows, or not an id at all: none.
         assert_eq!(by_id(&Case { api: template.api, facts: Facts::Peer(p.on(PAIR_GPUS, 0)) }.id()), None);

@@ -8,10 +8,10 @@ use crate::rules::Verdict;
 use std::fmt::Write as _;
 
 /// The seed program a record belongs to, by id (`seed/pageable` for the step `seed/pageable/1-htod`), from
-/// its facts; a whole program's own record (one that was not run) is its own group, and so is a record whose
-/// facts are unknown.
+/// its facts (`Case::template`); a whole program's own record (one that was not run) is its own group, and so
+/// is a record whose facts are unknown.
 pub(super) fn seed_group(record: &CaseRecord) -> String {
-    record.setup.case.as_ref().and_then(|c| c.whole_program()).map_or_else(|| record.setup.id.clone(), |c| c.id())
+    record.setup.case.as_ref().map_or_else(|| record.setup.id.clone(), |c| c.template().id())
 }
 
 /// A seed step's name on its card and timeline ("1-htod"), from its facts; its id where they are unknown.
