@@ -114,12 +114,6 @@ fn densest(v: &[i64], width: i64) -> Option<(usize, usize)> {
     best
 }
 
-/// The calls of each process (indexes into its [`Program`]'s calls) that [`locate`] finds for `timed`, in
-/// the trace's order of processes.
-pub fn located(timed: &[Timed], trace: &Trace) -> Vec<Vec<usize>> {
-    trace.processes.iter().map(|p| locate(timed, &Program::of(p)).into_iter().map(|(_, i)| i).collect()).collect()
-}
-
 /// The tracer's class of each timed call the trace holds, the first process that holds it deciding.
 pub fn traced_classes(timed: &[Timed], trace: &Trace) -> HashMap<Key, Class> {
     let mut out = HashMap::new();

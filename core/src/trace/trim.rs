@@ -1,40 +1,47 @@
 //! A trace cut down to what some of its calls need, so that a long run's trace can be kept small: the calls
 //! (with the driver calls made inside them), their GPU work and synchronization records (and the records of
-//! the events they waited for), the GPU work that overlapped them, the calls other threads had in flight when
-//! they began, and every resource event. Those
-//! are all that [`super::scene::Program::scene`] reads for a call, so each kept call is classified and
-//! explained from the cut trace exactly as from the whole one (a test checks it).
+//! the events they waited for), the GPU work under way while they ran and the calls other threads had in
+//! flight when they began (found with the same lookups `Program::scene` makes), and every resource event.
+//! Those are all that [`Program::scene`] reads for a call, so each kept call is classified and explained from
+//! the cut trace exactly as from the whole one (a test checks it).
 //!
 //! `async-lab trace --replay FILE --against REF --keep-matched OUT` writes the calls that `--against` matched;
 //! `recordings/` keeps traces cut this way where the whole one would be too large.
 
 use super::format::{header, Line, ProcessTrace, Trace};
+use super::locate::{locate, Timed};
 use super::scene::Program;
-use crate::attribution::Span;
 use std::collections::HashSet;
 
-/// `trace` with, in each process, only what the calls `keep[process]` (indexes into its [`Program`]'s calls)
-/// need; a process with no call to keep keeps its header and its end.
-pub fn around(trace: &Trace, keep: &[Vec<usize>]) -> Trace {
+/// `trace` with, in each process, only what the calls [`locate`] finds there for `timed` need; and how many
+/// calls that is.
+pub fn matched(trace: &Trace, timed: &[Timed]) -> (Trace, usize) {
+    let mut calls = 0;
     let processes = trace
         .processes
         .iter()
-        .enumerate()
-        .map(|(n, p)| cut(p, keep.get(n).map(Vec::as_slice).unwrap_or(&[])))
+        .map(|p| {
+            let program = Program::of(p);
+            let keep: Vec<usize> = locate(timed, &program).into_iter().map(|(_, i)| i).collect();
+            calls += keep.len();
+            cut(p, &program, &keep)
+        })
         .collect();
-    Trace { processes }
+    (Trace { processes }, calls)
 }
 
-fn cut(p: &ProcessTrace, keep: &[usize]) -> ProcessTrace {
-    let program = Program::of(p);
-    let kept: Vec<&super::scene::Call> = keep.iter().filter_map(|&i| program.calls.get(i)).collect();
-    let spans: Vec<Span> = kept.iter().map(|c| c.span).collect();
-    let mut corrs: HashSet<u32> = kept.iter().flat_map(|c| c.corrs.iter().copied()).collect();
-    // Other threads' calls in flight when a kept call began: what the attribution may count as holders.
-    for c in &program.calls {
-        if kept.iter().any(|k| k.tid != c.tid && c.span.start <= k.span.start && c.span.end > k.span.start) {
-            corrs.extend(c.corrs.iter().copied());
+/// `p` with only what its calls `keep` (indexes into `program`'s calls, `program` made from `p`) need.
+fn cut(p: &ProcessTrace, program: &Program, keep: &[usize]) -> ProcessTrace {
+    let mut corrs: HashSet<u32> = HashSet::new();
+    let mut work: HashSet<(u32, i64, i64)> = HashSet::new();
+    for k in keep.iter().filter_map(|&i| program.calls.get(i)) {
+        corrs.extend(&k.corrs);
+        // What the attribution may count as holders: other threads' calls in flight when it began, and the GPU
+        // work under way while it ran.
+        for other in program.calls_at(k.span.start).filter(|o| o.tid != k.tid) {
+            corrs.extend(&other.corrs);
         }
+        work.extend(program.work_during(k.span).map(|w| (w.corr, w.span.start, w.span.end)));
     }
     let waited: HashSet<u32> = p
         .lines
@@ -44,7 +51,6 @@ fn cut(p: &ProcessTrace, keep: &[usize]) -> ProcessTrace {
             _ => None,
         })
         .collect();
-    let overlaps = |start: u64, end: u64| spans.iter().any(|s| (start as i64) < s.end && (end as i64) > s.start);
     let lines = p
         .lines
         .iter()
@@ -54,7 +60,9 @@ fn cut(p: &ProcessTrace, keep: &[usize]) -> ProcessTrace {
             Line::Event { event, .. } => waited.contains(event),
             Line::Memcpy { corr, start, end, .. }
             | Line::Memset { corr, start, end, .. }
-            | Line::Kernel { corr, start, end, .. } => corrs.contains(corr) || overlaps(*start, *end),
+            | Line::Kernel { corr, start, end, .. } => {
+                corrs.contains(corr) || work.contains(&(*corr, *start as i64, *end as i64))
+            }
             Line::Header { .. } => false,
             Line::Resource { .. } | Line::Dropped { .. } | Line::Error { .. } | Line::End { .. } => true,
         })
@@ -139,7 +147,7 @@ mod tests {
         let whole = trace();
         let p = Program::of(&whole.processes[0]);
         let copy = p.calls.iter().position(|c| c.name == "cudaMemcpyAsync").unwrap();
-        let cut = around(&whole, &[vec![copy]]);
+        let cut = Trace { processes: vec![super::cut(&whole.processes[0], &p, &[copy])] };
         let q = Program::of(&cut.processes[0]);
         let copy_cut = q.calls.iter().position(|c| c.name == "cudaMemcpyAsync").unwrap();
         assert_eq!(calls::traced(&p, copy).class, calls::traced(&q, copy_cut).class);
@@ -157,12 +165,13 @@ mod tests {
     #[test]
     fn the_cut_trace_reads_back_as_written() {
         let whole = trace();
-        let cut = around(&whole, &[vec![1]]);
+        let p = Program::of(&whole.processes[0]);
+        let cut = Trace { processes: vec![super::cut(&whole.processes[0], &p, &[1])] };
         let text = to_text(&cut);
         assert_eq!(Trace::parse(&text).unwrap(), cut);
         assert_eq!(Trace::parse(&to_text(&whole)).unwrap(), whole);
         // No call to keep: the header and the end, nothing else.
-        let empty = around(&whole, &[]);
-        assert!(empty.processes[0].lines.iter().all(|l| matches!(l, Line::Resource { .. } | Line::End { .. })));
+        let empty = super::cut(&whole.processes[0], &p, &[]);
+        assert!(empty.lines.iter().all(|l| matches!(l, Line::Resource { .. } | Line::End { .. })));
     }
 }

@@ -10,7 +10,7 @@ use async_lab_core::record::Recording;
 use async_lab_core::trace::calls::{self, Traced};
 use async_lab_core::trace::format::{Failure, Trace};
 use async_lab_core::trace::scene::Program;
-use async_lab_core::trace::{against, locate, reference, text, trim};
+use async_lab_core::trace::{against, reference, text, trim};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -202,13 +202,12 @@ fn keep_matched(against: &Against, trace: &Trace, out: &Path) -> anyhow::Result<
         Against::Recording(rec) => against::timed(rec),
         Against::Reference(refs) => reference::timed(refs),
     };
-    let located = locate::located(&timed, trace);
-    let cut = trim::around(trace, &located);
+    let (cut, calls) = trim::matched(trace, &timed);
     std::fs::write(out, trim::to_text(&cut)).with_context(|| format!("writing {}", out.display()))?;
     let lines = |t: &Trace| t.processes.iter().map(|p| p.lines.len() + 1).sum::<usize>();
     eprintln!(
         "async-lab: the {} calls --against matched, with what their classes rest on, written to {} ({} of {} lines)",
-        located.iter().map(Vec::len).sum::<usize>(),
+        calls,
         out.display(),
         lines(&cut),
         lines(trace)
