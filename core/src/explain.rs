@@ -282,17 +282,11 @@ pub fn long(record: &CaseRecord, r: &CaseResult, fit: Option<&crate::clock::Cloc
     let s = &record.setup;
     let mut t = format!("{}\n\n", s.id);
     t.push_str(&format!("What it does: {}.\n", s.what));
-    // The same facts through the other API, where the catalogue has that case.
-    let twin = s.case.as_ref().and_then(|c| {
-        let other = match c.api {
-            crate::api::Api::Driver => crate::api::Api::Runtime,
-            crate::api::Api::Runtime => crate::api::Api::Driver,
-        };
-        let twin = crate::catalogue::Case { api: other, facts: c.facts.clone() }.id();
-        crate::catalogue::presets::known()
-            .contains_key(&twin)
-            .then(|| format!(" The same case through the {other} API: {twin}."))
-    });
+    let twin = s
+        .case
+        .as_ref()
+        .and_then(crate::catalogue::presets::through_other_api)
+        .map(|t| format!(" The same case through the {} API: {}.", t.api, t.id()));
     t.push_str(&format!("API: {} ({}).{}\n", s.api, s.call, twin.unwrap_or_default()));
     match crate::rules::rule(&r.rule) {
         Some(rule) => t.push_str(&format!("Rule {} ({}): {}.\n", rule.id, rule.case, rule.documented)),

@@ -201,8 +201,8 @@ impl Recording {
                 }
             }
             if s.case.is_none() {
-                // Made before setups kept their facts: today's catalogue knows the case by its id (a peer pair's
-                // by its template's), where it was set up the same way (same call, blocker ahead or not). The
+                // Made before setups kept their facts: today's catalogue knows the case by its id (a peer pair
+                // or a seed step among the records its template yields), where it was set up the same way (same call, blocker ahead or not). The
                 // facts give what older setups lacked (a copy's direction, how the call was timed), and the rules
                 // what today's documentation predicts for them.
                 let found = crate::catalogue::presets::by_id(&s.id)

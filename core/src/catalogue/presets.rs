@@ -166,10 +166,15 @@ pub fn by_id(id: &str) -> Option<Case> {
     known().values().filter(|c| id.starts_with(&c.id())).flat_map(|c| c.records(PAIR_GPUS)).find(|r| r.id() == id)
 }
 
-/// Whether the driver case with this id is measured through the runtime too (a runtime case of the same
-/// id after `runtime/` exists in some preset: a twin, or one a family makes itself).
-pub fn has_runtime_twin(driver_id: &str) -> bool {
-    known().get(&format!("{}{driver_id}", Api::Runtime.id_prefix())).is_some_and(|c| c.api == Api::Runtime)
+/// The same facts through the other API, where some preset measures them there too (a runtime twin, or a
+/// runtime case a family makes itself, and back).
+pub fn through_other_api(case: &Case) -> Option<Case> {
+    let api = match case.api {
+        Api::Driver => Api::Runtime,
+        Api::Runtime => Api::Driver,
+    };
+    let other = Case { api, facts: case.facts.clone() };
+    known().contains_key(&other.id()).then_some(other)
 }
 
 #[cfg(test)]
@@ -230,7 +235,8 @@ mod tests {
                 twins += 1;
                 assert_eq!(t.id(), format!("runtime/{}", c.id()));
                 assert!(t.call().starts_with("cuda"), "{}", t.call());
-                assert!(has_runtime_twin(&c.id()));
+                assert_eq!(through_other_api(c).as_ref(), Some(&t));
+                assert_eq!(through_other_api(&t).as_ref(), Some(c));
             }
         }
         assert!(twins > 100, "only {twins} runtime twins");
