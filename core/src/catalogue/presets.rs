@@ -2,7 +2,7 @@
 //! runtime twin where it has one. Every list here is made of the families' own lists; nothing is restated.
 
 use super::seed_runtime::ModuleLoading;
-use super::{copies, overhead, peer, seed, seed_runtime, with_twins, Case};
+use super::{copies, overhead, peer, seed, seed_runtime, with_twins, Case, Experiment as _};
 use crate::api::Api;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -166,15 +166,15 @@ pub fn by_id(id: &str) -> Option<Case> {
     known().values().filter(|c| id.starts_with(&c.id())).flat_map(|c| c.records(PAIR_GPUS)).find(|r| r.id() == id)
 }
 
-/// The same facts through the other API, where some preset measures them there too (a runtime twin, or a
-/// runtime case a family makes itself, and back).
+/// The same case through the other API, where some preset measures it there too: the case whose id is this
+/// one's facts' id through that API (a runtime twin; a runtime case a family makes itself, such as a step of
+/// the seed's program, and its driver counterpart), as `compare` pairs them.
 pub fn through_other_api(case: &Case) -> Option<Case> {
-    let api = match case.api {
+    let other = match case.api {
         Api::Driver => Api::Runtime,
         Api::Runtime => Api::Driver,
     };
-    let other = Case { api, facts: case.facts.clone() };
-    known().contains_key(&other.id()).then_some(other)
+    by_id(&format!("{}{}", other.id_prefix(), case.facts.id())).filter(|c| c.api == other)
 }
 
 #[cfg(test)]
@@ -240,5 +240,10 @@ mod tests {
             }
         }
         assert!(twins > 100, "only {twins} runtime twins");
+        // A runtime case its family makes itself is paired by id as `compare` pairs it: a seed step through both.
+        let step = by_id("runtime/seed/pinned/2-launch").unwrap();
+        assert_eq!(through_other_api(&step).map(|c| c.id()).as_deref(), Some("seed/pinned/2-launch"));
+        assert_eq!(through_other_api(&by_id("seed/pinned/2-launch").unwrap()), Some(step));
+        assert_eq!(through_other_api(&by_id("runtime/seed-eager/pinned/2-launch").unwrap()), None);
     }
 }
