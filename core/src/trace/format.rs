@@ -13,8 +13,12 @@ use std::path::Path;
 /// What the header's `format` field says.
 pub const TRACE_FORMAT: &str = "async-lab-trace";
 /// The format's version; a reader refuses newer ones. Version 2 added the records of events (`Line::Event`)
-/// and the event a synchronization waited for (`Line::Sync`'s `event`); version 1 traces read as before.
-pub const TRACE_VERSION: u32 = 2;
+/// and the event a synchronization waited for (`Line::Sync`'s `event`). Version 3 added what the tracer set
+/// up (`Line::Session`: the clock pair, which calls it traced), where held calls came from
+/// (`Line::Location`), NVTX ranges (`Line::Nvtx`), the ids of the default streams (`Line::DefaultStreams`),
+/// another CUPTI subscriber (`Line::Conflict`) and how a process that did not exit ended (`Line::Signal`).
+/// Versions 1 and 2 read as before: they hold none of these.
+pub const TRACE_VERSION: u32 = 3;
 
 /// The API a call belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -93,6 +97,115 @@ pub enum Line {
     Error { error: Failure, message: String },
     /// The process ended and every record was flushed.
     End { t: u64 },
+    /// What the injection library set up, right after the header (version 3).
+    Session {
+        /// CUPTI's clock and the host's `CLOCK_MONOTONIC` read back to back, to put the program's own times
+        /// (Python's `time.perf_counter_ns`, C++'s `steady_clock`) on the trace's clock.
+        clock: ClockPair,
+        /// Which API calls have a line: all of them, or only those that can hold their thread.
+        api_calls: ApiCalls,
+        /// Calls that held their thread longer than this have a `Line::Location`.
+        locate_over_ns: u64,
+    },
+    /// Where a call that held its thread longer than `Session::locate_over_ns` was made: the calling thread's
+    /// Python frames (innermost first) where it held the GIL, its native frames (innermost first). Written
+    /// right after the call's own line, with its thread and correlation id.
+    Location {
+        tid: u64,
+        corr: u32,
+        gil: Gil,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        python: Vec<PyFrame>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        native: Vec<NativeFrame>,
+    },
+    /// An NVTX range the program pushed and popped (or started and ended), written when it closed: a call
+    /// made on `tid` between `start` and `end` was made inside it.
+    Nvtx {
+        tid: u64,
+        start: u64,
+        end: u64,
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        domain: Option<String>,
+    },
+    /// CUPTI's ids of the default streams, seen from thread `tid`: the legacy default stream (the same for
+    /// every thread) and that thread's per-thread default stream.
+    DefaultStreams {
+        tid: u64,
+        legacy: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        per_thread: Option<u32>,
+    },
+    /// Another library of the program asked CUPTI for a subscriber while the tracer held it: `library` is
+    /// the file of the caller (a profiler: PyTorch's kineto, ...). `yielded`: the tracer stepped aside
+    /// (`--yield-cupti`) and traced nothing after `t`; else the other library was refused and recorded
+    /// nothing.
+    Conflict { t: u64, tid: u64, library: String, call: String, yielded: bool },
+    /// The process was ended by a signal (SIGSEGV, SIGBUS, SIGABRT, SIGTERM, SIGINT) or by `_exit`: the
+    /// library flushed what it held before the program went on to its own handler; no `end` line follows.
+    Signal { t: u64, signal: String },
+}
+
+/// CUPTI's clock and `CLOCK_MONOTONIC`, read back to back (ns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockPair {
+    pub cupti_ns: u64,
+    pub monotonic_ns: u64,
+}
+
+impl ClockPair {
+    /// A `CLOCK_MONOTONIC` time on the trace's clock.
+    pub fn to_trace(&self, monotonic_ns: u64) -> i64 {
+        monotonic_ns as i64 - self.monotonic_ns as i64 + self.cupti_ns as i64
+    }
+}
+
+/// Which API calls a trace holds a line for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApiCalls {
+    /// Every runtime and driver call.
+    All,
+    /// Only the calls that can hold their thread (`trace::selection::may_hold`): enqueues, synchronization,
+    /// allocation, free, loading, graphs, memory operations, context and stream management; not the getters
+    /// and queries a framework makes around every operation.
+    MayHold,
+}
+
+/// Whether the calling thread held Python's GIL when its call returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Gil {
+    /// It held the GIL: `python` holds its frames.
+    Held,
+    /// The process runs Python but this thread did not hold the GIL (the framework released it around the
+    /// call, or the thread is not a Python thread): its Python frames cannot be read safely.
+    NotHeld,
+    /// No Python interpreter in the process.
+    NoPython,
+}
+
+/// One Python frame.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PyFrame {
+    pub file: String,
+    pub line: u32,
+    pub function: String,
+}
+
+/// One native frame: the file it is in and its offset there, and where symbolized (by `async-lab trace`
+/// after the program ended, from the file's symbols and debug info), its function, source file and line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NativeFrame {
+    pub module: String,
+    pub offset: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
 }
 
 /// One process's section of a trace.
@@ -107,6 +220,8 @@ pub struct ProcessTrace {
     pub partial: bool,
     /// Where the injection library said it could not trace.
     pub failure: Option<(Failure, String)>,
+    /// The signal (or `_exit`) that ended the process, where the library saw it (`Line::Signal`).
+    pub ended_by: Option<String>,
 }
 
 /// A whole trace: one section per process that initialized CUDA.
@@ -157,6 +272,7 @@ impl Trace {
                     };
                     match &other {
                         Line::End { .. } => p.partial = false,
+                        Line::Signal { signal, .. } => p.ended_by = Some(signal.clone()),
                         Line::Error { error, message } => {
                             p.failure = Some((*error, message.clone()));
                             p.partial = false;

@@ -55,7 +55,7 @@ fn cut(p: &ProcessTrace, program: &Program, keep: &[usize]) -> ProcessTrace {
         .lines
         .iter()
         .filter(|line| match line {
-            Line::Api { corr, .. } | Line::Sync { corr, .. } => corrs.contains(corr),
+            Line::Api { corr, .. } | Line::Sync { corr, .. } | Line::Location { corr, .. } => corrs.contains(corr),
             // The records of the events a kept wait waited for: the stream it waited for is one of them.
             Line::Event { event, .. } => waited.contains(event),
             Line::Memcpy { corr, start, end, .. }
@@ -64,7 +64,15 @@ fn cut(p: &ProcessTrace, program: &Program, keep: &[usize]) -> ProcessTrace {
                 corrs.contains(corr) || work.contains(&(*corr, *start as i64, *end as i64))
             }
             Line::Header { .. } => false,
-            Line::Resource { .. } | Line::Dropped { .. } | Line::Error { .. } | Line::End { .. } => true,
+            Line::Resource { .. }
+            | Line::Dropped { .. }
+            | Line::Error { .. }
+            | Line::End { .. }
+            | Line::Session { .. }
+            | Line::Nvtx { .. }
+            | Line::DefaultStreams { .. }
+            | Line::Conflict { .. }
+            | Line::Signal { .. } => true,
         })
         .cloned()
         .collect();
