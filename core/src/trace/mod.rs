@@ -9,6 +9,8 @@
 
 pub mod against;
 pub mod calls;
+pub mod capability;
+pub mod demangle;
 pub mod format;
 pub mod locate;
 pub mod page;

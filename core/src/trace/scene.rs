@@ -79,8 +79,13 @@ impl Work {
                 memory_words(*dst_kind)
             ),
             WorkKind::Memset => format!("the {} memset", format_size(self.bytes)),
-            WorkKind::Kernel { name } => format!("the kernel {}", short_name(name)),
+            WorkKind::Kernel { name } => format!("the kernel {}", super::demangle::kernel(name)),
         }
+    }
+
+    /// A copy from or to managed memory.
+    pub fn managed(&self) -> bool {
+        matches!(self.kind, WorkKind::Copy { src_kind, dst_kind, .. } if src_kind == 5 || dst_kind == 5)
     }
 
     /// A copy from or to pageable host memory (which the driver stages on the calling thread).
@@ -115,11 +120,6 @@ pub fn memory_words(kind: u8) -> &'static str {
         7 => "managed static",
         _ => "unknown",
     }
-}
-
-/// A kernel's name without its parameter list.
-fn short_name(name: &str) -> &str {
-    name.split('(').next().unwrap_or(name)
 }
 
 /// A traced process, ready for the attribution.
@@ -293,6 +293,26 @@ impl Program {
         let from = self.calls.partition_point(|c| c.span.start <= t - self.index.longest_call);
         let to = self.calls.partition_point(|c| c.span.start < t);
         self.calls[from..to.max(from)].iter().filter(move |c| c.span.end > t)
+    }
+
+    /// How much GPU work enqueued before call `i` had not begun when it began: how full the launch queue was.
+    /// The trace may not hold every queued record (a cut trace keeps only what overlapped the calls it kept),
+    /// so where the earliest work not yet begun is in the call's stream, everything enqueued after it there is
+    /// counted too, from the correlation ids between: as many calls as there are ids, in steps of as many ids
+    /// as the call itself took (a runtime launch takes its own and its driver launch's).
+    pub fn queued_before(&self, i: usize) -> usize {
+        let c = &self.calls[i];
+        let first_corr = c.corrs.iter().copied().min().unwrap_or(c.corr);
+        let from = self.work.partition_point(|w| w.span.start <= c.span.start);
+        let pending: Vec<&Work> = self.work[from..].iter().filter(|w| w.corr < first_corr).collect();
+        let stream = self.stream_of(i);
+        let by_ids = pending
+            .iter()
+            .filter(|w| Some(w.stream) == stream)
+            .map(|w| w.corr)
+            .min()
+            .map_or(0, |earliest| (first_corr - earliest) as usize / c.corrs.len().max(1));
+        pending.len().max(by_ids)
     }
 
     /// The stream call `i` works in or synchronizes, where it has one.
