@@ -82,12 +82,17 @@ pub fn pageable_copy_staged() -> String {
 /// A copy from pageable memory into a stream whose earlier kernel runs 20 ms: the copy waits for it, then
 /// returns before its own transfer ends.
 pub fn copy_waits_for_its_stream() -> String {
-    trace(vec![
+    trace(trace_lines_copy_waits_for_its_stream())
+}
+
+/// The lines of [`copy_waits_for_its_stream`].
+pub fn trace_lines_copy_waits_for_its_stream() -> Vec<Line> {
+    vec![
         call("cudaLaunchKernel", 10, 0, 5 * US),
         kernel("spin", 13, 10, 10 * US, 20 * MS),
         call("cudaMemcpyAsync", 11, 10 * US, 20 * MS + 30 * US),
         htod(1, 64 << 20, 13, 11, 20 * MS + 5 * US, 23 * MS),
-    ])
+    ]
 }
 
 /// A free while a kernel runs on another stream: the free waits for it (the device drained).

@@ -131,6 +131,42 @@ fn work_that_ended_inside_a_call_without_a_sign_of_release_is_not_its_cause() {
     assert!(words.contains("ran during it, not waited for: the kernel spin on stream 14"), "{words}");
 }
 
+#[test]
+fn a_programs_own_steps_are_put_beside_the_calls_they_are_about() {
+    use async_lab_core::trace::format::{ApiCalls, ClockPair, Line};
+    use async_lab_core::trace::steps;
+    // The program's CLOCK_MONOTONIC reads 5 s where the trace's clock reads T0.
+    let mono = 5_000_000_000u64;
+    let mut lines = vec![Line::Session {
+        clock: ClockPair { cupti_ns: syn::T0, monotonic_ns: mono },
+        api_calls: ApiCalls::All,
+        locate_over_ns: 20_000,
+    }];
+    lines.extend(syn::trace_lines_copy_waits_for_its_stream());
+    let text = syn::trace(lines);
+    let trace = Trace::parse(&text).unwrap();
+    let p = Program::of(&trace.processes[0]);
+    let traced = calls::classify(&p);
+    // The step began 5 µs before the copy's call and ended 10 µs after it returned.
+    let out = format!(
+        "{}{{\"program\":\"t\",\"step\":\"h2d\",\"call\":\"cudaMemcpyAsync\",\"tid\":100,\"start_ns\":{},\"end_ns\":{}}}\n",
+        steps::PREFIX,
+        mono + 5 * syn::US,
+        mono + 20 * MS + 40 * syn::US
+    );
+    let rows = steps::compare(&trace.processes[0], &p, &traced, &steps::parse(&out).unwrap()).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].corrs, [11]);
+    assert_eq!(rows[0].held_ns, 20 * MS as i64 + 20_000);
+    assert_eq!(rows[0].own_ns, 20 * MS as i64 + 35_000);
+    assert_eq!(rows[0].class.as_deref(), Some("waited-for-stream"));
+    assert!(rows[0].basis.as_deref().unwrap().contains("pageable"), "{:?}", rows[0].basis);
+    // Without the clock pair, the steps cannot be placed.
+    let old = Trace::parse(&syn::copy_waits_for_its_stream()).unwrap();
+    let q = Program::of(&old.processes[0]);
+    assert!(steps::compare(&old.processes[0], &q, &calls::classify(&q), &[]).is_none());
+}
+
 /// One call as a snapshot pins it.
 #[derive(Serialize)]
 struct Row {

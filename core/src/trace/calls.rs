@@ -3,7 +3,7 @@
 //! copy ahead in its stream, correlation 122").
 
 use super::capability::{self, Allowed, Entry, Shown, Way};
-use super::scene::Program;
+use super::scene::{Program, WorkKind};
 use crate::attribution::{attribute, Cause, Held, Segment, Span};
 use crate::classify::{class_of_held, Class};
 
@@ -149,6 +149,7 @@ fn shown(p: &Program, i: usize) -> Shown {
         managed: own.iter().any(|w| w.managed()),
         module_load: p.module_loads_in(i) > 0 || loads_by_name,
         full_queue: p.queued_before(i) >= capability::lab().queue_depth.unwrap_or(f64::INFINITY) as usize,
+        host_to_host: own.iter().any(|w| matches!(w.kind, WorkKind::Copy { copy_kind: 9, .. })),
     }
 }
 
@@ -166,6 +167,9 @@ fn shown_words(s: Shown) -> String {
     }
     if s.full_queue {
         parts.push("with a full launch queue");
+    }
+    if s.host_to_host {
+        parts.push("copying host to host");
     }
     if parts.is_empty() {
         String::new()

@@ -13,11 +13,12 @@
 use crate::attribution::Cause;
 use crate::catalogue::seed::Step;
 use crate::catalogue::seed_runtime::{ModuleLoading, ProgramStep};
+use crate::catalogue::Layout;
 use crate::catalogue::{launches::LaunchFacts, Facts};
 use crate::class::Class;
 use crate::record::Recording;
 use crate::report;
-use crate::setup::HostKind;
+use crate::setup::{Direction, HostKind};
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
@@ -84,6 +85,8 @@ pub enum Condition {
     ModuleLoad,
     /// The launch queue full of earlier launches (K5).
     FullQueue,
+    /// A copy from host memory to host memory (which the driver makes on the calling thread, in stream order).
+    HostToHost,
 }
 
 impl Condition {
@@ -94,11 +97,15 @@ impl Condition {
             Condition::ManagedMemory => "with managed memory",
             Condition::ModuleLoad => "when it loads a module",
             Condition::FullQueue => "when the launch queue is full",
+            Condition::HostToHost => "copying host to host",
         }
     }
 
     /// The condition a case was measured under, from its facts.
-    pub fn of(facts: &Facts, host_memory: Option<HostKind>) -> Condition {
+    pub fn of(facts: &Facts, layout: &Layout) -> Condition {
+        if layout.direction == Some(Direction::HtoH) {
+            return Condition::HostToHost;
+        }
         match facts {
             Facts::Launch(LaunchFacts::QueueDepth) => return Condition::FullQueue,
             Facts::Load(_) => return Condition::ModuleLoad,
@@ -113,7 +120,7 @@ impl Condition {
             }
             _ => {}
         }
-        match host_memory {
+        match layout.host_memory {
             Some(HostKind::Pageable) => Condition::PageableMemory,
             Some(HostKind::Managed) => Condition::ManagedMemory,
             _ => Condition::Always,
@@ -185,7 +192,7 @@ pub fn derive(recordings: &[(&str, &Recording)]) -> Table {
             }
             let Some(way) = Way::of(class) else { continue };
             let function = function_of(&case.setup.call).to_owned();
-            let condition = Condition::of(facts, case.setup.layout.host_memory);
+            let condition = Condition::of(facts, &case.setup.layout);
             // The class names one way (a copy that waited for its stream and then held the thread through its
             // transfer is `blocking`); the waits its repetitions show are ways it can wait too.
             let mut ways = vec![way];
@@ -244,6 +251,7 @@ pub struct Shown {
     pub managed: bool,
     pub module_load: bool,
     pub full_queue: bool,
+    pub host_to_host: bool,
 }
 
 impl Shown {
@@ -254,6 +262,7 @@ impl Shown {
             Condition::ManagedMemory => self.managed,
             Condition::ModuleLoad => self.module_load,
             Condition::FullQueue => self.full_queue,
+            Condition::HostToHost => self.host_to_host,
         }
     }
 }

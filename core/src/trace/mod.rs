@@ -16,5 +16,6 @@ pub mod locate;
 pub mod page;
 pub mod reference;
 pub mod scene;
+pub mod steps;
 pub mod text;
 pub mod trim;

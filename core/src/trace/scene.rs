@@ -103,7 +103,7 @@ pub fn copy_words(kind: u8) -> &'static str {
         4 => "array → host",
         8 => "device → device",
         10 => "peer",
-        11 => "host → host",
+        9 => "host → host",
         _ => "memory",
     }
 }
