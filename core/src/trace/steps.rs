@@ -56,6 +56,11 @@ pub struct Row {
     pub corrs: Vec<u32>,
     /// The time those calls held the thread, together, ns.
     pub held_ns: i64,
+    /// The time every call the thread made inside the step held it, together, ns (what the program's own
+    /// time should be, less the interpreter's own work between the calls).
+    pub all_held_ns: i64,
+    /// How many calls the thread made inside the step.
+    pub all_calls: usize,
     /// The class and the words of the longest of them.
     pub class: Option<String>,
     pub cause: Option<String>,
@@ -64,10 +69,10 @@ pub struct Row {
 }
 
 impl Row {
-    /// Held time over the program's own time.
+    /// The held time of every call in the step over the program's own time.
     pub fn share(&self) -> f64 {
         if self.own_ns > 0 {
-            self.held_ns as f64 / self.own_ns as f64
+            self.all_held_ns as f64 / self.own_ns as f64
         } else {
             0.0
         }
@@ -92,17 +97,17 @@ pub fn compare(process: &ProcessTrace, p: &Program, traced: &[Traced], steps: &[
             .iter()
             .map(|s| {
                 let span = Span::new(clock.to_trace(s.start_ns), clock.to_trace(s.end_ns));
-                let mut inside: Vec<&Traced> = p
+                let all: Vec<(usize, &Traced)> = p
                     .calls
                     .iter()
                     .enumerate()
-                    .filter(|(_, c)| {
-                        c.tid == s.tid
-                            && c.span.start >= span.start
-                            && c.span.end <= span.end
-                            && function_of(&c.name) == function_of(&s.call)
-                    })
-                    .filter_map(|(i, _)| by_index.get(&i).copied())
+                    .filter(|(_, c)| c.tid == s.tid && c.span.start >= span.start && c.span.end <= span.end)
+                    .filter_map(|(i, _)| by_index.get(&i).map(|t| (i, *t)))
+                    .collect();
+                let mut inside: Vec<&Traced> = all
+                    .iter()
+                    .filter(|(i, _)| function_of(&p.calls[*i].name) == function_of(&s.call))
+                    .map(|(_, t)| *t)
                     .collect();
                 inside.sort_by_key(|t| std::cmp::Reverse(t.held.total_ns));
                 let longest = inside.first();
@@ -111,6 +116,8 @@ pub fn compare(process: &ProcessTrace, p: &Program, traced: &[Traced], steps: &[
                     own_ns: span.len(),
                     corrs: inside.iter().map(|t| p.calls[t.index].corr).collect(),
                     held_ns: inside.iter().map(|t| t.held.total_ns).sum(),
+                    all_held_ns: all.iter().map(|(_, t)| t.held.total_ns).sum(),
+                    all_calls: all.len(),
                     class: longest.map(|t| t.class.to_string()),
                     cause: longest.map(|t| t.cause.clone()),
                     basis: longest.and_then(|t| t.basis.as_ref()).map(|e| format!("{} ({})", e.case, e.rule)),
@@ -124,17 +131,20 @@ pub fn compare(process: &ProcessTrace, p: &Program, traced: &[Traced], steps: &[
 pub fn markdown(rows: &[Row]) -> String {
     let us = |ns: i64| crate::units::duration(ns as f64);
     let mut out = String::from(
-        "| program | step | call | program's own time | held (tracer) | calls | class | what held it | the lab's experiment |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| program | step | program's own time | held, all its calls | call | held | class | what held it | the lab's experiment |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         out.push_str(&format!(
-            "| {} | {} | `{}` | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} ({} calls, {:.0}%) | `{}` ×{} | {} | {} | {} | {} |\n",
             r.step.program,
             r.step.step,
-            r.step.call,
             us(r.own_ns),
-            us(r.held_ns),
+            us(r.all_held_ns),
+            r.all_calls,
+            r.share() * 100.0,
+            r.step.call,
             r.corrs.len(),
+            us(r.held_ns),
             r.class.as_deref().unwrap_or("not in the trace"),
             r.cause.as_deref().unwrap_or("").replace('|', "\\|"),
             r.basis.as_deref().map_or(String::new(), |b| format!("`{b}`")),
