@@ -167,6 +167,22 @@ fn a_programs_own_steps_are_put_beside_the_calls_they_are_about() {
     assert!(steps::compare(&old.processes[0], &q, &calls::classify(&q), &[]).is_none());
 }
 
+#[test]
+fn a_trace_cut_to_its_held_calls_replays_to_the_same_held_calls() {
+    use async_lab_core::trace::trim;
+    let path = async_lab_tests::trace_files()
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("trace-async-lab-seed-"))
+        .expect("the committed trace of the seed preset");
+    let text = std::fs::read_to_string(path).unwrap();
+    let (cut, kept) = trim::calls_where(&Trace::parse(&text).unwrap(), |_, p, i| p.calls[i].span.len() > 20_000);
+    let cut = Trace::parse(&trim::to_text(&cut)).unwrap();
+    assert!(kept > 100);
+    assert_eq!(rows(&text, 20_000).len(), rows(&trim::to_text(&cut), 20_000).len());
+    let whole = serde_json::to_string(&rows(&text, 20_000)).unwrap();
+    assert_eq!(whole, serde_json::to_string(&rows(&trim::to_text(&cut), 20_000)).unwrap());
+}
+
 /// One call as a snapshot pins it.
 #[derive(Serialize)]
 struct Row {

@@ -30,6 +30,25 @@ pub fn matched(trace: &Trace, timed: &[Timed]) -> (Trace, usize) {
     (Trace { processes }, calls)
 }
 
+/// `trace` with, in each process, only what the calls `keep` picks need (`keep` is asked of each call of each
+/// process's program, with the process); and how many calls that is. A trace of a program we did not write
+/// is kept this way: the calls that held their thread longer than the tables show, and those inside the
+/// program's own steps (`async-lab trace --keep-held`).
+pub fn calls_where(trace: &Trace, keep: impl Fn(&ProcessTrace, &Program, usize) -> bool) -> (Trace, usize) {
+    let mut calls = 0;
+    let processes = trace
+        .processes
+        .iter()
+        .map(|p| {
+            let program = Program::of(p);
+            let kept: Vec<usize> = (0..program.calls.len()).filter(|&i| keep(p, &program, i)).collect();
+            calls += kept.len();
+            cut(p, &program, &kept)
+        })
+        .collect();
+    (Trace { processes }, calls)
+}
+
 /// `p` with only what its calls `keep` (indexes into `program`'s calls, `program` made from `p`) need.
 fn cut(p: &ProcessTrace, program: &Program, keep: &[usize]) -> ProcessTrace {
     let mut corrs: HashSet<u32> = HashSet::new();

@@ -56,6 +56,11 @@ pub struct TraceArgs {
     /// own time beside the time the tracer says its call held the thread, and the class.
     #[arg(long, value_name = "FILE")]
     pub steps: Option<PathBuf>,
+    /// Also write the trace cut down to the calls that held their thread longer than --min-held and, with
+    /// --steps, every call made inside a step, with what their classes rest on: a small trace that replays
+    /// to the same tables, explanations and steps.
+    #[arg(long, value_name = "FILE")]
+    pub keep_held: Option<PathBuf>,
     /// How many held calls each table shows (the calls that enqueued GPU work, then the others).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
@@ -203,6 +208,9 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
     if let (Some(against), Some(out)) = (&against, &args.keep_matched) {
         keep_matched(against, &trace, out)?;
     }
+    if let Some(out) = &args.keep_held {
+        keep_held(&trace, min_held, steps.as_deref().unwrap_or_default(), out)?;
+    }
     if let Some(corr) = args.explain {
         let found = trace.processes.iter().any(|p| Program::of(p).calls.iter().any(|c| c.corr == corr));
         if !found {
@@ -234,6 +242,29 @@ fn keep_matched(against: &Against, trace: &Trace, out: &Path) -> anyhow::Result<
     let lines = |t: &Trace| t.processes.iter().map(|p| p.lines.len() + 1).sum::<usize>();
     eprintln!(
         "async-lab: the {} calls --against matched, with what their classes rest on, written to {} ({} of {} lines)",
+        calls,
+        out.display(),
+        lines(&cut),
+        lines(trace)
+    );
+    Ok(())
+}
+
+/// Writes `trace` cut down to its held calls and the calls inside `steps` (`--keep-held`).
+fn keep_held(trace: &Trace, min_held: i64, steps: &[steps::Step], out: &Path) -> anyhow::Result<()> {
+    let (cut, calls) = trim::calls_where(trace, |p, program, i| {
+        let c = &program.calls[i];
+        let in_step = steps::clock(p).is_some_and(|clock| {
+            steps.iter().any(|s| {
+                s.tid == c.tid && c.span.start >= clock.to_trace(s.start_ns) && c.span.end <= clock.to_trace(s.end_ns)
+            })
+        });
+        in_step || c.span.len() > min_held
+    });
+    std::fs::write(out, trim::to_text(&cut)).with_context(|| format!("writing {}", out.display()))?;
+    let lines = |t: &Trace| t.processes.iter().map(|p| p.lines.len() + 1).sum::<usize>();
+    eprintln!(
+        "async-lab: the {} held calls and calls inside steps, with what their classes rest on, written to {} ({} of {} lines)",
         calls,
         out.display(),
         lines(&cut),
