@@ -14,5 +14,6 @@ pub mod locate;
 pub mod page;
 pub mod reference;
 pub mod scene;
+pub mod selection;
 pub mod text;
 pub mod trim;
