@@ -29,9 +29,40 @@ static HANDLE: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 static YIELDED: AtomicBool = AtomicBool::new(false);
 static LOCATE_OVER: AtomicU64 = AtomicU64::new(LOCATE_DEFAULT_NS);
 
+/// What taking locations may cost a thread: this many ns of each [`BUDGET_WINDOW_NS`] (1%). Walking a
+/// stack through CUDA's libraries takes milliseconds where they have no fast unwind tables, and a program
+/// whose launches often hold past the threshold would otherwise pay that on every one; past the budget a
+/// held call is written without its location.
+const BUDGET_NS: u64 = 10_000_000;
+const BUDGET_WINDOW_NS: u64 = 1_000_000_000;
+
 thread_local! {
     /// This thread's default streams are written.
     static STREAMS_SEEN: Cell<bool> = const { Cell::new(false) };
+    /// The traced calls this thread is inside (a runtime call and the driver calls it makes).
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// The start of this thread's budget window and what locations cost it there.
+    static SPENT: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// Whether this thread may take a location now (its budget not spent).
+fn may_locate(now: u64) -> bool {
+    SPENT.with(|s| {
+        let (window, spent) = s.get();
+        if now >= window.saturating_add(BUDGET_WINDOW_NS) {
+            s.set((now, 0));
+            true
+        } else {
+            spent < BUDGET_NS
+        }
+    })
+}
+
+fn spent(ns: u64) {
+    SPENT.with(|s| {
+        let (window, spent) = s.get();
+        s.set((window, spent + ns));
+    });
 }
 
 /// Which calls are traced and which are located, as the environment says.
@@ -159,20 +190,28 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
         return;
     }
     if site == sys::CUpti_ApiCallbackSite::CUPTI_API_ENTER as u32 {
+        DEPTH.with(|d| d.set(d.get() + 1));
         // SAFETY: `slot` points to the call's own u64, which no one else writes.
         unsafe { slot.write(timestamp()) };
         return;
     }
     let end = timestamp();
+    let outermost = DEPTH.with(|d| {
+        d.set(d.get().saturating_sub(1));
+        d.get() == 0
+    });
     // SAFETY: the enter callback of this same call wrote it.
     let start = unsafe { slot.read() };
     // SAFETY: as above, for the call's correlation id and name (a C string CUPTI keeps for the whole run).
     let (corr, name) = unsafe { (addr_of!((*data).correlationId).read(), addr_of!((*data).functionName).read()) };
     // SAFETY: `name` is null or CUPTI's C string, as read above.
     unsafe { record(domain, cbid, name, corr, start, end) }
-    if end.saturating_sub(start) > LOCATE_OVER.load(Ordering::Relaxed) {
+    // The outermost call alone: a driver call that held inside a runtime call made it hold as well, and
+    // the runtime call's location is the same stack seen from further out.
+    if outermost && end.saturating_sub(start) > LOCATE_OVER.load(Ordering::Relaxed) && may_locate(end) {
         let tid = writer::tid();
         writer::append(&location::here(tid, corr), end);
+        spent(timestamp().saturating_sub(end));
     }
     if !STREAMS_SEEN.with(Cell::get) {
         // SAFETY: as above, for the call's context.

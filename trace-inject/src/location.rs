@@ -68,7 +68,10 @@ pub fn module_of(addr: usize) -> Option<(String, u64)> {
     let name = if name.starts_with('/') {
         name
     } else {
-        std::fs::read_link("/proc/self/exe").map(|p| p.display().to_string()).unwrap_or(name)
+        static EXE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+        EXE.get_or_init(|| std::fs::read_link("/proc/self/exe").ok().map(|p| p.display().to_string()))
+            .clone()
+            .unwrap_or(name)
     };
     Some((name, (addr - info.dli_fbase as usize) as u64))
 }
