@@ -16,8 +16,9 @@ const BUFFER: Layout = match Layout::from_size_align(4 << 20, 8) {
     Err(_) => panic!("a valid layout"),
 };
 
-/// How often CUPTI hands back partly filled buffers.
-const FLUSH_PERIOD_MS: u32 = 1_000;
+/// How often CUPTI hands back partly filled buffers: with the writer's flusher, what SIGKILL loses stays under a
+/// second.
+const FLUSH_PERIOD_MS: u32 = crate::ending::FLUSH_MS as u32;
 
 const KINDS: [K; 4] = [
     K::CUPTI_ACTIVITY_KIND_MEMCPY,

@@ -1,16 +1,95 @@
-//! CUPTI's callbacks: every runtime and driver API call (written when it returns, with its enter and exit
-//! times) and the resource events a call may wait on (a context created, a module loaded).
+//! CUPTI's callbacks: the runtime and driver API calls that can hold their thread (`selection::may_hold`;
+//! every call with [`ALL_VAR`]), each written when it returns, with its enter and exit times, and where it
+//! held longer than the session's threshold ([`LOCATE_VAR`]) where it was made (`location`); the resource
+//! events a call may wait on (a context created, a module loaded); the program's NVTX ranges (`nvtx`); and,
+//! on each thread's first call in a context, the ids of its default streams.
 
 use crate::cupti::{check, timestamp};
-use crate::writer;
-use async_lab_core::trace::format::{Domain, Failure, Resource};
+use crate::{location, nvtx, writer};
+use async_lab_core::trace::format::{ApiCalls, Domain, Failure, Line, Resource};
+use async_lab_core::trace::selection;
 use cudarc::cupti::sys::{self, CUpti_CallbackDomain as D, CUpti_CallbackIdResource as R};
+use std::cell::Cell;
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::AssertUnwindSafe;
 use std::ptr::addr_of;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
-/// Subscribes to the runtime and driver domains and the two resource events.
-pub fn subscribe() -> Result<(), (Failure, String)> {
+/// Set to 1 (by `async-lab trace --all-calls`): every runtime and driver call, getters and queries too.
+pub const ALL_VAR: &str = "ASYNC_LAB_TRACE_ALL";
+/// Calls that held their thread longer than this many ns have their location written (set by `async-lab
+/// trace` from `--min-held`).
+pub const LOCATE_VAR: &str = "ASYNC_LAB_LOCATE_OVER_NS";
+/// The threshold where [`LOCATE_VAR`] is not set: `async-lab trace`'s default `--min-held`.
+const LOCATE_DEFAULT_NS: u64 = 20_000;
+
+/// The tracer's subscriber, while it has one.
+static HANDLE: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+/// The tracer stepped aside for another subscriber: nothing more is written.
+static YIELDED: AtomicBool = AtomicBool::new(false);
+static LOCATE_OVER: AtomicU64 = AtomicU64::new(LOCATE_DEFAULT_NS);
+
+/// What taking locations may cost a thread: this many ns of each [`BUDGET_WINDOW_NS`] (1%). Walking a
+/// stack through CUDA's libraries takes milliseconds where they have no fast unwind tables, and a program
+/// whose launches often hold past the threshold would otherwise pay that on every one; past the budget a
+/// held call is written without its location.
+const BUDGET_NS: u64 = 10_000_000;
+const BUDGET_WINDOW_NS: u64 = 1_000_000_000;
+
+thread_local! {
+    /// This thread's default streams are written.
+    static STREAMS_SEEN: Cell<bool> = const { Cell::new(false) };
+    /// The traced calls this thread is inside (a runtime call and the driver calls it makes).
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// The start of this thread's budget window and what locations cost it there.
+    static SPENT: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// Whether this thread may take a location now (its budget not spent).
+fn may_locate(now: u64) -> bool {
+    SPENT.with(|s| {
+        let (window, spent) = s.get();
+        if now >= window.saturating_add(BUDGET_WINDOW_NS) {
+            s.set((now, 0));
+            true
+        } else {
+            spent < BUDGET_NS
+        }
+    })
+}
+
+fn spent(ns: u64) {
+    SPENT.with(|s| {
+        let (window, spent) = s.get();
+        s.set((window, spent + ns));
+    });
+}
+
+/// Which calls are traced and which are located, as the environment says.
+pub fn settings() -> (ApiCalls, u64) {
+    let all = std::env::var_os(ALL_VAR).is_some_and(|v| v == "1");
+    let over = std::env::var(LOCATE_VAR).ok().and_then(|v| v.parse().ok()).unwrap_or(LOCATE_DEFAULT_NS);
+    (if all { ApiCalls::All } else { ApiCalls::MayHold }, over)
+}
+
+/// Whether the tracer holds CUPTI's subscriber.
+pub fn subscribed() -> bool {
+    !HANDLE.load(Ordering::SeqCst).is_null() && !YIELDED.load(Ordering::SeqCst)
+}
+
+/// Gives CUPTI's subscriber up (for another subscriber): no line is written after this.
+pub fn unsubscribe() {
+    YIELDED.store(true, Ordering::SeqCst);
+    let handle = HANDLE.swap(std::ptr::null_mut(), Ordering::SeqCst);
+    if !handle.is_null() {
+        // SAFETY: `handle` is the subscriber `subscribe` made, given up once (swapped out above).
+        unsafe { sys::cuptiUnsubscribe(handle.cast()) };
+    }
+}
+
+/// Subscribes to the calls `api_calls` names, the two resource events and NVTX.
+pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<(), (Failure, String)> {
+    LOCATE_OVER.store(locate_over_ns, Ordering::Relaxed);
     let mut handle: sys::CUpti_SubscriberHandle = std::ptr::null_mut();
     // SAFETY: `handle` is a valid place for the subscriber CUPTI writes; `on_callback` is an `extern "C"`
     // function with CUPTI's callback signature, alive as long as the process (this library is never unloaded).
@@ -24,15 +103,44 @@ pub fn subscribe() -> Result<(), (Failure, String)> {
         ));
     }
     check(code, "cuptiSubscribe")?;
-    for domain in [D::CUPTI_CB_DOMAIN_RUNTIME_API, D::CUPTI_CB_DOMAIN_DRIVER_API] {
-        // SAFETY: `handle` is the subscriber just made.
-        check(unsafe { sys::cuptiEnableDomain(1, handle, domain) }, "cuptiEnableDomain")?;
+    HANDLE.store(handle.cast(), Ordering::SeqCst);
+    let sizes = [
+        (D::CUPTI_CB_DOMAIN_RUNTIME_API, sys::CUpti_runtime_api_trace_cbid::CUPTI_RUNTIME_TRACE_CBID_SIZE as u32),
+        (D::CUPTI_CB_DOMAIN_DRIVER_API, sys::CUpti_driver_api_trace_cbid::CUPTI_DRIVER_TRACE_CBID_SIZE as u32),
+    ];
+    for (domain, size) in sizes {
+        if api_calls == ApiCalls::All {
+            // SAFETY: `handle` is the subscriber just made.
+            check(unsafe { sys::cuptiEnableDomain(1, handle, domain) }, "cuptiEnableDomain")?;
+            continue;
+        }
+        // Each call by its id, named by CUPTI itself (ids this CUPTI does not know answer an error and are
+        // skipped); a newer CUPTI's ids past the binding's are all traced.
+        for cbid in 1..size + 64 {
+            let mut name: *const c_char = std::ptr::null();
+            // SAFETY: `name` is a valid place for the pointer to CUPTI's static name.
+            let known =
+                unsafe { sys::cuptiGetCallbackName(domain, cbid, &mut name) } == sys::CUptiResult::CUPTI_SUCCESS;
+            if !known || name.is_null() {
+                continue;
+            }
+            // SAFETY: CUPTI's static C string, as just returned.
+            let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+            if cbid >= size || selection::may_hold(&name) {
+                // SAFETY: `handle` is the subscriber just made; `cbid` an id of `domain`, as CUPTI named it.
+                check(unsafe { sys::cuptiEnableCallback(1, handle, domain, cbid) }, "cuptiEnableCallback")?;
+            }
+        }
     }
     for cbid in [R::CUPTI_CBID_RESOURCE_CONTEXT_CREATED, R::CUPTI_CBID_RESOURCE_MODULE_LOADED] {
         // SAFETY: `handle` is the subscriber just made.
         let code = unsafe { sys::cuptiEnableCallback(1, handle, D::CUPTI_CB_DOMAIN_RESOURCE, cbid as u32) };
         check(code, "cuptiEnableCallback")?;
     }
+    // NVTX's calls reach CUPTI only where NVTX_INJECTION64_PATH names it; optional: an older CUPTI without
+    // the domain still traces.
+    // SAFETY: `handle` is the subscriber just made.
+    let _ = unsafe { sys::cuptiEnableDomain(1, handle, D::CUPTI_CB_DOMAIN_NVTX) };
     Ok(())
 }
 
@@ -47,7 +155,7 @@ unsafe extern "C" fn on_callback(_user: *mut c_void, domain: D, cbid: sys::CUpti
 /// # Safety
 /// `data` is what CUPTI passed to [`on_callback`] with `domain` and `cbid`.
 unsafe fn dispatch(domain: D, cbid: sys::CUpti_CallbackId, data: *const c_void) {
-    if data.is_null() {
+    if data.is_null() || YIELDED.load(Ordering::Relaxed) {
         return;
     }
     match domain {
@@ -64,6 +172,8 @@ unsafe fn dispatch(domain: D, cbid: sys::CUpti_CallbackId, data: *const c_void) 
             };
             writer::resource(event, timestamp());
         }
+        // SAFETY: for the NVTX domain CUPTI passes a `CUpti_NvtxData`, valid during the callback.
+        D::CUPTI_CB_DOMAIN_NVTX => unsafe { nvtx::on(cbid, data.cast()) },
         _ => {}
     }
 }
@@ -80,17 +190,52 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
         return;
     }
     if site == sys::CUpti_ApiCallbackSite::CUPTI_API_ENTER as u32 {
+        DEPTH.with(|d| d.set(d.get() + 1));
         // SAFETY: `slot` points to the call's own u64, which no one else writes.
         unsafe { slot.write(timestamp()) };
         return;
     }
     let end = timestamp();
+    let outermost = DEPTH.with(|d| {
+        d.set(d.get().saturating_sub(1));
+        d.get() == 0
+    });
     // SAFETY: the enter callback of this same call wrote it.
     let start = unsafe { slot.read() };
     // SAFETY: as above, for the call's correlation id and name (a C string CUPTI keeps for the whole run).
     let (corr, name) = unsafe { (addr_of!((*data).correlationId).read(), addr_of!((*data).functionName).read()) };
     // SAFETY: `name` is null or CUPTI's C string, as read above.
     unsafe { record(domain, cbid, name, corr, start, end) }
+    // The outermost call alone: a driver call that held inside a runtime call made it hold as well, and
+    // the runtime call's location is the same stack seen from further out.
+    if outermost && end.saturating_sub(start) > LOCATE_OVER.load(Ordering::Relaxed) && may_locate(end) {
+        let tid = writer::tid();
+        writer::append(&location::here(tid, corr), end);
+        spent(timestamp().saturating_sub(end));
+    }
+    if !STREAMS_SEEN.with(Cell::get) {
+        // SAFETY: as above, for the call's context.
+        let context = unsafe { addr_of!((*data).context).read() };
+        if !context.is_null() {
+            STREAMS_SEEN.with(|s| s.set(true));
+            default_streams(context.cast(), end);
+        }
+    }
+}
+
+/// The ids CUPTI gives this thread's default streams (the legacy one, the per-thread one) in `context`.
+fn default_streams(context: cudarc::driver::sys::CUcontext, t: u64) {
+    let id = |per_thread: u8| {
+        let mut id = 0u32;
+        // SAFETY: `context` is the live context of the call being returned from; the null stream with the
+        // flag names a default stream; `id` is a valid place for the one u32 CUPTI writes.
+        let code = unsafe { sys::cuptiGetStreamIdEx(context, std::ptr::null_mut(), per_thread, &mut id) };
+        (code == sys::CUptiResult::CUPTI_SUCCESS).then_some(id)
+    };
+    if let Some(legacy) = id(0) {
+        let tid = writer::tid();
+        writer::append(&Line::DefaultStreams { tid, legacy, per_thread: id(1) }, t);
+    }
 }
 
 /// Writes the line of one call.

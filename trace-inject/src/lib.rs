@@ -4,17 +4,25 @@
 //! synchronizations), and writes them as the trace format of `async_lab_core::trace::format`, one file per
 //! process in the folder named by [`OUT_DIR_VAR`].
 //!
+//! Where `async-lab trace` also preloads it (`LD_PRELOAD`), its `_exit` and `cuptiSubscribe` come before
+//! libc's and CUPTI's (`ending`, `conflict`).
+//!
 //! `async-lab trace` sets the variables; the library never stops the program: whatever goes wrong is one
 //! `error` line in the trace, which the command turns into its message.
 
 mod activity;
 mod callbacks;
+mod conflict;
 mod cupti;
+mod ending;
+mod location;
+mod nvtx;
+mod python;
 mod writer;
 
 pub use writer::OUT_DIR_VAR;
 
-use async_lab_core::trace::format::{Failure, Line};
+use async_lab_core::trace::format::{ClockPair, Failure, Line};
 
 /// Names the CUPTI library to load (a file); set by `async-lab trace`.
 pub const CUPTI_VAR: &str = "ASYNC_LAB_CUPTI_LIB";
@@ -50,17 +58,34 @@ fn start() {
         }
     };
     writer::write_header(version);
-    if let Err((failure, message)) = callbacks::subscribe().and_then(|()| activity::enable()) {
+    let (api_calls, locate_over_ns) = callbacks::settings();
+    writer::write(&Line::Session { clock: clock_pair(), api_calls, locate_over_ns });
+    if let Err((failure, message)) = callbacks::subscribe(api_calls, locate_over_ns).and_then(|()| activity::enable()) {
         return fail(failure, message);
     }
     // SAFETY: `finish` is an `extern "C"` function without arguments that lives as long as the process.
     unsafe { libc::atexit(finish) };
+    ending::install();
+}
+
+/// CUPTI's clock and CLOCK_MONOTONIC, read back to back.
+fn clock_pair() -> ClockPair {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let cupti_ns = cupti::timestamp();
+    // SAFETY: `t` is a valid place for the one timespec clock_gettime writes.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    ClockPair { cupti_ns, monotonic_ns: t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64 }
 }
 
 /// At exit: CUPTI's last records, then the line that marks the trace complete.
 extern "C" fn finish() {
     // A panic must not cross into libc's exit: the trace then reads as partial.
     let _ = std::panic::catch_unwind(|| {
+        // A child forked from the traced process holds a copy of its writer: the parent's lines are not
+        // written twice.
+        if !writer::ours() {
+            return;
+        }
         activity::flush_all();
         // Every thread's calls (the exiting thread's and those of threads still running) before the end line.
         writer::flush();

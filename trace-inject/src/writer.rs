@@ -10,12 +10,16 @@
 //! the lines not yet handed over, and lines of different threads interleave in the file by whole buffers
 //! (each thread's in the order it wrote them): the reader orders calls by thread and time, never by their
 //! place in the file.
+//!
+//! A signal handler flushes too ([`in_handler`]): there every lock is only tried, so a handler that
+//! interrupted this very writer skips what it cannot take rather than wait for itself.
 
 use async_lab_core::trace::format::{header, Domain, Line, Resource};
+use std::cell::Cell;
 use std::ffi::CStr;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Names the folder the trace files go to; set by `async-lab trace`.
@@ -31,6 +35,14 @@ const FLUSH_EVERY: u64 = 200_000_000;
 static HEADER: AtomicBool = AtomicBool::new(false);
 /// Every live thread's buffer, so that [`flush`] reaches the lines of threads that are not calling.
 static THREADS: Mutex<Vec<Arc<Mutex<Pending>>>> = Mutex::new(Vec::new());
+/// The process that opened the trace: a child forked from it inherits the writer and its buffers, and must
+/// not write the parent's lines a second time.
+static OPENED_BY: AtomicU32 = AtomicU32::new(0);
+
+thread_local! {
+    /// This thread is in a signal handler of the library: locks are only tried.
+    static IN_HANDLER: Cell<bool> = const { Cell::new(false) };
+}
 
 /// One thread's lines not yet in the file.
 struct Pending {
@@ -77,6 +89,33 @@ fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The lock where it can be had: waited for, except in a signal handler, where it is only tried (the
+/// interrupted code of this same thread may hold it).
+fn take<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    if IN_HANDLER.with(Cell::get) {
+        match m.try_lock() {
+            Ok(g) => Some(g),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    } else {
+        Some(relock(m))
+    }
+}
+
+/// Runs `f` as a signal handler's part: every lock the writer takes meanwhile is only tried.
+pub fn in_handler(f: impl FnOnce()) {
+    let was = IN_HANDLER.with(|h| h.replace(true));
+    f();
+    IN_HANDLER.with(|h| h.set(was));
+}
+
+/// Whether this process opened the trace (not a child forked from it).
+pub fn ours() -> bool {
+    let opened = OPENED_BY.load(Ordering::Relaxed);
+    opened != 0 && opened == std::process::id()
+}
+
 /// Opens this process's trace file; `false` (and no tracing) where the variable is unset or the file cannot
 /// be made.
 pub fn open() -> bool {
@@ -84,6 +123,7 @@ pub fn open() -> bool {
     let path = std::path::Path::new(&dir).join(format!("{}.jsonl", std::process::id()));
     let Ok(file) = File::create(&path) else { return false };
     *relock(&OUT) = Some(BufWriter::with_capacity(BUFFER_BYTES, file));
+    OPENED_BY.store(std::process::id(), Ordering::Relaxed);
     true
 }
 
@@ -91,6 +131,7 @@ pub fn open() -> bool {
 #[cfg(test)]
 pub fn open_at(path: &std::path::Path) -> std::io::Result<()> {
     *relock(&OUT) = Some(BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?));
+    OPENED_BY.store(std::process::id(), Ordering::Relaxed);
     Ok(())
 }
 
@@ -120,7 +161,7 @@ pub fn write(line: &Line) {
 
 /// Appends lines to the shared writer under one lock.
 pub fn write_all<'a>(lines: impl Iterator<Item = &'a Line>) {
-    let mut guard = relock(&OUT);
+    let Some(mut guard) = take(&OUT) else { return };
     let Some(out) = guard.as_mut() else { return };
     let mut ok = true;
     for line in lines {
@@ -137,10 +178,14 @@ pub fn write_all<'a>(lines: impl Iterator<Item = &'a Line>) {
 
 /// Writes every thread's lines and the shared buffer out to the file.
 pub fn flush() {
-    for pending in relock(&THREADS).iter() {
-        send(&mut relock(pending).bytes, false);
+    if let Some(threads) = take(&THREADS) {
+        for pending in threads.iter() {
+            if let Some(mut p) = take(pending) {
+                send(&mut p.bytes, false);
+            }
+        }
     }
-    let mut guard = relock(&OUT);
+    let Some(mut guard) = take(&OUT) else { return };
     if let Some(out) = guard.as_mut() {
         if out.flush().is_err() {
             *guard = None;
@@ -153,7 +198,7 @@ fn send(bytes: &mut Vec<u8>, to_disk: bool) {
     if bytes.is_empty() && !to_disk {
         return;
     }
-    let mut guard = relock(&OUT);
+    let Some(mut guard) = take(&OUT) else { return };
     if let Some(out) = guard.as_mut() {
         // A buffer as large as the writer's goes straight to the file; write_all writes it whole or fails.
         if out.write_all(bytes).is_err() || (to_disk && out.flush().is_err()) {
@@ -191,6 +236,26 @@ pub fn resource(event: Resource, t: u64) {
         line(&mut bytes, &Line::Resource { event, t, tid: gettid() });
         send(&mut bytes, false);
     }
+}
+
+/// Appends any line to the calling thread's buffer, after the lines of its calls so far (a call's
+/// location right after the call); `tid` is filled in by the caller with [`tid`].
+pub fn append(l: &Line, t: u64) {
+    let done = LOCAL.try_with(|local| {
+        let mut pending = relock(&local.pending);
+        line(&mut pending.bytes, l);
+        after_append(&mut pending, t);
+    });
+    if done.is_err() {
+        let mut bytes = Vec::new();
+        line(&mut bytes, l);
+        send(&mut bytes, false);
+    }
+}
+
+/// The calling thread's id, as its lines give it.
+pub fn tid() -> u64 {
+    LOCAL.try_with(|l| l.tid).unwrap_or_else(|_| gettid())
 }
 
 /// A full buffer goes to the file; so does one whose thread's calls went on [`FLUSH_EVERY`] since it last
@@ -282,10 +347,48 @@ mod tests {
 
     /// What the writer writes from several threads (some that exit, one still running at the flush, the
     /// flushing one) reads back as exactly those lines.
+    /// The writer is one per process: its tests take turns.
+    static TURN: Mutex<()> = Mutex::new(());
+
+    /// A flush in a signal handler that interrupted the writer itself (this thread holding the file's lock)
+    /// returns at once, writing nothing; the next flush writes every line, in order, ending each with its
+    /// newline: a reader finds whole lines only.
+    #[test]
+    fn a_flush_in_a_handler_never_waits_for_its_own_thread() {
+        let _turn = relock(&TURN);
+        let path = std::env::temp_dir().join(format!("async-lab-inject-flush-{}.jsonl", std::process::id()));
+        open_at(&path).unwrap();
+        HEADER.store(false, Ordering::SeqCst);
+        write_header(None);
+        let name = c"cudaStreamSynchronize";
+        for i in 0..10u32 {
+            api(Domain::Runtime, name, 131, i, u64::from(i) * 10, u64::from(i) * 10 + 5);
+        }
+        let held = relock(&OUT);
+        in_handler(flush);
+        drop(held);
+        // Nothing reached the file while the lock was held (the header waits in the shared buffer).
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
+        in_handler(flush);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        assert!(text.ends_with('\n'));
+        let trace = Trace::parse(&text).unwrap();
+        let corrs: Vec<u32> = trace.processes[0]
+            .lines
+            .iter()
+            .filter_map(|l| if let Line::Api { corr, .. } = l { Some(*corr) } else { None })
+            .collect();
+        assert_eq!(corrs, (0..10).collect::<Vec<_>>());
+        assert!(trace.partial());
+    }
+
     #[test]
     fn lines_of_many_threads_read_back_as_written() {
+        let _turn = relock(&TURN);
         let path = std::env::temp_dir().join(format!("async-lab-inject-writer-{}.jsonl", std::process::id()));
         open_at(&path).unwrap();
+        HEADER.store(false, Ordering::SeqCst);
         write_header(Some(130001));
         let mut want: Vec<Line> = Vec::new();
         // Correlation ids rise across threads too: a thread that exited may hand its id on to a later one.

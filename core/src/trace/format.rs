@@ -3,7 +3,8 @@
 //!
 //! A section that ends with [`Line::End`] is complete; one without it was cut short (the program crashed or
 //! was killed) and reads as *partial*: every line written before that still counts. A last line cut in the
-//! middle is dropped. Times are CUPTI timestamps, in ns; GPU records carry the correlation id of the API call
+//! middle is dropped: the writer ends every line with a newline, so a last line without one was cut, whatever it
+//! reads as (`{"type":"end","t":12` of `"t":123}` would). Times are CUPTI timestamps, in ns; GPU records carry the correlation id of the API call
 //! that enqueued them (a runtime call and the driver call it makes share one).
 
 use anyhow::{bail, Context as _};
@@ -242,9 +243,14 @@ impl Trace {
         let mut processes: Vec<ProcessTrace> = Vec::new();
         let lines: Vec<&str> = text.lines().collect();
         let last_nonempty = lines.iter().rposition(|l| !l.trim().is_empty());
+        // The last line was cut where the text does not end it.
+        let cut = (!text.ends_with('\n')).then_some(lines.len().saturating_sub(1));
         for (i, raw) in lines.iter().enumerate() {
             if raw.trim().is_empty() {
                 continue;
+            }
+            if Some(i) == cut && !processes.is_empty() {
+                break;
             }
             let line: Line = match serde_json::from_str(raw) {
                 Ok(l) => l,
@@ -345,6 +351,53 @@ mod tests {
         let t = Trace::parse(&s).unwrap();
         assert!(t.partial());
         assert!(t.processes[0].lines.is_empty());
+    }
+
+    /// A trace cut at any byte (a program killed while its lines went out) reads as the whole lines before
+    /// the cut, partial.
+    #[test]
+    fn a_trace_cut_at_any_byte_reads_as_its_whole_lines() {
+        let lines = [
+            header(1, vec!["p".into()], Some(130001)),
+            Line::Session {
+                clock: ClockPair { cupti_ns: 5, monotonic_ns: 7 },
+                api_calls: ApiCalls::MayHold,
+                locate_over_ns: 20_000,
+            },
+            Line::Api {
+                domain: Domain::Runtime,
+                name: "cudaMemcpy".into(),
+                cbid: 31,
+                tid: 7,
+                corr: 3,
+                start: 10,
+                end: 123,
+            },
+            Line::Location {
+                tid: 7,
+                corr: 3,
+                gil: Gil::Held,
+                python: vec![PyFrame { file: "t.py".into(), line: 41, function: "main".into() }],
+                native: vec![NativeFrame {
+                    module: "/x/p".into(),
+                    offset: 4660,
+                    function: None,
+                    file: None,
+                    line: None,
+                }],
+            },
+            Line::Signal { t: 130, signal: "SIGSEGV".into() },
+            Line::End { t: 1234 },
+        ];
+        let whole = text(&lines);
+        let ends: Vec<usize> = whole.match_indices('\n').map(|(i, _)| i + 1).collect();
+        let header_end = ends[0];
+        for at in header_end..=whole.len() {
+            let t = Trace::parse(&whole[..at]).unwrap_or_else(|e| panic!("cut at {at}: {e:#}"));
+            let complete = ends.iter().filter(|&&e| e <= at).count();
+            assert_eq!(t.processes[0].lines, lines[1..complete], "cut at {at}");
+            assert_eq!(t.partial(), complete < lines.len(), "cut at {at}");
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod locate;
 pub mod page;
 pub mod reference;
 pub mod scene;
+pub mod selection;
 pub mod steps;
 pub mod text;
 pub mod trim;

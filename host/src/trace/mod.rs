@@ -2,7 +2,9 @@
 //! replays a trace file, and prints which calls held their thread, for how long and by what, through the
 //! same attribution and classes as the lab's experiments (`async_lab_core::trace`).
 
+pub mod conflicts;
 pub mod spawn;
+pub mod symbolize;
 
 use anyhow::{bail, Context as _};
 use async_lab_core::async_ref::{self, RefOutput};
@@ -61,6 +63,15 @@ pub struct TraceArgs {
     /// to the same tables, explanations and steps.
     #[arg(long, value_name = "FILE")]
     pub keep_held: Option<PathBuf>,
+    /// Trace every runtime and driver call, also the getters and queries that never hold a thread
+    /// (`cudaGetDevice`, `cudaGetLastError`, ...), which are left out by default to keep the cost down.
+    #[arg(long)]
+    pub all_calls: bool,
+    /// When the program (a profiler: `torch.profiler`) asks CUPTI for a subscriber, step aside: the trace
+    /// ends there and the program's profiler gets CUPTI. By default the profiler is refused (CUPTI takes
+    /// one subscriber) and the tracer says so at the end.
+    #[arg(long)]
+    pub yield_cupti: bool,
     /// How many held calls each table shows (the calls that enqueued GPU work, then the others).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
@@ -131,7 +142,15 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
                 .with_context(|| format!("CUPTI at {} cannot be opened", cupti.path.display()))?;
             let inject = std::fs::canonicalize(&inject)
                 .with_context(|| format!("the injection library at {} cannot be opened", inject.display()))?;
-            let ran = spawn::run(program, &args.program[1..], &inject, &cupti)?;
+            let options = spawn::Options {
+                all_calls: args.all_calls,
+                locate_over_ns: args.min_held.as_nanos() as u64,
+                yield_cupti: args.yield_cupti,
+            };
+            let mut ran = spawn::run(program, &args.program[1..], &inject, &cupti, options)?;
+            // The native frames of held calls get their functions and lines from the files they are in,
+            // now that the program is done (it paid for the addresses alone).
+            ran.text = symbolize::text(&ran.text);
             if ran.processes == 0 {
                 bail!(
                     "{program} {} and no process of it loaded the injection library: it initialized no CUDA, or a \
@@ -148,6 +167,9 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
                 if ran.processes == 1 { "" } else { "es" },
                 args.out.display()
             );
+            for line in conflicts::words(&trace) {
+                eprintln!("async-lab: {line}");
+            }
             (trace, ran.status.success())
         }
         (None, None) => bail!("give a program to trace (`async-lab trace -- PROGRAM ARGS`) or --replay FILE"),

@@ -11,9 +11,25 @@ use std::process::{Command, ExitStatus};
 pub const INJECT_FILE: &str = "libasync_lab_inject.so";
 /// Names the injection library, where it is not beside the binary.
 pub const INJECT_VAR: &str = "ASYNC_LAB_INJECT";
-/// The variables the injection library reads (`trace-inject/src`): the trace folder and the CUPTI file.
+/// The variables the injection library reads (`trace-inject/src`): the trace folder, the CUPTI file, every
+/// call or those that may hold, the threshold past which a call's location is taken, stepping aside for
+/// another CUPTI subscriber.
 const OUT_DIR_VAR: &str = "ASYNC_LAB_TRACE_DIR";
 const CUPTI_VAR: &str = "ASYNC_LAB_CUPTI_LIB";
+const ALL_VAR: &str = "ASYNC_LAB_TRACE_ALL";
+const LOCATE_VAR: &str = "ASYNC_LAB_LOCATE_OVER_NS";
+const YIELD_VAR: &str = "ASYNC_LAB_YIELD_CUPTI";
+
+/// How the program is traced.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Every API call, not only those that may hold.
+    pub all_calls: bool,
+    /// Calls that held longer than this have their location taken.
+    pub locate_over_ns: u64,
+    /// Step aside for another CUPTI subscriber.
+    pub yield_cupti: bool,
+}
 
 /// CUPTI could not be used: missing, or taken by another tool. `async-lab` exits 3 on it.
 #[derive(Debug)]
@@ -85,7 +101,7 @@ pub struct Ran {
 }
 
 /// Runs `program` with `args` under the injection library and gathers its trace.
-pub fn run(program: &str, args: &[String], inject: &Path, cupti: &Path) -> anyhow::Result<Ran> {
+pub fn run(program: &str, args: &[String], inject: &Path, cupti: &Path, options: Options) -> anyhow::Result<Ran> {
     let dir = std::env::temp_dir().join(format!("async-lab-trace-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -98,14 +114,29 @@ pub fn run(program: &str, args: &[String], inject: &Path, cupti: &Path) -> anyho
     };
     // Ctrl-C goes to the program too; async-lab stays to write what was traced (marked partial).
     let _ = ctrlc::set_handler(|| {});
-    let mut child = Command::new(program)
+    // Preloaded too, so that its `_exit` (which flushes the trace first) and `cuptiSubscribe` (which sees
+    // another subscriber) come before libc's and CUPTI's.
+    let preload = match std::env::var("LD_PRELOAD") {
+        Ok(old) if !old.is_empty() => format!("{}:{old}", inject.display()),
+        _ => inject.display().to_string(),
+    };
+    let mut command = Command::new(program);
+    command
         .args(args)
         .env("CUDA_INJECTION64_PATH", inject)
+        .env("LD_PRELOAD", preload)
         .env(OUT_DIR_VAR, &dir)
         .env(CUPTI_VAR, cupti)
         .env("LD_LIBRARY_PATH", ld)
-        .spawn()
-        .with_context(|| format!("cannot start {program}"))?;
+        .env(ALL_VAR, if options.all_calls { "1" } else { "0" })
+        .env(LOCATE_VAR, options.locate_over_ns.to_string())
+        .env(YIELD_VAR, if options.yield_cupti { "1" } else { "0" });
+    // NVTX hands the program's ranges to CUPTI, which hands them to the tracer; a tool the user set
+    // keeps its own.
+    if std::env::var_os("NVTX_INJECTION64_PATH").is_none_or(|v| v.is_empty()) {
+        command.env("NVTX_INJECTION64_PATH", cupti);
+    }
+    let mut child = command.spawn().with_context(|| format!("cannot start {program}"))?;
     let pid = child.id();
     let status = child.wait().with_context(|| format!("waiting for {program}"))?;
     let mut files: Vec<(bool, u32, PathBuf)> = std::fs::read_dir(&dir)
