@@ -16,15 +16,22 @@ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c 'import sys, torch, cupy, jax; print(sys.version.split()[0], "torch", torch.__version__, "cupy", cupy.__version__, "jax", jax.__version__)'
 AL="$BIN/async-lab"
 programs=("$@")
-[ ${#programs[@]} -eq 0 ] && programs=(torch_transfers torch_threads torch_train cupy_program jax_program)
+[ ${#programs[@]} -eq 0 ] && programs=(torch_transfers torch_threads torch_train cupy_program jax_program native_program)
 cd "$here"
 for p in "${programs[@]}"; do
   name=${p%% *}
+  if [ "$name" = native_program ]; then
+    # Built with symbols, so its held calls carry native frames.
+    "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -g -O2 -arch=sm_90 -o "$W/native_program" native_program.cu || { echo "=== nvcc failed"; continue; }
+    cmd=("$W/native_program")
+  else
+    cmd=(python3 $p.py)
+  fi
   echo "=== untraced $p"; t0=$SECONDS
-  timeout -k 10 120 python3 $p.py > "$W/untraced-$name.txt" 2>&1; echo "=== rc=$? after $((SECONDS-t0)) s"
+  timeout -k 10 120 "${cmd[@]}" > "$W/untraced-$name.txt" 2>&1; echo "=== rc=$? after $((SECONDS-t0)) s"
   grep -v '^async-lab-step' "$W/untraced-$name.txt" | tail -5
   echo "=== traced $p"; t0=$SECONDS
-  timeout -s INT -k 20 150 "$AL" trace --out "$W/trace-$name.jsonl" --top 12 -- python3 $p.py > "$W/traced-$name.txt" 2>&1
+  timeout -s INT -k 20 150 "$AL" trace --out "$W/trace-$name.jsonl" --top 12 -- "${cmd[@]}" > "$W/traced-$name.txt" 2>&1
   echo "=== rc=$? after $((SECONDS-t0)) s"; grep -v '^async-lab-step' "$W/traced-$name.txt" | head -60
 done
 (cd "$W" && tar cf - . | xz -T0 -6 > "$OUT/frameworks.tar.xz"); ls -la "$OUT"
