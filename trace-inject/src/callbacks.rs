@@ -1,6 +1,6 @@
 //! CUPTI's callbacks: the runtime and driver API calls that can hold their thread (`selection::may_hold`;
 //! every call with [`ALL_VAR`]), each written when it returns, with its enter and exit times, and where it
-//! held longer than the session's threshold ([`LOCATE_VAR`]) where it was made (`location`); the resource
+//! held longer than the trace's threshold ([`LOCATE_VAR`]) where it was made (`location`); the resource
 //! events a call may wait on (a context created, a module loaded); the program's NVTX ranges (`nvtx`); and,
 //! on each thread's first call in a context, the ids of its default streams.
 
@@ -119,8 +119,8 @@ pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<(), (Failur
         for cbid in 1..size + 64 {
             let mut name: *const c_char = std::ptr::null();
             // SAFETY: `name` is a valid place for the pointer to CUPTI's static name.
-            let known =
-                unsafe { sys::cuptiGetCallbackName(domain, cbid, &mut name) } == sys::CUptiResult::CUPTI_SUCCESS;
+            let code = unsafe { sys::cuptiGetCallbackName(domain, cbid, &mut name) };
+            let known = code == sys::CUptiResult::CUPTI_SUCCESS;
             if !known || name.is_null() {
                 continue;
             }

@@ -1,7 +1,7 @@
 //! Where a call that held its thread was made: the thread's Python frames (`python`) and its native
 //! frames, each as the file it is in and its offset from that file's first loaded byte, symbolized by
 //! `async-lab trace` after the program ended (nothing is symbolized in the program: a slow call must stay
-//! a slow call, not become a slower one). Only calls that held longer than the session's threshold pay.
+//! a slow call, not become a slower one). Only calls that held longer than the trace's threshold pay.
 
 use crate::python;
 use async_lab_core::trace::format::{Line, NativeFrame};

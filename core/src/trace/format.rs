@@ -15,7 +15,7 @@ use std::path::Path;
 pub const TRACE_FORMAT: &str = "async-lab-trace";
 /// The format's version; a reader refuses newer ones. Version 2 added the records of events (`Line::Event`)
 /// and the event a synchronization waited for (`Line::Sync`'s `event`). Version 3 added what the tracer set
-/// up (`Line::Session`: the clock pair, which calls it traced), where held calls came from
+/// up (`Line::Setup`: the clock pair, which calls it traced), where held calls came from
 /// (`Line::Location`), NVTX ranges (`Line::Nvtx`), the ids of the default streams (`Line::DefaultStreams`),
 /// another CUPTI subscriber (`Line::Conflict`) and how a process that did not exit ended (`Line::Signal`).
 /// Versions 1 and 2 read as before: they hold none of these.
@@ -99,7 +99,7 @@ pub enum Line {
     /// The process ended and every record was flushed.
     End { t: u64 },
     /// What the injection library set up, right after the header (version 3).
-    Session {
+    Setup {
         /// CUPTI's clock and the host's `CLOCK_MONOTONIC` read back to back, to put the program's own times
         /// (Python's `time.perf_counter_ns`, C++'s `steady_clock`) on the trace's clock.
         clock: ClockPair,
@@ -108,7 +108,7 @@ pub enum Line {
         /// Calls that held their thread longer than this have a `Line::Location`.
         locate_over_ns: u64,
     },
-    /// Where a call that held its thread longer than `Session::locate_over_ns` was made: the calling thread's
+    /// Where a call that held its thread longer than `Setup::locate_over_ns` was made: the calling thread's
     /// Python frames (innermost first) where it held the GIL, its native frames (innermost first). Written
     /// right after the call's own line, with its thread and correlation id.
     Location {
@@ -359,7 +359,7 @@ mod tests {
     fn a_trace_cut_at_any_byte_reads_as_its_whole_lines() {
         let lines = [
             header(1, vec!["p".into()], Some(130001)),
-            Line::Session {
+            Line::Setup {
                 clock: ClockPair { cupti_ns: 5, monotonic_ns: 7 },
                 api_calls: ApiCalls::MayHold,
                 locate_over_ns: 20_000,

@@ -87,7 +87,7 @@ fn cut(p: &ProcessTrace, program: &Program, keep: &[usize]) -> ProcessTrace {
             | Line::Dropped { .. }
             | Line::Error { .. }
             | Line::End { .. }
-            | Line::Session { .. }
+            | Line::Setup { .. }
             | Line::Nvtx { .. }
             | Line::DefaultStreams { .. }
             | Line::Conflict { .. }

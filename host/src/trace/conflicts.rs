@@ -20,7 +20,7 @@ pub fn words(trace: &Trace) -> Vec<String> {
     let mut out = Vec::new();
     for p in &trace.processes {
         let start = p.lines.iter().find_map(|l| match l {
-            Line::Session { clock, .. } => Some(clock.cupti_ns),
+            Line::Setup { clock, .. } => Some(clock.cupti_ns),
             _ => None,
         });
         let mut seen: Vec<&str> = Vec::new();
@@ -64,7 +64,7 @@ mod tests {
         };
         let lines = [
             header(1, vec![], None),
-            Line::Session {
+            Line::Setup {
                 clock: ClockPair { cupti_ns: 1_000_000_000, monotonic_ns: 0 },
                 api_calls: ApiCalls::MayHold,
                 locate_over_ns: 0,
