@@ -137,7 +137,7 @@ fn a_programs_own_steps_are_put_beside_the_calls_they_are_about() {
     use async_lab_core::trace::steps;
     // The program's CLOCK_MONOTONIC reads 5 s where the trace's clock reads T0.
     let mono = 5_000_000_000u64;
-    let mut lines = vec![Line::Session {
+    let mut lines = vec![Line::Setup {
         clock: ClockPair { cupti_ns: syn::T0, monotonic_ns: mono },
         api_calls: ApiCalls::All,
         locate_over_ns: 20_000,

@@ -206,12 +206,12 @@ pub fn cause_words(p: &Program, i: usize, held: &Held, module_loads: usize, cont
         return parts[0].1.clone();
     }
     let largest = (0..parts.len()).max_by_key(|&k| (parts[k].0, std::cmp::Reverse(k))).unwrap_or(0);
-    let mut out = format!("{} {}", super::text::duration(parts[largest].0), parts[largest].1);
+    let mut out = format!("{} {}", crate::units::duration(parts[largest].0 as f64), parts[largest].1);
     let rest: Vec<String> = parts
         .iter()
         .enumerate()
         .filter(|&(k, _)| k != largest)
-        .map(|(_, (ns, words))| format!("{} {}", super::text::duration(*ns), words))
+        .map(|(_, (ns, words))| format!("{} {}", crate::units::duration(*ns as f64), words))
         .collect();
     if !rest.is_empty() {
         out.push_str("; then ");

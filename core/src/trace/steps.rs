@@ -2,7 +2,7 @@
 //! prefixed by `async-lab-step ` (`reference/frameworks/steps.py` does, around the one statement each step is
 //! about), with its thread (`gettid`), the CUDA call it is about and its start and end on `CLOCK_MONOTONIC`
 //! (Python's `time.perf_counter_ns`, C++'s `steady_clock`). [`compare`] puts each step on the trace's clock
-//! (the session's clock pair, format 3) and finds the calls of that name the thread made inside it: the
+//! (the clock pair of the trace's setup line, format 3) and finds the calls of that name the thread made inside it: the
 //! program's own time beside the time the tracer says those calls held the thread, their class, and what the
 //! class rests on.
 
@@ -82,7 +82,7 @@ impl Row {
 /// The clock pair of a process's trace (format 3), to put `CLOCK_MONOTONIC` times on the trace's clock.
 pub fn clock(p: &ProcessTrace) -> Option<ClockPair> {
     p.lines.iter().find_map(|l| match l {
-        Line::Session { clock, .. } => Some(*clock),
+        Line::Setup { clock, .. } => Some(*clock),
         _ => None,
     })
 }
