@@ -4,7 +4,7 @@
 //! runtime, not a file built from records of another clock.
 //!
 //! - a track per host thread (the process's `pid`, the thread's `tid`) and per GPU stream (a process of its
-//!   own, `GPU_PID + pid`, a `tid` per stream), named by metadata events (`ph: "M"`, `process_name`,
+//!   own, `GPU_PID + pid`, a `tid` per stream, and one more where a stream's records overlap), named by metadata events (`ph: "M"`, `process_name`,
 //!   `thread_name`);
 //! - each API call a complete slice (`ph: "X"`, `ts` and `dur` in µs from the trace's first time) with its
 //!   class, time held, what held it, correlation id and location in `args`;
@@ -131,12 +131,27 @@ fn process(events: &mut Vec<Event>, flows: &mut u64, a: &Analysis, origin: i64, 
     for tid in &threads {
         events.push(meta("thread_name", pid, *tid, format!("thread {tid}")));
     }
-    let streams: BTreeSet<u32> = p.work.iter().map(|w| w.stream).collect();
-    if !streams.is_empty() {
-        events.push(meta("process_name", gpu, 0, format!("GPU work of process {pid}")));
-    }
-    for s in &streams {
-        events.push(meta("thread_name", gpu, u64::from(*s), format!("stream {s}")));
+    // Work that overlaps the work before it in its stream (the records of one stream are not always in
+    // sequence) goes on a second track of the stream, since slices on one track must nest.
+    let mut lanes: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
+    let mut track_of: BTreeMap<(i64, i64, u32), u64> = BTreeMap::new();
+    for w in &p.work {
+        let ends = lanes.entry(w.stream).or_default();
+        let lane = ends.iter().position(|&end| end <= w.span.start).unwrap_or(ends.len());
+        if lane == ends.len() {
+            ends.push(w.span.end);
+            let name = match lane {
+                0 => format!("stream {}", w.stream),
+                n => format!("stream {} (overlapping work, {})", w.stream, n + 1),
+            };
+            if lane == 0 && lanes.len() == 1 {
+                events.push(meta("process_name", gpu, 0, format!("GPU work of process {pid}")));
+            }
+            events.push(meta("thread_name", gpu, stream_track(w.stream, lane), name));
+        } else {
+            lanes.get_mut(&w.stream).unwrap()[lane] = w.span.end;
+        }
+        track_of.insert((w.span.start, w.span.end, w.corr), stream_track(w.stream, lane));
     }
     for tid in &threads {
         for r in a.locations.ranges(*tid) {
@@ -145,12 +160,10 @@ fn process(events: &mut Vec<Event>, flows: &mut u64, a: &Analysis, origin: i64, 
         }
     }
     for w in &p.work {
-        let args = json!({ "corr": w.corr, "bytes": w.bytes });
-        events.push(slice(w.words(), "gpu", gpu, u64::from(w.stream), w.span, None, args));
+        let args = json!({ "corr": w.corr, "bytes": w.bytes, "stream": w.stream });
+        let tid = track_of[&(w.span.start, w.span.end, w.corr)];
+        events.push(slice(w.words(), "gpu", gpu, tid, w.span, None, args));
     }
-    // The index of each call's slice's track: GPU work by (span, corr), calls by corr.
-    let work_at: BTreeMap<(i64, i64, u32), u32> =
-        p.work.iter().map(|w| ((w.span.start, w.span.end, w.corr), w.stream)).collect();
     let call_at: BTreeMap<u32, (u64, Span)> = p.calls.iter().map(|c| (c.corr, (c.tid, c.span))).collect();
     for t in &a.traced {
         let c = &p.calls[t.index];
@@ -185,7 +198,7 @@ fn process(events: &mut Vec<Event>, flows: &mut u64, a: &Analysis, origin: i64, 
             let Some(holder_corr) = corr_of(&h.what) else { continue };
             let track = match s.cause {
                 Cause::Thread => call_at.get(&holder_corr).map(|&(tid, _)| (pid, tid)),
-                _ => work_at.get(&(h.span.start, h.span.end, holder_corr)).map(|&stream| (gpu, u64::from(stream))),
+                _ => track_of.get(&(h.span.start, h.span.end, holder_corr)).map(|&tid| (gpu, tid)),
             };
             let Some((from_pid, from_tid)) = track else { continue };
             *flows += 1;
@@ -204,10 +217,17 @@ fn process(events: &mut Vec<Event>, flows: &mut u64, a: &Analysis, origin: i64, 
                 cname: None,
                 args: None,
             };
-            events.push(flow("s", from_pid, from_tid, inside(h.span), None));
-            events.push(flow("f", pid, c.tid, inside(span), Some("e")));
+            // The holder may end after the segment within the clock's error: the arrow never points back.
+            let from = inside(h.span).min(inside(span)).max(h.span.start);
+            events.push(flow("s", from_pid, from_tid, from, None));
+            events.push(flow("f", pid, c.tid, inside(span).max(from).min(span.end), Some("e")));
         }
     }
+}
+
+/// The track of a stream's `lane`th track (0: the stream's own; more where its work overlapped).
+fn stream_track(stream: u32, lane: usize) -> u64 {
+    u64::from(stream) + lane as u64 * (1 << 32)
 }
 
 /// The export as JSON text.
