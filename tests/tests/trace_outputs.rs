@@ -306,3 +306,21 @@ fn format_json_prints_one_report_and_fail_on_held_names_each_call() {
     assert_eq!(o.status.code(), Some(0));
     check_export(&std::fs::read_to_string(&out).unwrap());
 }
+
+#[test]
+fn the_trace_page_has_the_by_location_table_and_a_zoomable_whole_program_lane() {
+    let trace = Trace::parse(&syn::located_training_loop()).unwrap();
+    let html = async_lab_core::trace::page::render("loop.jsonl", &trace, MIN_HELD, 20);
+    let table = &html[html.find("<table id=\"p0-by-location\">").expect("the by-location table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let first_row = table.split("<tr>").nth(2).unwrap();
+    assert!(first_row.contains("train.py:41 train_step") && first_row.contains("waited-for-stream"), "{first_row}");
+    assert!(html.contains("<p>start-up: 120.0 ms (1 call: "), "start-up on its own line");
+    // The whole program's lane holds its data in the inner SVG that the script zooms; a call's own does not.
+    let all = &html[html.find("<svg id=\"p0-all\" class=\"zoomable\" data-view=\"0 ").expect("a zoomable lane")..];
+    assert!(all[..all.find("</svg>").unwrap()].contains("<svg class=\"lane\""));
+    assert_eq!(html.matches("class=\"zoomable\"").count(), 1);
+    // One inline script, loading nothing.
+    assert_eq!(html.matches("<script").count(), 1);
+    assert!(html.contains("<script>\n") && !html.contains("<script src"));
+}
