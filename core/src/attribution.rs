@@ -14,6 +14,13 @@
 //!    call's own work runs, the call is past waiting for anything else. A holder still running at the return
 //!    did not hold it: the call returned without waiting for it; nor did another thread's call that began
 //!    after this one.
+//!    In a trace of a program (not the lab's designed blocker, [`Release`]), the trace must also show that
+//!    the call was *released* there: a holder counts only up to the last holder's end that a sign of the
+//!    thread moving on follows within the slack ([`release_slack_ns`]): the call's return, its own GPU work
+//!    beginning, or one of the scene's other signs (a module-loaded event on its thread, a driver call it
+//!    made beginning or ending). A holder that ended inside the call with no such sign after it merely
+//!    overlapped the call: it is kept in [`Held::overlapped`], never taken for a cause (a 256 MiB pinned
+//!    allocation that ran on for 70 ms after another stream's kernel ended did not wait for that kernel).
 //! 2. The waiting runs from the call's start to the last such end. Another thread's call covers the time it
 //!    overlaps (a thread blocked on another thread waits for nothing else meanwhile: GPU work that ended in
 //!    that time is what *that* call waited for); the rest of the waiting goes, piece by piece, to the holder
@@ -118,11 +125,42 @@ pub struct Scene {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub own_end: Option<Span>,
     pub holders: Vec<Holder>,
+    /// What shows that a holder released the call (rule 1).
+    #[serde(default, skip_serializing_if = "Release::is_designed")]
+    pub release: Release,
     /// How close two times may be and still not be told apart, in ns: the clock error plus how late after
     /// the return the state was asked for.
     pub resolution_ns: i64,
     /// How far the GPU's times may be off on the host's clock (0 where everything was read on one clock).
     pub clock_error_ns: i64,
+}
+
+/// What shows that a holder's end released the call.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Release {
+    /// The lab's own experiments: the blocker is designed to be the one thing the call can wait for, and its
+    /// end is read by an event, so a blocker that ended inside the call held it.
+    #[default]
+    Designed,
+    /// A trace of a program: a holder counts only up to the last holder's end that the call's return, its
+    /// own work's start or one of these signs of the thread moving on (times inside the call) follows
+    /// within [`release_slack_ns`].
+    Shown(Vec<i64>),
+}
+
+impl Release {
+    pub fn is_designed(&self) -> bool {
+        matches!(self, Release::Designed)
+    }
+}
+
+/// How long after a holder's end a sign of the thread moving on may come and still show that the holder
+/// released it: ten times the resolution, or a twentieth of the wait, whichever is longer (a thread woken
+/// after a long wait takes a while to show it: a lazy module load released after 45 ms of waiting made its
+/// next driver call 1.4 ms later on the H200).
+pub fn release_slack_ns(call_start: i64, holder_end: i64, resolution_ns: i64) -> i64 {
+    (10 * resolution_ns).max((holder_end - call_start) / 20)
 }
 
 /// One stretch of the call's time and what held the thread during it.
@@ -141,6 +179,10 @@ pub struct Held {
     pub total_ns: i64,
     /// In time order; consecutive pieces of one cause are merged.
     pub segments: Vec<Segment>,
+    /// Holders that ended inside the call, before its own work began, with no sign that they released it
+    /// (rule 1): they ran during the call but were not waited for. Each span is the part inside the call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overlapped: Vec<Segment>,
     /// The length of the call's own GPU work (`None`: it has none).
     pub own_work_ns: Option<i64>,
     /// How long its own GPU work ran while the thread was held.
@@ -262,6 +304,24 @@ pub fn attribute(scene: &Scene) -> Held {
         .filter(|h| own_began.is_none_or(|s| h.span.end <= s + res))
         .collect();
     held.sort_by_key(|h| h.span.end);
+    // The release: the last holder's end that a sign of the thread moving on follows within the slack.
+    let released = |end: i64| match &scene.release {
+        Release::Designed => true,
+        Release::Shown(marks) => {
+            let slack = release_slack_ns(call.start, end, res);
+            marks.iter().copied().chain([call.end]).chain(own_began).any(|m| m >= end - res && m <= end + slack)
+        }
+    };
+    let last_release = held.iter().rposition(|h| released(h.span.end));
+    let overlapped: Vec<Segment> = held
+        .split_off(last_release.map_or(0, |k| k + 1))
+        .into_iter()
+        .map(|h| Segment {
+            cause: h.cause,
+            span: Span::new(h.span.start.max(call.start), h.span.end.min(call.end)),
+            what: h.what.clone(),
+        })
+        .collect();
     let wait_end = held.last().map_or(call.start, |h| h.span.end.min(call.end));
 
     // Rule 2: the waiting, cut at every holder's end; a thread's call covers what it overlaps.
@@ -311,6 +371,7 @@ pub fn attribute(scene: &Scene) -> Held {
     Held {
         total_ns: call.len(),
         segments,
+        overlapped,
         own_work_ns: own.map(|o| o.len()),
         own_held_ns,
         own_after_return_ns,
@@ -336,6 +397,7 @@ mod tests {
             own: own.map(|(a, b)| Span::new(a, b)),
             own_end: None,
             holders,
+            release: Release::Designed,
             resolution_ns: 5 * US,
             clock_error_ns: 2 * US,
         }
@@ -465,5 +527,59 @@ mod tests {
         assert_eq!(h.segments.iter().map(|s| s.span.len()).sum::<i64>(), h.total_ns);
         assert_eq!(h.segments.first().unwrap().span.start, 0);
         assert!(h.segments.windows(2).all(|w| w[0].span.end == w[1].span.start));
+    }
+
+    fn shown(mut s: Scene, marks: Vec<i64>) -> Scene {
+        s.release = Release::Shown(marks);
+        s
+    }
+
+    #[test]
+    fn in_a_trace_a_holder_with_no_sign_of_release_after_it_only_overlapped() {
+        // A 130 ms pinned allocation; another stream's kernel ended 50 ms in; nothing happened on the thread
+        // until the return, 80 ms later.
+        let s = scene((0, 130 * MS), None, vec![holder(Cause::Device, -MS, 50 * MS, "k")]);
+        assert_eq!(causes(&attribute(&s)), vec![(Cause::Device, 50 * MS), (Cause::Call, 80 * MS)]);
+        let h = attribute(&shown(s, vec![]));
+        assert_eq!(causes(&h), vec![(Cause::Call, 130 * MS)]);
+        assert!(h.released_by().is_none());
+        assert_eq!(h.overlapped.len(), 1);
+        assert_eq!(h.overlapped[0].span, Span::new(0, 50 * MS));
+    }
+
+    #[test]
+    fn in_a_trace_a_sign_within_the_slack_shows_the_release() {
+        // A lazy load waited 45 ms for a kernel; its next driver call began 1.4 ms after the kernel ended
+        // (inside the slack of 45 ms / 20 = 2.25 ms), and it returned 10 ms later.
+        let s = scene((0, 56 * MS), None, vec![holder(Cause::Device, -MS, 45 * MS, "k")]);
+        let h = attribute(&shown(s.clone(), vec![46_400 * US]));
+        assert_eq!(causes(&h), vec![(Cause::Device, 45 * MS), (Cause::Call, 11 * MS)]);
+        assert!(h.overlapped.is_empty());
+        // 3 ms after is too late: not shown.
+        let h = attribute(&shown(s, vec![48 * MS]));
+        assert!(h.released_by().is_none());
+        assert_eq!(release_slack_ns(0, 45 * MS, 5 * US), 2_250 * US);
+        assert_eq!(release_slack_ns(0, 100 * US, 5 * US), 50 * US);
+    }
+
+    #[test]
+    fn in_a_trace_holders_before_the_shown_release_keep_their_share() {
+        // Two kernels ahead in the stream; the call returned right after the second: both held it.
+        let s = scene(
+            (0, 30 * MS),
+            None,
+            vec![holder(Cause::Stream, -1, 10 * MS, "a"), holder(Cause::Stream, -1, 29_990 * US, "b")],
+        );
+        let h = attribute(&shown(s, vec![]));
+        assert_eq!(causes(&h), vec![(Cause::Stream, 10 * MS), (Cause::Stream, 19_990 * US), (Cause::Call, 10 * US)]);
+        // A third holder that ended between the release and the return with no sign after it: overlapped.
+        let s = scene(
+            (0, 30 * MS),
+            None,
+            vec![holder(Cause::Stream, -1, 10 * MS, "a"), holder(Cause::Device, -1, 20 * MS, "c")],
+        );
+        let h = attribute(&shown(s, vec![10_010 * US]));
+        assert_eq!(h.released_by().unwrap().what, "a");
+        assert_eq!(h.overlapped.iter().map(|o| o.what.as_str()).collect::<Vec<_>>(), ["c"]);
     }
 }

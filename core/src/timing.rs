@@ -283,6 +283,7 @@ impl RepTimes {
             own: own.map(|o| o.0),
             own_end: own.map(|o| o.1),
             holders,
+            release: crate::attribution::Release::Designed,
             resolution_ns,
             clock_error_ns: self.tol,
         }

@@ -79,15 +79,20 @@ pub fn pageable_copy_staged() -> String {
     trace(vec![call("cudaMemcpyAsync", 10, 0, 320 * MS), htod(1, GIB2, 13, 10, 3 * MS, 320 * MS + 2 * US)])
 }
 
-/// A copy into a stream whose earlier kernel runs 20 ms: the copy waits for it, then returns before its own
-/// transfer ends.
+/// A copy from pageable memory into a stream whose earlier kernel runs 20 ms: the copy waits for it, then
+/// returns before its own transfer ends.
 pub fn copy_waits_for_its_stream() -> String {
-    trace(vec![
+    trace(trace_lines_copy_waits_for_its_stream())
+}
+
+/// The lines of [`copy_waits_for_its_stream`].
+pub fn trace_lines_copy_waits_for_its_stream() -> Vec<Line> {
+    vec![
         call("cudaLaunchKernel", 10, 0, 5 * US),
         kernel("spin", 13, 10, 10 * US, 20 * MS),
         call("cudaMemcpyAsync", 11, 10 * US, 20 * MS + 30 * US),
-        htod(2, 64 << 20, 13, 11, 20 * MS + 5 * US, 23 * MS),
-    ])
+        htod(1, 64 << 20, 13, 11, 20 * MS + 5 * US, 23 * MS),
+    ]
 }
 
 /// A free while a kernel runs on another stream: the free waits for it (the device drained).
@@ -147,6 +152,29 @@ pub fn event_wait(event_records: bool) -> String {
     trace(lines)
 }
 
+/// Thread 200 synchronizes stream 14, where a 50 ms kernel runs; meanwhile thread 100's first launch loads its
+/// module lazily, which waits for the device: both wait for the kernel, and the launch is released 1.4 ms
+/// after it ends (its module-loaded event), 80 µs after the other thread's synchronize returned.
+pub fn lazy_load_beside_another_threads_wait() -> String {
+    trace(vec![
+        call_on(200, "cudaLaunchKernel", 10, 0, 5 * US),
+        kernel("spin", 14, 10, 10 * US, 50 * MS),
+        call_on(200, "cudaStreamSynchronize", 11, MS, 50 * MS + 40 * US),
+        Line::Sync {
+            sync_type: 3,
+            start: T0 + MS,
+            end: T0 + 50 * MS + 40 * US,
+            stream: Some(14),
+            corr: 11,
+            event: None,
+        },
+        call("cudaLaunchKernel", 12, 2 * MS, 51 * MS + 500 * US),
+        driver_call("cuLibraryLoadData", 13, 2 * MS + 10 * US, 51 * MS + 450 * US),
+        module_loaded(51 * MS + 400 * US),
+        kernel("first", 13, 12, 51 * MS + 520 * US, 51 * MS + 530 * US),
+    ])
+}
+
 /// Every synthetic trace, by name.
 pub fn all() -> Vec<(&'static str, String)> {
     vec![
@@ -158,6 +186,7 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("launch-waits-for-another-thread", launch_waits_for_another_thread()),
         ("launch-is-async", launch_is_async()),
         ("event-wait", event_wait(true)),
+        ("lazy-load-beside-another-threads-wait", lazy_load_beside_another_threads_wait()),
     ]
 }
 
@@ -169,7 +198,8 @@ pub const REFERENCE_ORIGIN: u64 = 7_300_000_000_000;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RepShape {
     /// A blocker kernel in the call's stream (launched just before), the call held until it ends, then its
-    /// pinned copy: the tracer says `waited-for-stream`.
+    /// copy (from pageable memory where the case's id says so, else pinned): the tracer says
+    /// `waited-for-stream`.
     WaitsForTheBlocker,
     /// The same blocker, the call returns at once, its pageable copy runs after the blocker: `async`.
     ReturnsAtOnce,
@@ -199,7 +229,7 @@ pub fn reference_cases() -> Vec<RefCaseSpec> {
         |id, call, class, blocker_ahead, shape, expect| RefCaseSpec { id, call, class, blocker_ahead, shape, expect };
     vec![
         case(
-            "copy/async/htod/pinned/nonblocking/same/64MiB",
+            "copy/async/htod/pageable/nonblocking/same/1MiB",
             "cudaMemcpyAsync",
             Some("waited-then-staged"),
             true,
@@ -282,7 +312,8 @@ pub fn reference_run(reps: usize) -> ReferenceRun {
                 RepShape::WaitsForTheBlocker => {
                     lines.extend(blocker_lines(5 * US));
                     lines.push(call(spec.call, own, b + 15 * US, b + 20 * MS + 30 * US));
-                    lines.push(htod(2, 64 << 20, 13, own, b + 20 * MS + 5 * US, b + 23 * MS));
+                    let src = if spec.id.contains("/pageable/") { 1 } else { 2 };
+                    lines.push(htod(src, 64 << 20, 13, own, b + 20 * MS + 5 * US, b + 23 * MS));
                     (b + 15 * US, b + 20 * MS + 30 * US)
                 }
                 RepShape::ReturnsAtOnce => {

@@ -61,7 +61,8 @@ fn a_copy_waited_for_the_kernel_ahead_in_its_stream() {
 #[test]
 fn a_free_waited_for_another_streams_kernel() {
     let (_, t) = classified(&syn::free_drains_the_device());
-    assert_eq!(t[0].cause, "waited for other streams' work: the kernel spin on stream 14, correlation 10");
+    // The free has no stream: what it waited for is the device.
+    assert_eq!(t[0].cause, "waited for the device: the kernel spin on stream 14, correlation 10");
     assert_eq!(t[0].held.released_by().unwrap().cause, Cause::Device);
 }
 
@@ -91,10 +92,79 @@ fn an_event_wait_waited_for_the_stream_the_event_was_recorded_in() {
     let wait = t.iter().find(|t| p.calls[t.index].name == "cudaEventSynchronize").unwrap();
     assert_eq!(wait.class, async_lab_core::classify::Class::WaitedForStream, "{}", wait.cause);
     assert_eq!(wait.cause, "waited for the kernel spin ahead in its stream, correlation 10");
-    // Without the event's record the wait names no stream: the kernel counts as other streams' work.
+    // Without the event's record the wait names no stream. The lab has seen an event wait wait for its
+    // stream, never for the device: the kernels it waited for are its stream's, which the trace cannot name.
     let (p, t) = classified(&syn::event_wait(false));
     let wait = t.iter().find(|t| p.calls[t.index].name == "cudaEventSynchronize").unwrap();
-    assert_eq!(wait.class, async_lab_core::classify::Class::DeviceSync, "{}", wait.cause);
+    assert_eq!(wait.class, async_lab_core::classify::Class::WaitedForStream, "{}", wait.cause);
+    assert!(wait.cause.contains("the trace does not say which stream"), "{}", wait.cause);
+    assert_eq!(wait.basis.as_ref().unwrap().function, "cudaEventSynchronize");
+}
+
+#[test]
+fn a_lazy_load_beside_another_threads_wait_names_the_kernel_both_waited_for() {
+    let (p, t) = classified(&syn::lazy_load_beside_another_threads_wait());
+    let launch = t.iter().find(|t| p.calls[t.index].corr == 12).unwrap();
+    assert_eq!(launch.class, async_lab_core::classify::Class::DeviceSync, "{}", launch.cause);
+    assert!(launch.cause.contains("the kernel spin on stream 14"), "{}", launch.cause);
+    assert!(launch.cause.contains("thread 200's cudaStreamSynchronize waited for it too"), "{}", launch.cause);
+    assert!(launch.cause.starts_with("lazy module load waited for"), "{}", launch.cause);
+    assert_eq!(launch.held.released_by().unwrap().cause, Cause::Device);
+    assert_eq!(launch.basis.as_ref().unwrap().condition, async_lab_core::trace::capability::Condition::ModuleLoad);
+}
+
+#[test]
+fn work_that_ended_inside_a_call_without_a_sign_of_release_is_not_its_cause() {
+    // A 130 ms pinned allocation during which a kernel on another stream ended at 50 ms; nothing on the
+    // thread until the return, 80 ms later.
+    let text = syn::trace(vec![
+        syn::call("cudaLaunchKernel", 10, 0, 5 * syn::US),
+        syn::kernel("spin", 14, 10, 10 * syn::US, 50 * MS),
+        syn::call("cudaHostAlloc", 11, 20 * syn::US, 130 * MS),
+    ]);
+    let (p, t) = classified(&text);
+    let alloc = t.iter().find(|t| p.calls[t.index].corr == 11).unwrap();
+    assert_eq!(alloc.class, async_lab_core::classify::Class::Async, "{}", alloc.cause);
+    assert_eq!(alloc.cause, "the call itself");
+    assert_eq!(alloc.held.overlapped.len(), 1);
+    let words = async_lab_core::trace::text::explain(&p, alloc);
+    assert!(words.contains("ran during it, not waited for: the kernel spin on stream 14"), "{words}");
+}
+
+#[test]
+fn a_programs_own_steps_are_put_beside_the_calls_they_are_about() {
+    use async_lab_core::trace::format::{ApiCalls, ClockPair, Line};
+    use async_lab_core::trace::steps;
+    // The program's CLOCK_MONOTONIC reads 5 s where the trace's clock reads T0.
+    let mono = 5_000_000_000u64;
+    let mut lines = vec![Line::Session {
+        clock: ClockPair { cupti_ns: syn::T0, monotonic_ns: mono },
+        api_calls: ApiCalls::All,
+        locate_over_ns: 20_000,
+    }];
+    lines.extend(syn::trace_lines_copy_waits_for_its_stream());
+    let text = syn::trace(lines);
+    let trace = Trace::parse(&text).unwrap();
+    let p = Program::of(&trace.processes[0]);
+    let traced = calls::classify(&p);
+    // The step began 5 µs before the copy's call and ended 10 µs after it returned.
+    let out = format!(
+        "{}{{\"program\":\"t\",\"step\":\"h2d\",\"call\":\"cudaMemcpyAsync\",\"tid\":100,\"start_ns\":{},\"end_ns\":{}}}\n",
+        steps::PREFIX,
+        mono + 5 * syn::US,
+        mono + 20 * MS + 40 * syn::US
+    );
+    let rows = steps::compare(&trace.processes[0], &p, &traced, &steps::parse(&out).unwrap()).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].corrs, [11]);
+    assert_eq!(rows[0].held_ns, 20 * MS as i64 + 20_000);
+    assert_eq!(rows[0].own_ns, 20 * MS as i64 + 35_000);
+    assert_eq!(rows[0].class.as_deref(), Some("waited-for-stream"));
+    assert!(rows[0].basis.as_deref().unwrap().contains("pageable"), "{:?}", rows[0].basis);
+    // Without the clock pair, the steps cannot be placed.
+    let old = Trace::parse(&syn::copy_waits_for_its_stream()).unwrap();
+    let q = Program::of(&old.processes[0]);
+    assert!(steps::compare(&old.processes[0], &q, &calls::classify(&q), &[]).is_none());
 }
 
 /// One call as a snapshot pins it.

@@ -2,8 +2,9 @@
 //! what held the thread, for how long, and in words ("lazy module load waited for the 2 GiB host → device
 //! copy ahead in its stream, correlation 122").
 
-use super::scene::Program;
-use crate::attribution::{attribute, Cause, Held};
+use super::capability::{self, Allowed, Entry, Shown, Way};
+use super::scene::{Program, WorkKind};
+use crate::attribution::{attribute, Cause, Held, Segment, Span};
 use crate::classify::{class_of_held, Class};
 
 /// One call, classified.
@@ -13,10 +14,26 @@ pub struct Traced {
     pub index: usize,
     pub held: Held,
     pub class: Class,
-    /// Module loads on its thread while it ran (lazy loading).
+    /// Module loads on its thread while it ran (lazy loading, or a load at run time).
     pub module_loads: usize,
-    /// What held it, in words.
+    /// Contexts created on its thread while it ran.
+    pub contexts: usize,
+    /// What held it, in words: the largest part first, then the rest in time order.
     pub cause: String,
+    /// The experiment of the lab's that shows its function can wait the way it waited (`None`: it waited
+    /// for nothing).
+    pub basis: Option<Entry>,
+    /// Waits the attribution found that are not claimed, and why: the lab never saw its function wait that
+    /// way, or never measured it. Their holders are in `held.overlapped`.
+    pub not_claimed: Vec<NotClaimed>,
+}
+
+/// A wait that is not claimed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NotClaimed {
+    pub cause: Cause,
+    /// Why, in words ("the lab has never measured cudaHostAlloc or cuMemHostAlloc").
+    pub why: String,
 }
 
 /// Every call of the program, in the order they began.
@@ -24,41 +41,252 @@ pub fn classify(p: &Program) -> Vec<Traced> {
     (0..p.calls.len()).map(|i| traced(p, i)).collect()
 }
 
-/// Call `i`, classified.
+/// Call `i`, classified: the attribution of its scene, each wait it finds checked against what the lab has
+/// measured of the call's function (`capability`); a wait the lab never saw that function make under what the
+/// trace shows is dropped (its holders kept as overlapped) and the call attributed again without it.
 pub fn traced(p: &Program, i: usize) -> Traced {
-    let held = attribute(&p.scene(i));
+    let c = &p.calls[i];
+    let mut scene = p.scene(i);
+    let functions: Vec<&str> = std::iter::once(c.name.as_str()).chain(c.inner.iter().map(String::as_str)).collect();
+    let shown = shown(p, i);
+    let table = capability::lab();
+    let mut not_claimed: Vec<NotClaimed> = Vec::new();
+    let mut dropped: Vec<Segment> = Vec::new();
+    let (held, basis) = loop {
+        let held = attribute(&scene);
+        // Every way it waited must be one the lab saw; the release first (it decides the class).
+        let mut waits: Vec<Cause> = held.released_by().map(|s| s.cause).into_iter().collect();
+        for s in &held.segments {
+            if matches!(s.cause, Cause::Stream | Cause::Device | Cause::Thread) && !waits.contains(&s.cause) {
+                waits.push(s.cause);
+            }
+        }
+        let Some(&release) = waits.first() else { break (held, None) };
+        let mut basis: Option<Entry> = None;
+        let mut refused: Option<Cause> = None;
+        let mut converted = false;
+        for &cause in &waits {
+            let way = match cause {
+                Cause::Stream => Way::Stream,
+                Cause::Device => Way::Device,
+                _ => Way::Thread,
+            };
+            let allowed = table.allows(&functions, way, shown);
+            // A call whose stream the trace does not name (an event wait without the event's record) may have
+            // waited for its own stream where the lab saw it do so: its "other streams" may be its stream.
+            let allowed = match allowed {
+                Allowed::NeverSeen(_) if cause == Cause::Device && p.stream_of(i).is_none() => {
+                    match table.allows(&functions, Way::Stream, shown) {
+                        Allowed::Yes(_) => {
+                            for h in scene.holders.iter_mut().filter(|h| h.cause == Cause::Device) {
+                                h.cause = Cause::Stream;
+                                h.what = format!("{} (the trace does not say which stream it waited for)", h.what);
+                            }
+                            converted = true;
+                            break;
+                        }
+                        _ => allowed,
+                    }
+                }
+                a => a,
+            };
+            match allowed {
+                Allowed::Yes(e) => {
+                    if cause == release {
+                        basis = Some(e.clone());
+                    }
+                    continue;
+                }
+                Allowed::NeverSeen(entries) => not_claimed.push(NotClaimed {
+                    cause,
+                    why: format!(
+                        "the lab never saw {} {}{} ({})",
+                        entries[0].function,
+                        way.words(),
+                        shown_words(shown),
+                        entries.iter().map(|e| e.case.as_str()).take(3).collect::<Vec<_>>().join(", ")
+                    ),
+                }),
+                Allowed::NotMeasured => not_claimed.push(NotClaimed {
+                    cause,
+                    why: format!("not known to wait: the lab has never measured {}", functions_words(&functions)),
+                }),
+            }
+            refused = Some(cause);
+            break;
+        }
+        if converted {
+            continue;
+        }
+        let Some(cause) = refused else { break (held, basis) };
+        // Attribute again without that cause's holders; they ran during the call, not waited for.
+        let (kept, gone): (Vec<_>, Vec<_>) = scene.holders.drain(..).partition(|h| h.cause != cause);
+        scene.holders = kept;
+        dropped.extend(gone.into_iter().filter(|h| h.span.end > c.span.start && h.span.start < c.span.end).map(|h| {
+            Segment {
+                cause: h.cause,
+                span: Span::new(h.span.start.max(c.span.start), h.span.end.min(c.span.end)),
+                what: h.what,
+            }
+        }));
+    };
+    let mut held = held;
+    held.overlapped.extend(dropped);
+    held.overlapped.sort_by_key(|s| s.span.start);
     let module_loads = p.module_loads_in(i);
-    let cause = cause_words(p, i, &held, module_loads);
-    Traced { index: i, class: class_of_held(&held), held, module_loads, cause }
+    let contexts = p.contexts_in(i);
+    let cause = cause_words(p, i, &held, module_loads, contexts);
+    Traced { index: i, class: class_of_held(&held), held, module_loads, contexts, cause, basis, not_claimed }
 }
 
-/// What held call `i`, in words: what released it, or its own work, or the call itself.
-pub fn cause_words(p: &Program, i: usize, held: &Held, module_loads: usize) -> String {
-    let loading = module_loads > 0;
-    if let Some(seg) = held.released_by() {
-        let what = match seg.cause {
-            Cause::Thread => format!("another thread's call ({})", seg.what),
-            Cause::Device => format!("other streams' work: {}", seg.what),
-            _ => seg.what.clone(),
-        };
-        // A module loaded inside a call that waited: the load is what waited (lazy loading at a first launch).
-        return if loading { format!("lazy module load waited for {what}") } else { format!("waited for {what}") };
-    }
+/// What the trace shows about call `i`, for the lab's conditions.
+fn shown(p: &Program, i: usize) -> Shown {
     let own = p.own_work(i);
-    if held.held_through_own_work() == Some(true) {
-        return match own.iter().find(|w| w.pageable()) {
-            Some(w) => format!("its own transfer, staged by the driver on the calling thread: {}", w.words()),
-            None => "its own work ran while it waited".into(),
+    let c = &p.calls[i];
+    let loads_by_name = std::iter::once(&c.name).chain(&c.inner).any(|n| is_load(n));
+    Shown {
+        pageable: own.iter().any(|w| w.pageable()),
+        managed: own.iter().any(|w| w.managed()),
+        module_load: p.module_loads_in(i) > 0 || loads_by_name,
+        full_queue: p.queued_before(i) >= capability::lab().queue_depth.unwrap_or(f64::INFINITY) as usize,
+        host_to_host: own.iter().any(|w| matches!(w.kind, WorkKind::Copy { copy_kind: 9, .. })),
+    }
+}
+
+/// "with pageable host memory", ...: the conditions the trace shows, for a sentence.
+fn shown_words(s: Shown) -> String {
+    let mut parts = Vec::new();
+    if s.pageable {
+        parts.push("with pageable memory");
+    }
+    if s.managed {
+        parts.push("with managed memory");
+    }
+    if s.module_load {
+        parts.push("loading a module");
+    }
+    if s.full_queue {
+        parts.push("with a full launch queue");
+    }
+    if s.host_to_host {
+        parts.push("copying host to host");
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", parts.join(", "))
+    }
+}
+
+/// "cudaHostAlloc or cuMemHostAlloc".
+fn functions_words(functions: &[&str]) -> String {
+    let mut names: Vec<&str> = functions.iter().map(|f| capability::function_of(f)).collect();
+    names.dedup();
+    names.sort_unstable();
+    names.dedup();
+    names.join(" or ")
+}
+
+/// A function that loads a module at run time (its own call, not a lazy load at a first use).
+pub fn is_load(name: &str) -> bool {
+    ["cuModuleLoad", "cuLibraryLoad", "cudaLibraryLoad", "cuLinkComplete"].iter().any(|p| name.starts_with(p))
+}
+
+/// A function that may load a module lazily: a launch, or a lookup of a function or kernel.
+fn may_load_lazily(name: &str) -> bool {
+    name.contains("Launch") || name.contains("GetFunction") || name.contains("GetKernel") || name.contains("FuncGet")
+}
+
+/// What held call `i`, in words: the largest part first, then the others in time order ("197 ms its own
+/// transfer ...; then 50.4 ms waiting for the kernel spin ahead in its stream, correlation 7"). A call with
+/// one part names it alone.
+pub fn cause_words(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usize) -> String {
+    let parts = parts(p, i, held, module_loads, contexts);
+    if parts.len() == 1 {
+        return parts[0].1.clone();
+    }
+    let largest = (0..parts.len()).max_by_key(|&k| (parts[k].0, std::cmp::Reverse(k))).unwrap_or(0);
+    let mut out = format!("{} {}", super::text::duration(parts[largest].0), parts[largest].1);
+    let rest: Vec<String> = parts
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| k != largest)
+        .map(|(_, (ns, words))| format!("{} {}", super::text::duration(*ns), words))
+        .collect();
+    if !rest.is_empty() {
+        out.push_str("; then ");
+        out.push_str(&rest.join(", "));
+    }
+    out
+}
+
+/// The parts of the call's time worth naming (longer than the resolution and a twentieth of the call; the
+/// longest alone where none is), in time order: (length, words).
+fn parts(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usize) -> Vec<(i64, String)> {
+    let c = &p.calls[i];
+    let loading = module_loads > 0;
+    // A load the program called itself is at run time; one a launch or lookup made inside is lazy.
+    let at_run_time = is_load(&c.name);
+    let lazily = !at_run_time && std::iter::once(&c.name).chain(&c.inner).any(|n| may_load_lazily(n));
+    let has_stream = p.stream_of(i).is_some();
+    let own = p.own_work(i);
+    let mut parts: Vec<(i64, String)> = Vec::new();
+    for s in &held.segments {
+        let words = match s.cause {
+            Cause::Stream | Cause::Device | Cause::Thread => {
+                let what = match s.cause {
+                    Cause::Thread => format!("another thread's call ({})", s.what),
+                    Cause::Device if has_stream => format!("other streams' work: {}", s.what),
+                    Cause::Device => format!("the device: {}", s.what),
+                    _ => s.what.clone(),
+                };
+                match (loading, lazily) {
+                    (true, true) => format!("lazy module load waited for {what}"),
+                    (true, false) => format!("module load waited for {what}"),
+                    _ => format!("waited for {what}"),
+                }
+            }
+            Cause::Own => match own.iter().find(|w| w.pageable()) {
+                Some(w) => format!("its own transfer, staged by the driver on the calling thread: {}", w.words()),
+                None if held.held_through_own_work() == Some(true) => "its own work ran while it waited".into(),
+                None => "its own work, in part".into(),
+            },
+            Cause::Call => {
+                let mut what: Vec<&str> = Vec::new();
+                if contexts > 0 {
+                    what.push("context creation");
+                }
+                if loading {
+                    what.push(if at_run_time {
+                        "a module loaded at run time"
+                    } else if lazily {
+                        "lazy module load"
+                    } else {
+                        "a module load"
+                    });
+                }
+                if what.is_empty() {
+                    "the call itself".into()
+                } else {
+                    format!("the call itself: {}", what.join(", "))
+                }
+            }
         };
+        // One part per thing named, at its first place (the call's own work splits its host time in two).
+        match parts.iter_mut().find(|p| p.1 == words) {
+            Some(part) => part.0 += s.span.len(),
+            None => parts.push((s.span.len(), words)),
+        }
     }
-    if loading {
-        // Eager loading loads a program's modules inside its first call too: the trace cannot say which mode.
-        return "a module load inside the call".into();
+    // Worth naming: longer than the resolution and than a twentieth of the call.
+    let least = held.resolution_ns.max(held.total_ns / 20);
+    let worth: Vec<(i64, String)> = parts.iter().filter(|(ns, _)| *ns > least).cloned().collect();
+    if worth.is_empty() {
+        // Nothing longer than the resolution: the longest part alone.
+        parts.into_iter().max_by_key(|(ns, _)| *ns).into_iter().collect()
+    } else {
+        worth
     }
-    if held.ns(Cause::Own) > held.resolution_ns {
-        return "its own work, in part".into();
-    }
-    "the call itself".into()
 }
 
 /// One API function's calls, summed.

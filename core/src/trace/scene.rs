@@ -16,7 +16,7 @@
 //! apart).
 
 use super::format::{Domain, Line, ProcessTrace, Resource};
-use crate::attribution::{Cause, Holder, Scene, Span};
+use crate::attribution::{release_slack_ns, Cause, Holder, Release, Scene, Span};
 use crate::units::format_size;
 use std::collections::HashMap;
 
@@ -38,6 +38,8 @@ pub struct Call {
     pub corrs: Vec<u32>,
     /// The names of the driver calls made inside it, in order.
     pub inner: Vec<String>,
+    /// Their host intervals, in the same order.
+    pub inner_spans: Vec<Span>,
 }
 
 /// What a GPU record did.
@@ -77,8 +79,13 @@ impl Work {
                 memory_words(*dst_kind)
             ),
             WorkKind::Memset => format!("the {} memset", format_size(self.bytes)),
-            WorkKind::Kernel { name } => format!("the kernel {}", short_name(name)),
+            WorkKind::Kernel { name } => format!("the kernel {}", super::demangle::kernel(name)),
         }
+    }
+
+    /// A copy from or to managed memory.
+    pub fn managed(&self) -> bool {
+        matches!(self.kind, WorkKind::Copy { src_kind, dst_kind, .. } if src_kind == 5 || dst_kind == 5)
     }
 
     /// A copy from or to pageable host memory (which the driver stages on the calling thread).
@@ -96,7 +103,7 @@ pub fn copy_words(kind: u8) -> &'static str {
         4 => "array → host",
         8 => "device → device",
         10 => "peer",
-        11 => "host → host",
+        9 => "host → host",
         _ => "memory",
     }
 }
@@ -115,11 +122,6 @@ pub fn memory_words(kind: u8) -> &'static str {
     }
 }
 
-/// A kernel's name without its parameter list.
-fn short_name(name: &str) -> &str {
-    name.split('(').next().unwrap_or(name)
-}
-
 /// A traced process, ready for the attribution.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Program {
@@ -131,6 +133,12 @@ pub struct Program {
     pub syncs: Vec<(u32, u32)>,
     /// (thread, time) of each module load, in time order.
     pub module_loads: Vec<(u64, i64)>,
+    /// (thread, time) of each context the program created, in time order.
+    pub contexts: Vec<(u64, i64)>,
+    /// CUPTI's ids of the default streams, where the trace names them (format 3): the legacy default
+    /// stream, and each thread's per-thread default stream.
+    pub legacy_streams: Vec<u32>,
+    pub per_thread_streams: HashMap<u32, u64>,
     /// Records CUPTI dropped.
     pub dropped: u64,
     /// Indexes, so that a long program's calls are each looked at in about constant time.
@@ -142,6 +150,8 @@ pub struct Program {
 struct Index {
     work_by_corr: HashMap<u32, Vec<usize>>,
     stream_by_corr: HashMap<u32, u32>,
+    /// The correlation ids of context synchronizations.
+    context_syncs: std::collections::HashSet<u32>,
     longest_work: i64,
     longest_call: i64,
 }
@@ -154,6 +164,7 @@ impl Program {
         // (event, the correlation id of the call that recorded it, its stream), and the event waits to place.
         let mut records: Vec<(u32, u32, u32)> = Vec::new();
         let mut event_waits: Vec<(u32, u32)> = Vec::new();
+        let mut context_syncs: Vec<u32> = Vec::new();
         for line in &p.lines {
             match line {
                 Line::Api { domain, name, cbid, tid, corr, start, end } => {
@@ -183,9 +194,19 @@ impl Program {
                     corr: *corr,
                 }),
                 Line::Sync { stream: Some(s), corr, .. } => prog.syncs.push((*corr, *s)),
+                Line::Sync { sync_type: 4, stream: None, corr, .. } => context_syncs.push(*corr),
                 Line::Sync { stream: None, event: Some(e), corr, .. } => event_waits.push((*e, *corr)),
                 Line::Event { event, stream, corr } => records.push((*event, *corr, *stream)),
                 Line::Resource { event: Resource::ModuleLoaded, t, tid } => prog.module_loads.push((*tid, *t as i64)),
+                Line::Resource { event: Resource::ContextCreated, t, tid } => prog.contexts.push((*tid, *t as i64)),
+                Line::DefaultStreams { tid, legacy, per_thread } => {
+                    if !prog.legacy_streams.contains(legacy) {
+                        prog.legacy_streams.push(*legacy);
+                    }
+                    if let Some(s) = per_thread {
+                        prog.per_thread_streams.insert(*s, *tid);
+                    }
+                }
                 Line::Dropped { records } => prog.dropped += records,
                 _ => {}
             }
@@ -215,6 +236,7 @@ impl Program {
                         c.corrs.push(corr);
                     }
                     c.inner.push(name.to_owned());
+                    c.inner_spans.push(span);
                 }
                 None => {
                     prog.calls.push(Call {
@@ -225,6 +247,7 @@ impl Program {
                         span,
                         corrs: vec![corr],
                         inner: vec![],
+                        inner_spans: vec![],
                     });
                     open = Some(prog.calls.len() - 1);
                 }
@@ -233,7 +256,9 @@ impl Program {
         prog.calls.sort_by_key(|c| (c.span.start, c.corr));
         prog.work.sort_by_key(|w| (w.span.start, w.corr));
         prog.module_loads.sort_by_key(|&(tid, t)| (t, tid));
+        prog.contexts.sort_by_key(|&(tid, t)| (t, tid));
         let mut index = Index {
+            context_syncs: context_syncs.into_iter().collect(),
             longest_work: prog.work.iter().map(|w| w.span.len()).max().unwrap_or(0),
             longest_call: prog.calls.iter().map(|c| c.span.len()).max().unwrap_or(0),
             ..Index::default()
@@ -270,6 +295,26 @@ impl Program {
         self.calls[from..to.max(from)].iter().filter(move |c| c.span.end > t)
     }
 
+    /// How much GPU work enqueued before call `i` had not begun when it began: how full the launch queue was.
+    /// The trace may not hold every queued record (a cut trace keeps only what overlapped the calls it kept),
+    /// so where the earliest work not yet begun is in the call's stream, everything enqueued after it there is
+    /// counted too, from the correlation ids between: as many calls as there are ids, in steps of as many ids
+    /// as the call itself took (a runtime launch takes its own and its driver launch's).
+    pub fn queued_before(&self, i: usize) -> usize {
+        let c = &self.calls[i];
+        let first_corr = c.corrs.iter().copied().min().unwrap_or(c.corr);
+        let from = self.work.partition_point(|w| w.span.start <= c.span.start);
+        let pending: Vec<&Work> = self.work[from..].iter().filter(|w| w.corr < first_corr).collect();
+        let stream = self.stream_of(i);
+        let by_ids = pending
+            .iter()
+            .filter(|w| Some(w.stream) == stream)
+            .map(|w| w.corr)
+            .min()
+            .map_or(0, |earliest| (first_corr - earliest) as usize / c.corrs.len().max(1));
+        pending.len().max(by_ids)
+    }
+
     /// The stream call `i` works in or synchronizes, where it has one.
     pub fn stream_of(&self, i: usize) -> Option<u32> {
         let c = &self.calls[i];
@@ -281,16 +326,35 @@ impl Program {
 
     /// The module loads on call `i`'s thread while it ran.
     pub fn module_loads_in(&self, i: usize) -> usize {
-        let c = &self.calls[i];
-        let from = self.module_loads.partition_point(|&(_, t)| t < c.span.start);
-        self.module_loads[from..]
-            .iter()
-            .take_while(|&&(_, t)| t <= c.span.end)
-            .filter(|&&(tid, _)| tid == c.tid)
-            .count()
+        self.module_load_times_in(i).len()
+    }
+
+    /// When the module loads on call `i`'s thread while it ran happened.
+    pub fn module_load_times_in(&self, i: usize) -> Vec<i64> {
+        events_in(&self.module_loads, &self.calls[i])
+    }
+
+    /// The contexts created on call `i`'s thread while it ran.
+    pub fn contexts_in(&self, i: usize) -> usize {
+        events_in(&self.contexts, &self.calls[i]).len()
+    }
+
+    /// A stream in words: "the legacy default stream", "thread 7's per-thread default stream", "stream 13".
+    pub fn stream_words(&self, stream: u32) -> String {
+        if self.legacy_streams.contains(&stream) {
+            "the legacy default stream".into()
+        } else if let Some(tid) = self.per_thread_streams.get(&stream) {
+            format!("thread {tid}'s per-thread default stream")
+        } else {
+            format!("stream {stream}")
+        }
     }
 
     /// Everything known around call `i`, for `attribution::attribute`.
+    ///
+    /// Another thread's call in flight is a holder, unless GPU work among this call's holders released it
+    /// (ended within the release slack before it returned): then both calls waited for that work, and the
+    /// work is the cause, with the other thread named beside it.
     pub fn scene(&self, i: usize) -> Scene {
         let c = &self.calls[i];
         let own = self.own_work(i);
@@ -302,36 +366,72 @@ impl Program {
         });
         let stream = self.stream_of(i);
         let first_corr = c.corrs.iter().copied().min().unwrap_or(c.corr);
-        let mut holders: Vec<Holder> = self
-            .work_during(c.span)
-            .filter(|w| w.corr < first_corr)
-            .map(|w| {
+        let work: Vec<&Work> = self.work_during(c.span).filter(|w| w.corr < first_corr).collect();
+        let mut also_waited: Vec<Vec<String>> = vec![Vec::new(); work.len()];
+        let mut threads: Vec<Holder> = Vec::new();
+        for o in self.calls_at(c.span.start).filter(|o| o.tid != c.tid) {
+            let released_by = work.iter().position(|w| {
+                w.span.end > c.span.start + RESOLUTION_NS
+                    && w.span.end <= o.span.end + RESOLUTION_NS
+                    && o.span.end - w.span.end <= release_slack_ns(o.span.start, w.span.end, RESOLUTION_NS)
+            });
+            match released_by {
+                Some(k) => also_waited[k].push(format!("thread {}'s {}", o.tid, o.name)),
+                None => threads.push(Holder {
+                    cause: Cause::Thread,
+                    span: o.span,
+                    what: format!("{} on thread {}, correlation {}", o.name, o.tid, o.corr),
+                }),
+            }
+        }
+        let mut holders: Vec<Holder> = work
+            .iter()
+            .zip(&also_waited)
+            .map(|(w, others)| {
                 let same = stream == Some(w.stream);
-                Holder {
-                    cause: if same { Cause::Stream } else { Cause::Device },
-                    span: w.span,
-                    what: if same {
-                        format!("{} ahead in its stream, correlation {}", w.words(), w.corr)
-                    } else {
-                        format!("{} on stream {}, correlation {}", w.words(), w.stream, w.corr)
-                    },
+                let mut what = if same {
+                    format!("{} ahead in its stream, correlation {}", w.words(), w.corr)
+                } else {
+                    format!("{} on {}, correlation {}", w.words(), self.stream_words(w.stream), w.corr)
+                };
+                if !others.is_empty() {
+                    what.push_str(&format!(" ({} waited for it too)", others.join(", ")));
                 }
+                Holder { cause: if same { Cause::Stream } else { Cause::Device }, span: w.span, what }
             })
             .collect();
-        holders.extend(self.calls_at(c.span.start).filter(|o| o.tid != c.tid).map(|o| Holder {
-            cause: Cause::Thread,
-            span: o.span,
-            what: format!("{} on thread {}, correlation {}", o.name, o.tid, o.corr),
-        }));
+        holders.extend(threads);
+        let mut marks = self.module_load_times_in(i);
+        marks.extend(c.inner_spans.iter().flat_map(|s| [s.start, s.end]));
+        // A synchronization waits for its stream (a context synchronization, for everything) by what it is,
+        // and its record says it did: the ends of what it waits for are releases, even where the stream's
+        // host functions (which the trace does not see) ran on after its last GPU work.
+        let context_sync = c.corrs.iter().any(|corr| self.index.context_syncs.contains(corr));
+        let stream_sync = stream.is_some() && c.corrs.iter().any(|corr| self.index.stream_by_corr.contains_key(corr));
+        marks.extend(
+            holders.iter().filter(|h| context_sync || (stream_sync && h.cause == Cause::Stream)).map(|h| h.span.end),
+        );
         Scene {
             call: c.span,
             own: own_span,
             own_end: None,
             holders,
+            release: Release::Shown(marks),
             resolution_ns: RESOLUTION_NS,
             clock_error_ns: CLOCK_ERROR_NS,
         }
     }
+}
+
+/// The events of `events` (thread, time; in time order) on `c`'s thread while it ran.
+fn events_in(events: &[(u64, i64)], c: &Call) -> Vec<i64> {
+    let from = events.partition_point(|&(_, t)| t < c.span.start);
+    events[from..]
+        .iter()
+        .take_while(|&&(_, t)| t <= c.span.end)
+        .filter(|&&(tid, _)| tid == c.tid)
+        .map(|&(_, t)| t)
+        .collect()
 }
 
 /// The calls of each process, for the traces's CLI and page: which process a call belongs to.

@@ -118,7 +118,7 @@ pub fn explain(p: &Program, t: &Traced) -> String {
         let _ = writeln!(out, "driver calls inside it: {}", c.inner.join(", "));
     }
     if let Some(s) = p.stream_of(t.index) {
-        let _ = writeln!(out, "stream: {s}");
+        let _ = writeln!(out, "stream: {} (CUPTI's id {s})", p.stream_words(s));
     }
     for w in p.own_work(t.index) {
         let _ = writeln!(
@@ -129,8 +129,12 @@ pub fn explain(p: &Program, t: &Traced) -> String {
             duration(w.span.start - c.span.start)
         );
     }
+    if t.contexts > 0 {
+        let _ = writeln!(out, "contexts created inside it: {}", t.contexts);
+    }
     if t.module_loads > 0 {
-        let _ = writeln!(out, "module loads inside it: {} (lazy loading)", t.module_loads);
+        let how = if super::calls::is_load(&c.name) { "loaded at run time" } else { "lazy loading" };
+        let _ = writeln!(out, "module loads inside it: {} ({how})", t.module_loads);
     }
     out.push_str("its time:\n");
     for s in &t.held.segments {
@@ -139,6 +143,32 @@ pub fn explain(p: &Program, t: &Traced) -> String {
             _ => format!("{}: {}", s.cause.words(), s.what),
         };
         let _ = writeln!(out, "  {:>10}  {what}", duration(s.span.len()));
+    }
+    if let Some(e) = &t.basis {
+        let _ = writeln!(
+            out,
+            "the lab saw {} {}{}: experiment {} (rule {}), in recordings/{} (async-lab explain {} --replay recordings/{})",
+            e.function,
+            e.way.words(),
+            if e.condition == super::capability::Condition::Always { String::new() } else { format!(" {}", e.condition.words()) },
+            e.case,
+            e.rule,
+            e.recording,
+            e.case,
+            e.recording
+        );
+    }
+    for s in &t.held.overlapped {
+        let _ = writeln!(
+            out,
+            "ran during it, not waited for: {} (from {} to {} after the call began)",
+            s.what,
+            duration(s.span.start - c.span.start),
+            duration(s.span.end - c.span.start)
+        );
+    }
+    for n in &t.not_claimed {
+        let _ = writeln!(out, "a wait for {} not claimed: {}", n.cause.words(), n.why);
     }
     if let Some(share) = t.held.own_share() {
         let _ = writeln!(out, "held for {:.0}% of its own GPU work", share * 100.0);

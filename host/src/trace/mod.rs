@@ -11,7 +11,7 @@ use async_lab_core::trace::analysis::Analysis;
 use async_lab_core::trace::calls::{self, Traced};
 use async_lab_core::trace::format::{Failure, Trace};
 use async_lab_core::trace::scene::Program;
-use async_lab_core::trace::{against, by_location, json, perfetto, reference, text, trim};
+use async_lab_core::trace::{against, by_location, json, perfetto, reference, steps, text, trim};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -53,6 +53,10 @@ pub struct TraceArgs {
     /// gives the same comparison.
     #[arg(long, value_name = "FILE", requires = "against")]
     pub keep_matched: Option<PathBuf>,
+    /// The program's own timing of its calls (its output, holding `async-lab-step` lines): print each step's
+    /// own time beside the time the tracer says its call held the thread, and the class.
+    #[arg(long, value_name = "FILE")]
+    pub steps: Option<PathBuf>,
     /// How many held calls each table shows (the calls that enqueued GPU work, then the others).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
@@ -119,6 +123,17 @@ fn load_against(path: &Path) -> anyhow::Result<Against> {
 pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
     // Read before the program runs: a file that cannot be compared is said at once.
     let against = args.against.as_deref().map(load_against).transpose()?;
+    let steps = match &args.steps {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+            let steps = steps::parse(&text).with_context(|| format!("{} holds a broken step", path.display()))?;
+            if steps.is_empty() {
+                bail!("{} holds no `{}` line", path.display(), steps::PREFIX.trim_end());
+            }
+            Some(steps)
+        }
+        None => None,
+    };
     let (trace, program_ok) = match (&args.replay, args.program.first()) {
         (Some(path), _) => (Trace::load(path)?, true),
         (None, Some(program)) => {
@@ -192,6 +207,19 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
             println!("(this process's trace was cut short: it holds what was written before)");
         }
         print_tables(a, min_held, args.top, after);
+        let (program, traced) = (&a.program, &a.traced);
+        if let Some(steps) = &steps {
+            let mine: Vec<steps::Step> =
+                steps.iter().filter(|s| program.calls.iter().any(|c| c.tid == s.tid)).cloned().collect();
+            match steps::compare(p, &program, &traced, &mine) {
+                Some(rows) if !rows.is_empty() => {
+                    println!("\nThe program's own timing of its steps beside the tracer's:\n");
+                    print!("{}", steps::markdown(&rows));
+                }
+                Some(_) => {}
+                None => println!("\nThis trace has no clock pair (it was made before trace format 3): --steps cannot place the steps."),
+            }
+        }
     }
     match (&against, &args.against) {
         (Some(Against::Recording(rec)), Some(path)) => {
