@@ -211,7 +211,7 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         if let Some(steps) = &steps {
             let mine: Vec<steps::Step> =
                 steps.iter().filter(|s| program.calls.iter().any(|c| c.tid == s.tid)).cloned().collect();
-            match steps::compare(p, &program, &traced, &mine) {
+            match steps::compare(p, program, traced, &mine) {
                 Some(rows) if !rows.is_empty() => {
                     println!("\nThe program's own timing of its steps beside the tracer's:\n");
                     print!("{}", steps::markdown(&rows));
