@@ -324,3 +324,17 @@ fn the_trace_page_has_the_by_location_table_and_a_zoomable_whole_program_lane() 
     assert_eq!(html.matches("<script").count(), 1);
     assert!(html.contains("<script>\n") && !html.contains("<script src"));
 }
+
+/// With `--against`, the JSON report is still the whole of stdout: the comparison goes to stderr.
+#[test]
+fn format_json_with_against_keeps_stdout_one_document() {
+    let root = project_root();
+    let trace = root.join("recordings/trace-async-lab-seed-h200-driver580.159.04-2026-12-03-761b4dc.jsonl");
+    let rec = root.join("recordings/async-lab-seed-both-apis-traced-h200-driver580.159.04-2026-12-03-761b4dc.json");
+    let o =
+        run(&["trace", "--replay", trace.to_str().unwrap(), "--against", rec.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: json::Report = serde_json::from_slice(&o.stdout).expect("stdout is one JSON report");
+    assert!(!report.processes.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("The lab's classes beside the tracer's"));
+}

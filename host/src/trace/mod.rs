@@ -221,14 +221,16 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
             }
         }
     }
+    // With --format json, stdout holds the one JSON document: the comparison goes to stderr.
+    let say = |s: String| if args.format == ReportFormat::Json { eprint!("{s}") } else { print!("{s}") };
     match (&against, &args.against) {
         (Some(Against::Recording(rec)), Some(path)) => {
-            println!("\nThe lab's classes beside the tracer's ({}):\n", path.display());
-            print!("{}", against::markdown(&against::compare(rec, &trace)));
+            say(format!("\nThe lab's classes beside the tracer's ({}):\n\n", path.display()));
+            say(against::markdown(&against::compare(rec, &trace)));
         }
         (Some(Against::Reference(refs)), Some(path)) => {
-            println!("\nThe reference's classes beside the tracer's ({}):\n", path.display());
-            print!("{}", reference::markdown(&reference::compare(refs, &trace), reference::left_out(refs)));
+            say(format!("\nThe reference's classes beside the tracer's ({}):\n\n", path.display()));
+            say(reference::markdown(&reference::compare(refs, &trace), reference::left_out(refs)));
         }
         _ => {}
     }
