@@ -136,7 +136,7 @@ pub enum Command {
     },
     /// Run a CUDA program under CUPTI (or replay its trace) and say which of its calls held their thread, for
     /// how long and by what: the same attribution and classes as the experiments.
-    Trace(crate::trace::TraceArgs),
+    Trace(Box<crate::trace::TraceArgs>),
     /// Internal: run experiments in a child process (an environment variable was set for the driver).
     #[command(name = "__child", hide = true)]
     Child {

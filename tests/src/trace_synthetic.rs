@@ -355,3 +355,78 @@ pub fn reference_run(reps: usize) -> ReferenceRun {
     let json = serde_json::json!({"tool": "async_ref", "memcpy_kind": "default", "reps": reps, "cases": cases});
     ReferenceRun { trace: trace(lines), json: json.to_string(), timed }
 }
+
+/// A synthetic training loop with code locations and NVTX ranges (format 3), on thread 100 and stream 13:
+/// start-up (a 120 ms `cudaFree` that creates the context), then three steps whose `cudaMemcpy` (made at
+/// `train.py:41` in `train_step`, under `torch/_tensor.py`'s `item`) waits 8 ms for the kernel `backward`
+/// ahead in its stream; a `cudaStreamSynchronize` with only native frames (`/home/me/app/main.cu:12`) that
+/// waits 5 ms for the kernel `optimizer`; a 2 ms `cudaMalloc` with no location inside the NVTX range
+/// `optimizer step`, itself inside `epoch 1`.
+pub fn located_training_loop() -> String {
+    use async_lab_core::trace::format::{Gil, NativeFrame, PyFrame};
+    let py = |file: &str, line: u32, function: &str| PyFrame { file: file.into(), line, function: function.into() };
+    let mut lines = vec![
+        call("cudaFree", 1, 0, 120 * MS),
+        Line::Resource { event: Resource::ContextCreated, t: T0 + MS, tid: 100 },
+        Line::Nvtx { tid: 100, start: T0 + 190 * MS, end: T0 + 400 * MS, name: "epoch 1".into(), domain: None },
+    ];
+    for k in 0..3u32 {
+        let base = 200 * MS + u64::from(k) * 20 * MS;
+        let (launch, copy) = (10 + 10 * k, 11 + 10 * k);
+        lines.push(call("cudaLaunchKernel", launch, base, base + 5 * US));
+        lines.push(kernel("backward", 13, launch, base + 10 * US, base + 8 * MS));
+        lines.push(call("cudaMemcpy", copy, base + 10 * US, base + 8 * MS + 50 * US));
+        lines.push(Line::Location {
+            tid: 100,
+            corr: copy,
+            gil: Gil::Held,
+            python: vec![
+                py("/venv/lib/python3.11/site-packages/torch/_tensor.py", 1000, "item"),
+                py("train.py", 41, "train_step"),
+                py("train.py", 60, "<module>"),
+            ],
+            native: vec![],
+        });
+        lines.push(Line::Memcpy {
+            copy_kind: 2,
+            src_kind: 3,
+            dst_kind: 1,
+            bytes: 4,
+            start: T0 + base + 8 * MS + 10 * US,
+            end: T0 + base + 8 * MS + 20 * US,
+            stream: 13,
+            corr: copy,
+        });
+    }
+    lines.extend([
+        call("cudaLaunchKernel", 49, 299 * MS, 299 * MS + 5 * US),
+        kernel("optimizer", 13, 49, 299 * MS + 10 * US, 305 * MS),
+        call("cudaStreamSynchronize", 50, 300 * MS, 305 * MS + 10 * US),
+        Line::Sync { sync_type: 3, start: T0 + 300 * MS, end: T0 + 305 * MS, stream: Some(13), corr: 50, event: None },
+        Line::Location {
+            tid: 100,
+            corr: 50,
+            gil: Gil::NoPython,
+            python: vec![],
+            native: vec![
+                NativeFrame {
+                    module: "/usr/lib/libcudart.so.12".into(),
+                    offset: 0x100,
+                    function: None,
+                    file: None,
+                    line: None,
+                },
+                NativeFrame {
+                    module: "/home/me/app/app".into(),
+                    offset: 0x2000,
+                    function: Some("step".into()),
+                    file: Some("/home/me/app/main.cu".into()),
+                    line: Some(12),
+                },
+            ],
+        },
+        Line::Nvtx { tid: 100, start: T0 + 309 * MS, end: T0 + 320 * MS, name: "optimizer step".into(), domain: None },
+        call("cudaMalloc", 60, 310 * MS, 312 * MS),
+    ]);
+    trace(lines)
+}

@@ -21,7 +21,7 @@ use crate::{flags, host_target_dir, project_root, ptx_path};
 impl flags::Test {
     pub(crate) fn run(self, sh: &Shell) -> anyhow::Result<()> {
         let channel = pinned_channel()?;
-        let steps: [(&str, &dyn Fn() -> anyhow::Result<()>); 10] = [
+        let steps: [(&str, &dyn Fn() -> anyhow::Result<()>); 11] = [
             ("rustfmt: host workspace", &|| fmt_host(sh)),
             ("async-lab-core links no CUDA and builds no C", &|| check_core_dependencies(sh)),
             ("rustfmt: gpu-kernels", &|| fmt_gpu_kernels(sh, &channel)),
@@ -32,6 +32,7 @@ impl flags::Test {
             ("build async-lab (debug)", &|| build_host(sh)),
             ("cargo test --workspace", &|| run_tests(sh)),
             ("HTML report in headless Chromium", &|| check_report_in_chromium(sh)),
+            ("trace page: by-location table and zoom in headless Chromium", &|| check_trace_page_in_chromium(sh)),
         ];
 
         let count = steps.len();
@@ -322,6 +323,61 @@ fn check_report_in_chromium(sh: &Shell) -> anyhow::Result<()> {
         page.strip_prefix(project_root()).unwrap_or(&page).display(),
         ids.len(),
         png.strip_prefix(project_root()).unwrap_or(&png).display()
+    );
+    Ok(())
+}
+
+/// The committed trace of the seed's program (pinned, lazy loading) that the trace page check renders.
+const SEED_TRACE: &str = "recordings/trace-seed_program-pinned-lazy-h200-driver580.159.04-2026-12-03-761b4dc.jsonl";
+
+/// Renders the page of a committed trace (`async-lab report --replay TRACE`), loads it in headless Chromium
+/// once as it is and once zoomed by its address (`#zoom=p0-all:0.25:0.5`, which runs the same code as the
+/// mouse wheel), and checks that the by-location table is in the DOM, nothing was logged to the console, and
+/// the whole-program lane's visible range (`data-view`) went from the whole program to its second quarter.
+fn check_trace_page_in_chromium(sh: &Shell) -> anyhow::Result<()> {
+    ensure_chromium(sh)?;
+    let dir = project_root().join(REPORT_CHECK);
+    fs::create_dir_all(&dir).with_context(|| format!("creating {REPORT_CHECK}"))?;
+    let page = dir.join("trace.html");
+    let bin = host_target_dir().join("debug/async-lab");
+    let trace = project_root().join(SEED_TRACE);
+    cmd!(sh, "{bin} report --replay {trace} --out {page}").run().context("async-lab report --replay TRACE failed")?;
+    let url = format!("file://{}", page.display());
+    let view = |dom: &str| -> anyhow::Result<(f64, f64)> {
+        let svg = dom.find("id=\"p0-all\"").map(|i| &dom[i..]).context("the whole program's lane is missing")?;
+        let at = svg[..svg.find('>').unwrap_or(svg.len())].find("data-view=\"").context("the lane has no data-view")?;
+        let value = &svg[at + "data-view=\"".len()..];
+        let nums: Vec<f64> = value[..value.find('"').unwrap_or(0)].split(' ').filter_map(|n| n.parse().ok()).collect();
+        match nums[..] {
+            [from, to] => Ok((from, to)),
+            _ => bail!("the lane's data-view is not two numbers: {}", &value[..value.len().min(40)]),
+        }
+    };
+    let (dom, log) = chromium(&dir, &["--enable-logging=stderr", "--v=0", "--dump-dom", &url])?;
+    let console: Vec<&str> =
+        log.lines().filter(|line| line.contains(":CONSOLE") || line.contains("Uncaught")).collect();
+    if !console.is_empty() {
+        bail!("the trace page logged to the console while loading:\n    {}", console.join("\n    "));
+    }
+    if !dom.contains("id=\"p0-by-location\"") {
+        bail!("the trace page has no by-location table");
+    }
+    let (from, whole) = view(&dom)?;
+    if from != 0.0 || whole <= 0.0 {
+        bail!("unzoomed, the lane shows {from}..{whole} ns, not the whole program");
+    }
+    let zoomed = format!("{url}#zoom=p0-all:0.25:0.5");
+    let (dom, log) = chromium(&dir, &["--enable-logging=stderr", "--v=0", "--dump-dom", &zoomed])?;
+    if log.contains("Uncaught") {
+        bail!("the trace page's script failed when zoomed:\n{log}");
+    }
+    let (a, b) = view(&dom)?;
+    let near = |x: f64, want: f64| (x - want).abs() <= whole * 0.01;
+    if !(near(a, whole * 0.25) && near(b, whole * 0.5)) {
+        bail!("zoomed to 0.25..0.5 of {whole} ns, the lane shows {a}..{b} ns");
+    }
+    eprintln!(
+        "{SEED_TRACE}'s page: by-location table in the DOM; zoomed, its lane shows {a:.0}..{b:.0} of {whole:.0} ns"
     );
     Ok(())
 }

@@ -8,15 +8,21 @@
 //! interval and the GPU work around it go straight into an `attribution::Scene`.
 
 pub mod against;
+pub mod analysis;
+pub mod by_location;
 pub mod calls;
 pub mod capability;
 pub mod demangle;
 pub mod format;
+pub mod json;
 pub mod locate;
+pub mod location;
 pub mod page;
+pub mod perfetto;
 pub mod reference;
 pub mod scene;
 pub mod selection;
+pub mod startup;
 pub mod steps;
 pub mod text;
 pub mod trim;

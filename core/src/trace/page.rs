@@ -1,8 +1,11 @@
 //! A traced program as one self-contained HTML page (`async-lab report --replay TRACE`): the calls that held
 //! their thread longest, each with a timeline of the moments around it (a host lane per thread, a GPU lane
-//! per stream, the call's time coloured by what held it), the whole program's timeline, and the summary per
-//! API function.
+//! per stream, the call's time coloured by what held it), the whole program's timeline (zoomed with the
+//! mouse wheel, panned by dragging: the page's one small inline script, [`ZOOM_JS`]), the summary per API
+//! function and the held calls by place in the program (`by_location`).
 
+use super::analysis::Analysis;
+use super::by_location::{cause_words, class_words};
 use super::calls::{self, Traced};
 use super::format::Trace;
 use super::scene::Program;
@@ -15,7 +18,35 @@ use std::fmt::Write as _;
 const CSS: &str = "body{font:15px/1.5 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:0 24px;color:#111827}
 table{border-collapse:collapse;font-size:13px}th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #e5e7eb}
 .muted{color:#6b7280}svg{display:block;margin:6px 0 18px;background:#fff;border:1px solid #e5e7eb}
-.sw{display:inline-block;width:22px;height:10px;margin:0 4px 0 12px;border-radius:2px}";
+.sw{display:inline-block;width:22px;height:10px;margin:0 4px 0 12px;border-radius:2px}
+svg.zoomable{cursor:grab}";
+
+/// The whole program's lane zoomed and panned: the wheel zooms around the pointer, a drag pans. The lane's
+/// data is an inner `<svg class="lane">` whose `viewBox` is the visible part (in the outer SVG's x units);
+/// `data-view` holds the visible range in ns from the lane's start, and the "shown" label its length. A
+/// page address ending in `#zoom=ID:FROM:TO` (fractions of the lane) opens it zoomed.
+pub const ZOOM_JS: &str = r#"(function(){
+function dur(ns){var u=[[1e9,' s'],[1e6,' ms'],[1e3,' µs']];for(var i=0;i<u.length;i++){if(ns>=u[i][0])return (ns/u[i][0]).toPrecision(3)+u[i][1];}return Math.round(ns)+' ns';}
+function setView(svg,a,b){var lane=svg.querySelector('svg.lane');var x0=+lane.dataset.x0,w0=+lane.dataset.w,ns=+lane.dataset.ns;
+var min=w0*1e-6;if(b-a<min){var m=(a+b)/2;a=m-min/2;b=m+min/2;}if(b-a>w0){a=x0;b=x0+w0;}
+if(a<x0){b+=x0-a;a=x0;}if(b>x0+w0){a-=b-x0-w0;b=x0+w0;}
+var vb=lane.getAttribute('viewBox').split(' ');lane.setAttribute('viewBox',a+' '+vb[1]+' '+(b-a)+' '+vb[3]);
+var from=(a-x0)/w0*ns,to=(b-x0)/w0*ns;svg.setAttribute('data-view',Math.round(from)+' '+Math.round(to));
+var label=svg.querySelector('.shown');if(label)label.textContent=dur(to-from)+' shown, from '+dur(from);}
+function view(svg){var vb=svg.querySelector('svg.lane').getAttribute('viewBox').split(' ');return [+vb[0],+vb[0]+ +vb[2]];}
+function at(svg,ev){var lane=svg.querySelector('svg.lane');var r=lane.getBoundingClientRect();var v=view(svg);return v[0]+(ev.clientX-r.left)/r.width*(v[1]-v[0]);}
+document.querySelectorAll('svg.zoomable').forEach(function(svg){
+svg.addEventListener('wheel',function(ev){ev.preventDefault();var v=view(svg),x=at(svg,ev),k=Math.exp(ev.deltaY*0.002);
+setView(svg,x-(x-v[0])*k,x+(v[1]-x)*k);},{passive:false});
+var drag=null;svg.addEventListener('mousedown',function(ev){drag={x:ev.clientX,v:view(svg)};});
+window.addEventListener('mouseup',function(){drag=null;});
+window.addEventListener('mousemove',function(ev){if(!drag)return;var lane=svg.querySelector('svg.lane');var r=lane.getBoundingClientRect();
+var d=(ev.clientX-drag.x)/r.width*(drag.v[1]-drag.v[0]);setView(svg,drag.v[0]-d,drag.v[1]-d);});
+svg.addEventListener('dblclick',function(){var lane=svg.querySelector('svg.lane');setView(svg,+lane.dataset.x0,+lane.dataset.x0+ +lane.dataset.w);});});
+var m=/#zoom=([^:]+):([0-9.]+):([0-9.]+)$/.exec(location.hash);if(m){var svg=document.getElementById(m[1]);
+if(svg&&svg.classList.contains('zoomable')){var lane=svg.querySelector('svg.lane');var x0=+lane.dataset.x0,w0=+lane.dataset.w;
+setView(svg,x0+w0*+m[2],x0+w0*+m[3]);}}
+})();"#;
 
 /// The colour of each cause, and of everything else.
 fn colour(cause: Option<Cause>) -> &'static str {
@@ -53,8 +84,7 @@ pub fn render(label: &str, trace: &Trace, min_held_ns: i64, top: usize) -> Strin
     }
     o.push_str("</p>\n");
     for (n, p) in trace.processes.iter().enumerate() {
-        let program = Program::of(p);
-        let traced = calls::classify(&program);
+        let a = Analysis::of(p);
         let _ = writeln!(
             o,
             "<h2>Process {} (pid {}): <code>{}</code>{}</h2>",
@@ -63,8 +93,10 @@ pub fn render(label: &str, trace: &Trace, min_held_ns: i64, top: usize) -> Strin
             escape(&p.program.join(" ")),
             if p.partial { " <span class=\"muted\">(cut short)</span>" } else { "" }
         );
-        section(&mut o, n, &program, &traced, min_held_ns, top);
+        section(&mut o, n, &a.program, &a.traced, min_held_ns, top);
+        by_location_table(&mut o, n, &a, min_held_ns, top);
     }
+    let _ = write!(o, "<script>\n{ZOOM_JS}\n</script>\n");
     o.push_str("</body>\n</html>\n");
     o
 }
@@ -73,8 +105,12 @@ fn section(o: &mut String, n: usize, p: &Program, traced: &[Traced], min_held_ns
     let mut held: Vec<&Traced> = traced.iter().filter(|t| t.held.total_ns > min_held_ns).collect();
     held.sort_by(|a, b| b.held.total_ns.cmp(&a.held.total_ns).then(a.index.cmp(&b.index)));
     if let (Some(first), Some(last)) = (p.calls.first(), p.calls.iter().map(|c| c.span.end).max()) {
-        let _ = writeln!(o, "<h3>The whole program</h3>");
-        o.push_str(&timeline(p, traced, Span::new(first.span.start, last), None, &format!("p{n}-all")));
+        let _ = writeln!(
+            o,
+            "<h3>The whole program</h3>\n<p class=\"muted\">Mouse wheel: zoom; drag: pan; double-click: the whole \
+             program.</p>"
+        );
+        o.push_str(&timeline(p, traced, Span::new(first.span.start, last), None, &format!("p{n}-all"), true));
     }
     let _ = writeln!(
         o,
@@ -115,7 +151,7 @@ fn section(o: &mut String, n: usize, p: &Program, traced: &[Traced], min_held_ns
             t.class
         );
         let window = Span::new(c.span.start - pad, c.span.end + pad);
-        o.push_str(&timeline(p, traced, window, Some(t), &format!("p{n}-c{}-svg", c.corr)));
+        o.push_str(&timeline(p, traced, window, Some(t), &format!("p{n}-c{}-svg", c.corr), false));
     }
     o.push_str("<h3>Per API function</h3>\n<table><tr><th>API function</th><th>calls</th><th>held longer</th><th>total</th><th>median</th><th>longest</th></tr>\n");
     for r in calls::summary(p, traced, min_held_ns) {
@@ -133,10 +169,45 @@ fn section(o: &mut String, n: usize, p: &Program, traced: &[Traced], min_held_ns
     o.push_str("</table>\n");
 }
 
+/// The held calls by place in the program, start-up on its own line.
+fn by_location_table(o: &mut String, n: usize, a: &Analysis, min_held_ns: i64, top: usize) {
+    let t = a.by_location(min_held_ns, false);
+    let _ = writeln!(o, "<h3>By place in the program</h3>");
+    if let Some(s) = &t.startup {
+        let _ = writeln!(
+            o,
+            "<p>start-up: {} ({} call{}: context creation, module and library loading before the first enqueue of GPU \
+             work)</p>",
+            duration(s.total_ns),
+            s.calls,
+            if s.calls == 1 { "" } else { "s" }
+        );
+    }
+    let _ = writeln!(
+        o,
+        "<table id=\"p{n}-by-location\"><tr><th>where</th><th>calls</th><th>total held</th><th>median</th><th>class</th>\
+         <th>largest cause</th></tr>"
+    );
+    for r in t.rows.iter().take(top) {
+        let _ = writeln!(
+            o,
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&r.place.words),
+            r.calls,
+            duration(r.total_ns),
+            duration(r.median_ns),
+            escape(&class_words(r)),
+            escape(&cause_words(r))
+        );
+    }
+    o.push_str("</table>\n");
+}
+
 /// An SVG of `window`: a lane per thread with calls in it, a lane per stream with work in it. The calls' time
 /// is coloured by cause where they held their thread longer than the resolution; with a `focus` call, the
-/// GPU work that held it takes its cause's colour and its own work the `Own` colour.
-fn timeline(p: &Program, traced: &[Traced], window: Span, focus: Option<&Traced>, id: &str) -> String {
+/// GPU work that held it takes its cause's colour and its own work the `Own` colour. A `zoomable` one holds
+/// its lanes' data in an inner `<svg class="lane">` for [`ZOOM_JS`] to zoom.
+fn timeline(p: &Program, traced: &[Traced], window: Span, focus: Option<&Traced>, id: &str, zoomable: bool) -> String {
     const W: f64 = 1000.0;
     const LABEL: f64 = 110.0;
     const LANE: f64 = 22.0;
@@ -147,23 +218,29 @@ fn timeline(p: &Program, traced: &[Traced], window: Span, focus: Option<&Traced>
     let streams: BTreeSet<u32> = p.work.iter().filter(|w| in_window(&w.span)).map(|w| w.stream).collect();
     let lanes = threads.len() + streams.len();
     let height = LANE * lanes as f64 + 24.0;
-    let mut o = format!(
-        "<svg id=\"{id}\" width=\"{W}\" height=\"{height}\" viewBox=\"0 0 {W} {height}\" role=\"img\" \
+    let class = if zoomable { format!(" class=\"zoomable\" data-view=\"0 {}\"", window.len()) } else { String::new() };
+    let mut svg = format!(
+        "<svg id=\"{id}\"{class} width=\"{W}\" height=\"{height}\" viewBox=\"0 0 {W} {height}\" role=\"img\" \
          xmlns=\"http://www.w3.org/2000/svg\" font-size=\"11\">\n"
     );
+    // The labels stay where they are; the lanes' data (`o`) is what zooms.
+    let mut labels = String::new();
+    let mut o = String::new();
+    // Zoomed in far, a tenth of a unit is too coarse.
+    let digits = if zoomable { 3 } else { 1 };
     let rect = |o: &mut String, lane: usize, s: Span, fill: &str, title: &str| {
         let (a, b) = (x(s.start), x(s.end));
         let _ = writeln!(
             o,
-            "<rect x=\"{a:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{fill}\"><title>{}</title></rect>",
+            "<rect x=\"{a:.digits$}\" y=\"{:.1}\" width=\"{:.digits$}\" height=\"{:.1}\" fill=\"{fill}\"><title>{}</title></rect>",
             lane as f64 * LANE + 3.0,
-            (b - a).max(0.8),
+            (b - a).max(if zoomable { 0.2 } else { 0.8 }),
             LANE - 6.0,
             escape(title)
         );
     };
     for (lane, tid) in threads.iter().enumerate() {
-        let _ = writeln!(o, "<text x=\"4\" y=\"{:.1}\">thread {tid}</text>", lane as f64 * LANE + 15.0);
+        let _ = writeln!(labels, "<text x=\"4\" y=\"{:.1}\">thread {tid}</text>", lane as f64 * LANE + 15.0);
         for t in traced.iter().filter(|t| p.calls[t.index].tid == *tid && in_window(&p.calls[t.index].span)) {
             let c = &p.calls[t.index];
             let title = format!("{} (correlation {}): {}, {}", c.name, c.corr, duration(t.held.total_ns), t.cause);
@@ -181,7 +258,7 @@ fn timeline(p: &Program, traced: &[Traced], window: Span, focus: Option<&Traced>
     let released = focus.and_then(|f| f.held.released_by().map(|s| (s.cause, s.span.end)));
     for (k, stream) in streams.iter().enumerate() {
         let lane = threads.len() + k;
-        let _ = writeln!(o, "<text x=\"4\" y=\"{:.1}\">stream {stream}</text>", lane as f64 * LANE + 15.0);
+        let _ = writeln!(labels, "<text x=\"4\" y=\"{:.1}\">stream {stream}</text>", lane as f64 * LANE + 15.0);
         for w in p.work.iter().filter(|w| w.stream == *stream && in_window(&w.span)) {
             let cause = if own.contains(&w.corr) {
                 Some(Cause::Own)
@@ -195,12 +272,26 @@ fn timeline(p: &Program, traced: &[Traced], window: Span, focus: Option<&Traced>
             rect(&mut o, lane, w.span, colour(cause), &title);
         }
     }
+    svg.push_str(&labels);
+    if zoomable {
+        let w = W - LABEL;
+        let _ = writeln!(
+            svg,
+            "<svg class=\"lane\" x=\"{LABEL}\" y=\"0\" width=\"{w}\" height=\"{height}\" viewBox=\"{LABEL} 0 {w} {height}\" \
+             preserveAspectRatio=\"none\" data-x0=\"{LABEL}\" data-w=\"{w}\" data-ns=\"{}\">",
+            window.len()
+        );
+        svg.push_str(&o);
+        svg.push_str("</svg>\n");
+    } else {
+        svg.push_str(&o);
+    }
     let _ = writeln!(
-        o,
-        "<text x=\"{LABEL}\" y=\"{:.1}\" fill=\"#6b7280\">{} shown</text>",
+        svg,
+        "<text class=\"shown\" x=\"{LABEL}\" y=\"{:.1}\" fill=\"#6b7280\">{} shown</text>",
         height - 6.0,
         duration(window.len())
     );
-    o.push_str("</svg>\n");
-    o
+    svg.push_str("</svg>\n");
+    svg
 }

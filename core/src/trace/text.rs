@@ -176,3 +176,39 @@ pub fn explain(p: &Program, t: &Traced) -> String {
     let _ = writeln!(out, "(times within {} of each other are not told apart)", duration(t.held.resolution_ns));
     out
 }
+
+/// Where one call was made (for `--explain`): its Python frames, its native frames and the NVTX ranges it
+/// was made in, innermost first, and the innermost user frame the by-location table groups it by.
+pub fn explain_location(locations: &super::location::Locations, call: &super::scene::Call) -> String {
+    let f = locations.frames(call);
+    let mut out = format!("where: {}\n", locations.place(call).words);
+    if !f.python.is_empty() {
+        out.push_str("Python frames, innermost first:\n");
+        for fr in f.python {
+            let _ = writeln!(out, "  {}:{} {}", fr.file, fr.line, fr.function);
+        }
+    }
+    if !f.native.is_empty() {
+        out.push_str("native frames, innermost first:\n");
+        for fr in f.native {
+            let source = match (&fr.file, fr.line) {
+                (Some(file), Some(line)) => format!(" at {file}:{line}"),
+                (Some(file), None) => format!(" at {file}"),
+                _ => String::new(),
+            };
+            let function = fr.function.as_deref().unwrap_or("?");
+            let _ = writeln!(out, "  {function} ({}+{:#x}){source}", fr.module, fr.offset);
+        }
+    }
+    if !f.nvtx.is_empty() {
+        out.push_str("NVTX ranges, innermost first:\n");
+        for r in &f.nvtx {
+            let domain = r.domain.as_deref().map(|d| format!(" (domain {d})")).unwrap_or_default();
+            let _ = writeln!(out, "  {}{domain}, {}", r.name, duration(r.end - r.start));
+        }
+    }
+    if f.python.is_empty() && f.native.is_empty() && f.nvtx.is_empty() {
+        out.push_str("(the trace holds no code location or NVTX range for it)\n");
+    }
+    out
+}

@@ -9,10 +9,11 @@ pub mod symbolize;
 use anyhow::{bail, Context as _};
 use async_lab_core::async_ref::{self, RefOutput};
 use async_lab_core::record::Recording;
+use async_lab_core::trace::analysis::Analysis;
 use async_lab_core::trace::calls::{self, Traced};
 use async_lab_core::trace::format::{Failure, Trace};
 use async_lab_core::trace::scene::Program;
-use async_lab_core::trace::{against, reference, steps, text, trim};
+use async_lab_core::trace::{against, by_location, json, perfetto, reference, steps, text, trim};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -75,9 +76,27 @@ pub struct TraceArgs {
     /// How many held calls each table shows (the calls that enqueued GPU work, then the others).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
+    /// `text`: the tables; `json`: every held call and the summaries as one JSON document (schema:
+    /// docs/trace-report.schema.json).
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+    /// Leave start-up (context creation, module and library loading before the first enqueue of GPU work)
+    /// out of every table, the JSON report and --fail-on-held.
+    #[arg(long)]
+    pub after_startup: bool,
+    /// Also write the trace as Chrome trace-event JSON, for ui.perfetto.dev and chrome://tracing.
+    #[arg(long, value_name = "FILE")]
+    pub perfetto: Option<PathBuf>,
     /// The program and its arguments (after `--`).
     #[arg(last = true, value_name = "PROGRAM")]
     pub program: Vec<String>,
+}
+
+/// What `trace` prints.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    Text,
+    Json,
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -185,28 +204,41 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         }
     }
     let min_held = args.min_held.as_nanos() as i64;
-    let mut worst = 0i64;
-    for (n, p) in trace.processes.iter().enumerate() {
-        let program = Program::of(p);
-        let traced = calls::classify(&program);
-        worst = worst.max(traced.iter().map(|t| t.held.total_ns).max().unwrap_or(0));
+    let after = args.after_startup;
+    if let Some(out) = &args.perfetto {
+        let export = perfetto::export(&trace, min_held);
+        std::fs::write(out, perfetto::to_text(&export)).with_context(|| format!("writing {}", out.display()))?;
+        eprintln!("async-lab: the trace as Chrome trace events written to {} (ui.perfetto.dev)", out.display());
+    }
+    let analyses: Vec<Analysis> = trace.processes.iter().map(Analysis::of).collect();
+    if args.format == ReportFormat::Json && args.explain.is_none() {
+        let report = json::report(&trace, min_held, after);
+        println!("{}", serde_json::to_string_pretty(&report).context("writing the JSON report")?);
+    }
+    for (n, a) in analyses.iter().enumerate() {
         if let Some(corr) = args.explain {
-            if let Some(t) = traced.iter().find(|t| program.calls[t.index].corr == corr) {
-                print!("{}", text::explain(&program, t));
+            if let Some(t) = a.traced.iter().find(|t| a.program.calls[t.index].corr == corr) {
+                print!("{}", text::explain(&a.program, t));
+                print!("{}", text::explain_location(&a.locations, &a.program.calls[t.index]));
             }
             continue;
         }
+        if args.format == ReportFormat::Json {
+            continue;
+        }
+        let p = a.process;
         if trace.processes.len() > 1 {
             println!("process {} ({}): {}", n + 1, p.pid, p.program.join(" "));
         }
         if p.partial {
             println!("(this process's trace was cut short: it holds what was written before)");
         }
-        print_tables(&program, &traced, min_held, args.top);
+        print_tables(a, min_held, args.top, after);
+        let (program, traced) = (&a.program, &a.traced);
         if let Some(steps) = &steps {
             let mine: Vec<steps::Step> =
                 steps.iter().filter(|s| program.calls.iter().any(|c| c.tid == s.tid)).cloned().collect();
-            match steps::compare(p, &program, &traced, &mine) {
+            match steps::compare(p, program, traced, &mine) {
                 Some(rows) if !rows.is_empty() => {
                     println!("\nThe program's own timing of its steps beside the tracer's:\n");
                     print!("{}", steps::markdown(&rows));
@@ -216,14 +248,16 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
             }
         }
     }
+    // With --format json, stdout holds the one JSON document: the comparison goes to stderr.
+    let say = |s: String| if args.format == ReportFormat::Json { eprint!("{s}") } else { print!("{s}") };
     match (&against, &args.against) {
         (Some(Against::Recording(rec)), Some(path)) => {
-            println!("\nThe lab's classes beside the tracer's ({}):\n", path.display());
-            print!("{}", against::markdown(&against::compare(rec, &trace)));
+            say(format!("\nThe lab's classes beside the tracer's ({}):\n\n", path.display()));
+            say(against::markdown(&against::compare(rec, &trace)));
         }
         (Some(Against::Reference(refs)), Some(path)) => {
-            println!("\nThe reference's classes beside the tracer's ({}):\n", path.display());
-            print!("{}", reference::markdown(&reference::compare(refs, &trace), reference::left_out(refs)));
+            say(format!("\nThe reference's classes beside the tracer's ({}):\n\n", path.display()));
+            say(reference::markdown(&reference::compare(refs, &trace), reference::left_out(refs)));
         }
         _ => {}
     }
@@ -239,18 +273,46 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
             bail!("the trace has no call with correlation id {corr}");
         }
     }
+    let tripped: Vec<String> = match args.fail_on_held {
+        Some(limit) => analyses.iter().flat_map(|a| tripped_lines(a, limit.as_nanos() as i64, after)).collect(),
+        None => vec![],
+    };
     Ok(match args.fail_on_held {
-        Some(limit) if worst > limit.as_nanos() as i64 => {
+        Some(limit) if !tripped.is_empty() => {
             eprintln!(
-                "async-lab: a call held its thread {}, longer than --fail-on-held {}",
-                text::duration(worst),
+                "async-lab: {} call{} held {} thread longer than --fail-on-held {}:",
+                tripped.len(),
+                if tripped.len() == 1 { "" } else { "s" },
+                if tripped.len() == 1 { "its" } else { "their" },
                 text::duration(limit.as_nanos() as i64)
             );
+            for line in &tripped {
+                eprintln!("{line}");
+            }
             Outcome::HeldTooLong
         }
         _ if !program_ok => Outcome::ProgramFailed,
         _ => Outcome::Ok,
     })
+}
+
+/// One line per call held longer than `limit_ns`, longest first, for a CI log: correlation id, API
+/// function, time held, class, location.
+fn tripped_lines(a: &Analysis, limit_ns: i64, after_startup: bool) -> Vec<String> {
+    a.held(limit_ns, after_startup)
+        .into_iter()
+        .map(|t| {
+            let c = &a.program.calls[t.index];
+            format!(
+                "  corr {} {} held {} class {} at {}",
+                c.corr,
+                c.name,
+                text::duration(t.held.total_ns),
+                t.class,
+                a.places[t.index].words
+            )
+        })
+        .collect()
 }
 
 /// Writes `trace` cut down to the calls `against` matched (`--keep-matched`).
@@ -295,10 +357,13 @@ fn keep_held(trace: &Trace, min_held: i64, steps: &[steps::Step], out: &Path) ->
     Ok(())
 }
 
-fn print_tables(program: &Program, traced: &[Traced], min_held: i64, top: usize) {
-    print!("{}", text::held_table(program, traced, min_held, top));
+fn print_tables(a: &Analysis, min_held: i64, top: usize, after_startup: bool) {
+    let traced: Vec<Traced> = a.shown(after_startup);
+    print!("{}", text::held_table(&a.program, &traced, min_held, top));
     println!("\nPer API function:");
-    print!("{}", text::summary_table(&calls::summary(program, traced, min_held), min_held));
+    print!("{}", text::summary_table(&calls::summary(&a.program, &traced, min_held), min_held));
+    println!("\nBy place in the program:");
+    print!("{}", by_location::table(&a.by_location(min_held, after_startup), min_held, top));
 }
 
 fn status_words(s: &std::process::ExitStatus) -> String {

@@ -1,0 +1,206 @@
+//! The held calls grouped by where in the program they were made (their innermost user frame, see
+//! `location`): per place, how many calls held their thread, for how long in all and at the median, their
+//! class and the cause that held them longest. Start-up (see `startup`) is one line of its own. The place
+//! with the most time held comes first.
+
+use super::calls::Traced;
+use super::location::Place;
+use super::scene::Program;
+use super::text::duration;
+use crate::attribution::Cause;
+use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, CellAlignment, Table};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A cause's name in the JSON report and the Perfetto export (as `attribution::Cause` serializes).
+pub fn cause_name(cause: Cause) -> &'static str {
+    match cause {
+        Cause::Stream => "stream",
+        Cause::Device => "device",
+        Cause::Thread => "thread",
+        Cause::Own => "own",
+        Cause::Call => "call",
+    }
+}
+
+/// What held one place's calls longest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LargestCause {
+    /// `stream`, `device`, `thread`, `own` or `call` (see `attribution::Cause`).
+    pub cause: String,
+    /// The cause in words ("its stream").
+    pub words: String,
+    /// Its time over all the place's calls.
+    pub ns: i64,
+    /// What the longest of its segments waited for, in words, without its correlation id (empty for `own` and
+    /// `call`).
+    pub what: String,
+}
+
+/// One place's held calls.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Row {
+    pub place: Place,
+    pub calls: usize,
+    pub total_ns: i64,
+    pub median_ns: i64,
+    /// Each class of its calls with how many, the most common first.
+    pub classes: Vec<ClassCount>,
+    pub largest_cause: Option<LargestCause>,
+}
+
+/// One class among a place's calls.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ClassCount {
+    pub class: String,
+    pub calls: usize,
+}
+
+/// The start-up calls, summed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Startup {
+    pub calls: usize,
+    /// The start-up calls' host time in all, held or not.
+    pub total_ns: i64,
+}
+
+/// The table: start-up, and a row per place.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ByLocation {
+    /// `None` where the program had no start-up call.
+    pub startup: Option<Startup>,
+    /// Whether start-up was left out of every table (`--after-startup`).
+    pub after_startup: bool,
+    /// The place with most time held first.
+    pub rows: Vec<Row>,
+}
+
+/// Groups the calls held longer than `min_held_ns` (`places` and `startup` indexed as `Program::calls`).
+pub fn by_location(
+    p: &Program,
+    traced: &[Traced],
+    places: &[Place],
+    startup: &[bool],
+    min_held_ns: i64,
+    after_startup: bool,
+) -> ByLocation {
+    let up: Vec<&Traced> = traced.iter().filter(|t| startup[t.index]).collect();
+    let start = (!up.is_empty())
+        .then(|| Startup { calls: up.len(), total_ns: up.iter().map(|t| p.calls[t.index].span.len()).sum() });
+    let mut groups: BTreeMap<&Place, Vec<&Traced>> = BTreeMap::new();
+    for t in traced.iter().filter(|t| !startup[t.index] && t.held.total_ns > min_held_ns) {
+        groups.entry(&places[t.index]).or_default().push(t);
+    }
+    let mut rows: Vec<Row> = groups.into_iter().map(|(place, calls)| row(place, &calls)).collect();
+    rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.place.cmp(&b.place)));
+    ByLocation { startup: start, after_startup, rows }
+}
+
+fn row(place: &Place, calls: &[&Traced]) -> Row {
+    let mut held: Vec<i64> = calls.iter().map(|t| t.held.total_ns).collect();
+    held.sort_unstable();
+    let mut classes: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in calls {
+        *classes.entry(t.class.as_str()).or_default() += 1;
+    }
+    let mut classes: Vec<ClassCount> =
+        classes.into_iter().map(|(c, n)| ClassCount { class: c.to_owned(), calls: n }).collect();
+    classes.sort_by(|a, b| b.calls.cmp(&a.calls).then_with(|| a.class.cmp(&b.class)));
+    // Per cause: its time in all, and its longest segment's words.
+    let mut causes: BTreeMap<Cause, (i64, i64, &str)> = BTreeMap::new();
+    for s in calls.iter().flat_map(|t| &t.held.segments) {
+        let e = causes.entry(s.cause).or_insert((0, -1, ""));
+        e.0 += s.span.len();
+        if s.span.len() > e.1 {
+            e.1 = s.span.len();
+            e.2 = &s.what;
+        }
+    }
+    let largest_cause = causes.into_iter().max_by_key(|&(cause, (ns, _, _))| (ns, std::cmp::Reverse(cause))).map(
+        |(cause, (ns, _, what))| LargestCause {
+            cause: cause_name(cause).into(),
+            words: cause.words().into(),
+            ns,
+            what: without_correlation(what).to_owned(),
+        },
+    );
+    Row {
+        place: place.clone(),
+        calls: calls.len(),
+        total_ns: held.iter().sum(),
+        median_ns: held[held.len() / 2],
+        classes,
+        largest_cause,
+    }
+}
+
+/// A holder's words without the correlation id they end with: the place's calls each waited for their own.
+fn without_correlation(what: &str) -> &str {
+    what.rfind(", correlation ").map_or(what, |at| &what[..at])
+}
+
+/// "1 call", "3 calls".
+fn calls_word(n: usize) -> String {
+    format!("{n} call{}", if n == 1 { "" } else { "s" })
+}
+
+/// The classes of a row in a few words: the one class, or each with its count.
+pub fn class_words(r: &Row) -> String {
+    match r.classes.as_slice() {
+        [one] => one.class.clone(),
+        many => many.iter().map(|c| format!("{} ×{}", c.class, c.calls)).collect::<Vec<_>>().join(", "),
+    }
+}
+
+/// The largest cause of a row in words: "its stream, 8.6 ms: the kernel spin ahead in its stream, ...".
+pub fn cause_words(r: &Row) -> String {
+    match &r.largest_cause {
+        None => String::new(),
+        Some(c) if c.what.is_empty() => format!("{}, {}", c.words, duration(c.ns)),
+        Some(c) => format!("{}, {}: {}", c.words, duration(c.ns), c.what),
+    }
+}
+
+/// The table for the terminal, at most `top` places.
+pub fn table(t: &ByLocation, min_held_ns: i64, top: usize) -> String {
+    let mut out = String::new();
+    match (&t.startup, t.after_startup) {
+        (Some(s), false) => out.push_str(&format!(
+            "start-up: {} ({}: context creation, module and library loading)\n",
+            duration(s.total_ns),
+            calls_word(s.calls)
+        )),
+        (Some(s), true) => out.push_str(&format!(
+            "start-up: {} ({}), left out of every table (--after-startup)\n",
+            duration(s.total_ns),
+            calls_word(s.calls)
+        )),
+        (None, _) => {}
+    }
+    if t.rows.is_empty() {
+        out.push_str(&format!("No call after start-up held its thread longer than {}.\n", duration(min_held_ns)));
+        return out;
+    }
+    let mut table = Table::new();
+    table.load_preset(UTF8_BORDERS_ONLY);
+    table.set_header(["where", "calls", "total held", "median", "class", "largest cause"]);
+    for r in t.rows.iter().take(top) {
+        table.add_row([
+            Cell::new(&r.place.words),
+            Cell::new(r.calls).set_alignment(CellAlignment::Right),
+            Cell::new(duration(r.total_ns)).set_alignment(CellAlignment::Right),
+            Cell::new(duration(r.median_ns)).set_alignment(CellAlignment::Right),
+            Cell::new(class_words(r)),
+            Cell::new(cause_words(r)),
+        ]);
+    }
+    let shown = if t.rows.len() > top { format!(" (the {top} with most time shown)") } else { String::new() };
+    out.push_str(&format!(
+        "{} place{} in the program held their thread longer than {}{shown}:\n{table}\n",
+        t.rows.len(),
+        if t.rows.len() == 1 { "" } else { "s" },
+        duration(min_held_ns)
+    ));
+    out
+}

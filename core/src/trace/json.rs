@@ -1,0 +1,235 @@
+//! `async-lab trace --format json`: every held call with its class, its time segment by segment, what the
+//! class rests on, where it was made, its stream and bytes, and the summaries (the by-location table,
+//! totals), for a CI job or a script to read. The schema is versioned ([`SCHEMA`], [`VERSION`]) and
+//! documented by a JSON Schema generated from these types ([`schema`]), committed as
+//! `docs/trace-report.schema.json`.
+//!
+//! Times are ns on the trace's clock (CUPTI's); a call's `start_ns` is the same number as in the trace.
+
+use super::analysis::Analysis;
+use super::by_location::{cause_name, ByLocation};
+use super::calls::Traced;
+use super::format::{Domain, Trace};
+use super::location::Place;
+use super::scene::{Work, WorkKind};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The report's `schema` field.
+pub const SCHEMA: &str = "async-lab-trace-report";
+/// The report's version: a field's meaning never changes within one; a reader checks it.
+pub const VERSION: u32 = 1;
+
+/// The whole report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Report {
+    /// Always `async-lab-trace-report`.
+    pub schema: String,
+    /// The schema's version (1).
+    pub version: u32,
+    /// Calls that held their thread longer than this are listed (`--min-held`).
+    pub min_held_ns: i64,
+    /// Whether start-up calls were left out of the lists (`--after-startup`).
+    pub after_startup: bool,
+    /// One per traced process, in the trace's order.
+    pub processes: Vec<Process>,
+}
+
+/// One process.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Process {
+    pub pid: u32,
+    /// Its command line.
+    pub program: Vec<String>,
+    /// Its trace was cut short (no `end` line): it holds what was written before.
+    pub partial: bool,
+    /// GPU records CUPTI dropped (its buffers were full).
+    pub dropped_records: u64,
+    /// The calls held longer than `min_held_ns`, longest first.
+    pub held_calls: Vec<HeldCall>,
+    pub by_location: ByLocation,
+    pub totals: Totals,
+}
+
+/// A process's numbers in all.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Totals {
+    /// Its API calls (driver calls inside runtime calls folded in).
+    pub calls: usize,
+    /// Of them, held longer than `min_held_ns` (start-up left out with `after_startup`).
+    pub held_calls: usize,
+    /// Their time held in all.
+    pub held_ns: i64,
+    pub startup_calls: usize,
+    /// The start-up calls' host time in all.
+    pub startup_ns: i64,
+}
+
+/// One held call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HeldCall {
+    /// Its correlation id (what `--explain` takes).
+    pub corr: u32,
+    /// The API function.
+    pub name: String,
+    /// `runtime` or `driver`.
+    pub domain: String,
+    pub thread: u64,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// How long it held its thread.
+    pub held_ns: i64,
+    /// Its class, as the lab's experiments name them.
+    pub class: String,
+    /// What held it, in words.
+    pub what_held_it: String,
+    /// A start-up call (context creation, module loading before the first enqueue).
+    pub startup: bool,
+    /// Its innermost user frame.
+    pub location: Place,
+    /// The stream it worked in or synchronized, where it has one.
+    pub stream: Option<u32>,
+    /// The bytes its own copies and memsets moved.
+    pub bytes: u64,
+    /// Its time, split by what held the thread, in time order.
+    pub segments: Vec<Segment>,
+    pub evidence: Evidence,
+}
+
+/// One stretch of a call's time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Segment {
+    /// `stream`, `device`, `thread`, `own` or `call`.
+    pub cause: String,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// What it waited for, in words (empty for `own` and `call`).
+    pub what: String,
+}
+
+/// What a call's class rests on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Evidence {
+    /// Its own GPU work (the records with its correlation ids).
+    pub own_work: Vec<GpuWork>,
+    /// The driver calls made inside it.
+    pub driver_calls: Vec<String>,
+    /// Module loads on its thread while it ran (lazy loading).
+    pub module_loads: usize,
+    /// What released it: the last thing it waited for, in words.
+    pub released_by: Option<String>,
+    /// The share of its own GPU work during which its thread was held, where the readings resolve it.
+    pub own_share: Option<f64>,
+    /// What held the thread, in a few words ("38.0 ms for its stream · own work below resolution").
+    pub summary: String,
+}
+
+/// One GPU record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GpuWork {
+    /// `kernel`, `copy` or `memset`.
+    pub kind: String,
+    /// In words ("the 2GiB host → device copy (pinned → device)").
+    pub what: String,
+    pub stream: u32,
+    pub corr: u32,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub bytes: u64,
+}
+
+impl GpuWork {
+    pub fn of(w: &Work) -> GpuWork {
+        let kind = match w.kind {
+            WorkKind::Kernel { .. } => "kernel",
+            WorkKind::Copy { .. } => "copy",
+            WorkKind::Memset => "memset",
+        };
+        GpuWork {
+            kind: kind.into(),
+            what: w.words(),
+            stream: w.stream,
+            corr: w.corr,
+            start_ns: w.span.start,
+            end_ns: w.span.end,
+            bytes: w.bytes,
+        }
+    }
+}
+
+/// The report of `trace`: calls held longer than `min_held_ns`, start-up left out with `after_startup`.
+pub fn report(trace: &Trace, min_held_ns: i64, after_startup: bool) -> Report {
+    let processes = trace.processes.iter().map(|p| process(&Analysis::of(p), min_held_ns, after_startup)).collect();
+    Report { schema: SCHEMA.into(), version: VERSION, min_held_ns, after_startup, processes }
+}
+
+/// One process's part of the report.
+pub fn process(a: &Analysis, min_held_ns: i64, after_startup: bool) -> Process {
+    let held: Vec<HeldCall> = a.held(min_held_ns, after_startup).into_iter().map(|t| held_call(a, t)).collect();
+    let up: Vec<&Traced> = a.traced.iter().filter(|t| a.startup[t.index]).collect();
+    let totals = Totals {
+        calls: a.program.calls.len(),
+        held_calls: held.len(),
+        held_ns: held.iter().map(|h| h.held_ns).sum(),
+        startup_calls: up.len(),
+        startup_ns: up.iter().map(|t| a.program.calls[t.index].span.len()).sum(),
+    };
+    Process {
+        pid: a.process.pid,
+        program: a.process.program.clone(),
+        partial: a.process.partial,
+        dropped_records: a.program.dropped,
+        held_calls: held,
+        by_location: a.by_location(min_held_ns, after_startup),
+        totals,
+    }
+}
+
+/// One call's entry.
+pub fn held_call(a: &Analysis, t: &Traced) -> HeldCall {
+    let c = &a.program.calls[t.index];
+    let own = a.program.own_work(t.index);
+    HeldCall {
+        corr: c.corr,
+        name: c.name.clone(),
+        domain: match c.domain {
+            Domain::Runtime => "runtime".into(),
+            Domain::Driver => "driver".into(),
+        },
+        thread: c.tid,
+        start_ns: c.span.start,
+        end_ns: c.span.end,
+        held_ns: t.held.total_ns,
+        class: t.class.as_str().into(),
+        what_held_it: t.cause.clone(),
+        startup: a.startup[t.index],
+        location: a.places[t.index].clone(),
+        stream: a.program.stream_of(t.index),
+        bytes: own.iter().map(|w| w.bytes).sum(),
+        segments: t
+            .held
+            .segments
+            .iter()
+            .map(|s| Segment {
+                cause: cause_name(s.cause).into(),
+                start_ns: s.span.start,
+                end_ns: s.span.end,
+                what: s.what.clone(),
+            })
+            .collect(),
+        evidence: Evidence {
+            own_work: own.iter().map(|w| GpuWork::of(w)).collect(),
+            driver_calls: c.inner.clone(),
+            module_loads: t.module_loads,
+            released_by: t.held.released_by().map(|s| s.what.clone()),
+            own_share: t.held.own_share(),
+            summary: t.held.summary(),
+        },
+    }
+}
+
+/// The JSON Schema of [`Report`], as committed in `docs/trace-report.schema.json`.
+pub fn schema() -> String {
+    let schema = schemars::schema_for!(Report);
+    serde_json::to_string_pretty(&schema).expect("a schema serializes") + "\n"
+}
