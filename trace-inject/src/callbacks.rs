@@ -37,8 +37,9 @@ const BUDGET_NS: u64 = 10_000_000;
 const BUDGET_WINDOW_NS: u64 = 1_000_000_000;
 
 thread_local! {
-    /// This thread's default streams are written.
-    static STREAMS_SEEN: Cell<bool> = const { Cell::new(false) };
+    /// How many more of this thread's calls may ask CUPTI for the default streams' ids: asked until CUPTI
+    /// answers (it cannot while the call that creates the context returns), then never again.
+    static STREAMS_TRIES: Cell<u8> = const { Cell::new(32) };
     /// The traced calls this thread is inside (a runtime call and the driver calls it makes).
     static DEPTH: Cell<u32> = const { Cell::new(0) };
     /// The start of this thread's budget window and what locations cost it there.
@@ -213,18 +214,19 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
         writer::append(&location::here(tid, corr), end);
         spent(timestamp().saturating_sub(end));
     }
-    if !STREAMS_SEEN.with(Cell::get) {
+    if STREAMS_TRIES.with(Cell::get) > 0 {
         // SAFETY: as above, for the call's context.
         let context = unsafe { addr_of!((*data).context).read() };
         if !context.is_null() {
-            STREAMS_SEEN.with(|s| s.set(true));
-            default_streams(context.cast(), end);
+            let answered = default_streams(context.cast(), end);
+            STREAMS_TRIES.with(|s| s.set(if answered { 0 } else { s.get() - 1 }));
         }
     }
 }
 
-/// The ids CUPTI gives this thread's default streams (the legacy one, the per-thread one) in `context`.
-fn default_streams(context: cudarc::driver::sys::CUcontext, t: u64) {
+/// Writes the ids CUPTI gives this thread's default streams (the legacy one, the per-thread one) in
+/// `context`; whether CUPTI answered.
+fn default_streams(context: cudarc::driver::sys::CUcontext, t: u64) -> bool {
     let id = |per_thread: u8| {
         let mut id = 0u32;
         // SAFETY: `context` is the live context of the call being returned from; the null stream with the
@@ -232,9 +234,13 @@ fn default_streams(context: cudarc::driver::sys::CUcontext, t: u64) {
         let code = unsafe { sys::cuptiGetStreamIdEx(context, std::ptr::null_mut(), per_thread, &mut id) };
         (code == sys::CUptiResult::CUPTI_SUCCESS).then_some(id)
     };
-    if let Some(legacy) = id(0) {
-        let tid = writer::tid();
-        writer::append(&Line::DefaultStreams { tid, legacy, per_thread: id(1) }, t);
+    match id(0) {
+        Some(legacy) => {
+            let tid = writer::tid();
+            writer::append(&Line::DefaultStreams { tid, legacy, per_thread: id(1) }, t);
+            true
+        }
+        None => false,
     }
 }
 

@@ -121,7 +121,7 @@ impl Locations {
                 words: format!("{}:{} {}", short_path(&py.file), py.line, py.function),
             };
         }
-        let user_native = f.native.iter().find_map(|fr| {
+        let user_native = f.native.iter().filter(|fr| !library_module(&fr.module)).find_map(|fr| {
             let file = fr.file.as_deref().filter(|file| !library_native(file))?;
             let mut w = match fr.line {
                 Some(line) => format!("{}:{line}", short_path(file)),
@@ -148,9 +148,17 @@ fn package_relative(path: &str) -> Option<&str> {
     ["site-packages/", "dist-packages/"].iter().find_map(|dir| path.rfind(dir).map(|at| &path[at + dir.len()..]))
 }
 
-/// A path as shown: from its package's folder where it is in one, else as given.
+/// A path as shown: from its package's folder where it is in one; a program's own file by its name
+/// (`train.py`: Python gives a script's absolute path, which says where the machine keeps it, not where in
+/// the program it is); else as given.
 pub fn short_path(path: &str) -> &str {
-    package_relative(path).unwrap_or(path)
+    package_relative(path).unwrap_or_else(|| {
+        if path.starts_with('/') {
+            path.rsplit('/').next().unwrap_or(path)
+        } else {
+            path
+        }
+    })
 }
 
 /// A Python file of an installed package or of the interpreter's own library.
@@ -163,6 +171,14 @@ pub fn library_python(file: &str) -> bool {
         (w[0] == "lib" || w[0] == "lib64")
             && w[1].strip_prefix("python").is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
     })
+}
+
+/// A loaded file of the system or of an installed package (a Python package's extension, CUDA's own
+/// libraries) rather than the program's: its frames are not the program's own, whatever their source files
+/// are called (CuPy's Cython sources are `cupy_backends/cuda/api/runtime.cpp`).
+pub fn library_module(module: &str) -> bool {
+    const SYSTEM: [&str; 4] = ["/usr/", "/lib/", "/lib64/", "/opt/"];
+    SYSTEM.iter().any(|dir| module.starts_with(dir)) || package_relative(module).is_some()
 }
 
 /// A native source file of the system, a toolchain or a library rather than the program's own.
@@ -186,8 +202,13 @@ mod tests {
         assert!(!library_python("train.py"));
         assert!(!library_python("/home/me/lib/train.py"));
         assert_eq!(short_path("/venv/lib/python3.11/site-packages/torch/_tensor.py"), "torch/_tensor.py");
+        assert_eq!(short_path("/home/me/work/train.py"), "train.py");
+        assert_eq!(short_path("models/train.py"), "models/train.py");
         assert_eq!(short_path("./train.py"), "./train.py");
         assert!(library_native("/usr/include/c++/13/bits/vector.tcc"));
         assert!(!library_native("/home/me/app/main.cu"));
+        assert!(library_module("/venv/lib/python3.12/site-packages/cupy_backends/cuda/api/runtime.so"));
+        assert!(library_module("/usr/lib/x86_64-linux-gnu/libcuda.so.1"));
+        assert!(!library_module("/home/me/app/main"));
     }
 }

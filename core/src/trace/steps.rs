@@ -52,7 +52,8 @@ pub struct Row {
     pub step: Step,
     /// The program's own time, ns.
     pub own_ns: i64,
-    /// The correlation ids of the calls of the step's function that the thread made inside the step.
+    /// The correlation ids of the calls of the step's function that the thread made inside the step, longest
+    /// first.
     pub corrs: Vec<u32>,
     /// The time those calls held the thread, together, ns.
     pub held_ns: i64,
@@ -61,7 +62,11 @@ pub struct Row {
     pub all_held_ns: i64,
     /// How many calls the thread made inside the step.
     pub all_calls: usize,
-    /// The class and the words of the longest of them.
+    /// The longest call the thread made inside the step (whatever its function): its name, correlation id,
+    /// held time, class and words.
+    pub longest: Option<String>,
+    pub longest_corr: Option<u32>,
+    pub longest_ns: i64,
     pub class: Option<String>,
     pub cause: Option<String>,
     /// What its class rests on: the lab's experiment, or none where it waited for nothing.
@@ -87,7 +92,7 @@ pub fn clock(p: &ProcessTrace) -> Option<ClockPair> {
     })
 }
 
-/// Each step beside the calls it is about, in the order printed; `None` where the trace has no clock pair
+/// Each step beside the calls its thread made inside it, in the order printed; `None` where the trace has no clock pair
 /// (a trace made before format 3).
 pub fn compare(process: &ProcessTrace, p: &Program, traced: &[Traced], steps: &[Step]) -> Option<Vec<Row>> {
     let clock = clock(process)?;
@@ -110,7 +115,7 @@ pub fn compare(process: &ProcessTrace, p: &Program, traced: &[Traced], steps: &[
                     .map(|(_, t)| *t)
                     .collect();
                 inside.sort_by_key(|t| std::cmp::Reverse(t.held.total_ns));
-                let longest = inside.first();
+                let longest = all.iter().map(|(_, t)| *t).max_by_key(|t| (t.held.total_ns, std::cmp::Reverse(t.index)));
                 Row {
                     step: s.clone(),
                     own_ns: span.len(),
@@ -118,6 +123,9 @@ pub fn compare(process: &ProcessTrace, p: &Program, traced: &[Traced], steps: &[
                     held_ns: inside.iter().map(|t| t.held.total_ns).sum(),
                     all_held_ns: all.iter().map(|(_, t)| t.held.total_ns).sum(),
                     all_calls: all.len(),
+                    longest: longest.map(|t| p.calls[t.index].name.clone()),
+                    longest_corr: longest.map(|t| p.calls[t.index].corr),
+                    longest_ns: longest.map_or(0, |t| t.held.total_ns),
                     class: longest.map(|t| t.class.to_string()),
                     cause: longest.map(|t| t.cause.clone()),
                     basis: longest.and_then(|t| t.basis.as_ref()).map(|e| format!("{} ({})", e.case, e.rule)),
@@ -127,25 +135,26 @@ pub fn compare(process: &ProcessTrace, p: &Program, traced: &[Traced], steps: &[
     )
 }
 
-/// The rows as a Markdown table, for docs/trace.md.
+/// The rows as a Markdown table, for docs/trace.md: each step's own time, the held time of every call its
+/// thread made inside it, and the longest of those calls with its class, what held it and the experiment
+/// of the lab's that shows its function can wait that way.
 pub fn markdown(rows: &[Row]) -> String {
     let us = |ns: i64| crate::units::duration(ns as f64);
     let mut out = String::from(
-        "| program | step | program's own time | held, all its calls | call | held | class | what held it | the lab's experiment |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| program | step | own time | held by its calls | the longest call | held | class | what held it | the lab's experiment |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {} ({} calls, {:.0}%) | `{}` ×{} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} ({} calls, {:.0}%) | {} | {} | {} | {} | {} |\n",
             r.step.program,
             r.step.step,
             us(r.own_ns),
             us(r.all_held_ns),
             r.all_calls,
             r.share() * 100.0,
-            r.step.call,
-            r.corrs.len(),
-            us(r.held_ns),
-            r.class.as_deref().unwrap_or("not in the trace"),
+            r.longest.as_deref().map_or("none".to_string(), |n| format!("`{n}` ({})", r.longest_corr.unwrap_or(0))),
+            us(r.longest_ns),
+            r.class.as_deref().unwrap_or("-"),
             r.cause.as_deref().unwrap_or("").replace('|', "\\|"),
             r.basis.as_deref().map_or(String::new(), |b| format!("`{b}`")),
         ));
