@@ -46,6 +46,8 @@ def main():
     r = chain(m)
     with step(P, "device-put", "cuMemcpyHtoDAsync", "device_put of pageable memory while the blocker runs"):
         a = jax.device_put(host)
+    a.block_until_ready()
+    r = chain(m)
     with step(P, "block-until-ready", "cuEventSynchronize", "waits for the blocker"):
         r.block_until_ready()
     a.block_until_ready()

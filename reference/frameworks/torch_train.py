@@ -45,7 +45,7 @@ def main():
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            with step(P, f"loss-item-{i}", "cudaMemcpyAsync", "loss.item() waits for the step's kernels"):
+            with step(P, f"loss-item-{i}", "cudaStreamSynchronize", "loss.item() waits for the step's kernels"):
                 v = loss.item()
             print(f"{P}: step {i} loss {v:.4f}", file=sys.stderr)
     torch.cuda.synchronize()

@@ -230,15 +230,32 @@ fn parts(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usiz
     let lazily = !at_run_time && std::iter::once(&c.name).chain(&c.inner).any(|n| may_load_lazily(n));
     let has_stream = p.stream_of(i).is_some();
     let own = p.own_work(i);
+    // How many different holders each waiting cause had, and the last (what released it from that cause).
+    let mut holders: Vec<(Cause, Vec<&str>)> = Vec::new();
+    for s in held.segments.iter().filter(|s| matches!(s.cause, Cause::Stream | Cause::Device | Cause::Thread)) {
+        match holders.iter_mut().find(|(c, _)| *c == s.cause) {
+            Some((_, whats)) if !whats.contains(&s.what.as_str()) => whats.push(&s.what),
+            Some(_) => {}
+            None => holders.push((s.cause, vec![&s.what])),
+        }
+    }
     let mut parts: Vec<(i64, String)> = Vec::new();
     for s in &held.segments {
         let words = match s.cause {
             Cause::Stream | Cause::Device | Cause::Thread => {
+                // Several holders of one cause (a synchronize behind a step's kernels) are one part, named by
+                // how many and by the last.
+                let whats = holders.iter().find(|(c, _)| *c == s.cause).map_or(&[][..], |(_, w)| &w[..]);
+                let one = match whats {
+                    [_] | [] => s.what.clone(),
+                    [.., last] => format!("{} pieces of earlier work, the last {last}", whats.len()),
+                };
                 let what = match s.cause {
-                    Cause::Thread => format!("another thread's call ({})", s.what),
-                    Cause::Device if has_stream => format!("other streams' work: {}", s.what),
-                    Cause::Device => format!("the device: {}", s.what),
-                    _ => s.what.clone(),
+                    Cause::Thread => format!("another thread's call ({one})"),
+                    Cause::Device if has_stream => format!("other streams' work: {one}"),
+                    Cause::Device => format!("the device: {one}"),
+                    _ if whats.len() > 1 => format!("its stream: {one}"),
+                    _ => one,
                 };
                 match (loading, lazily) {
                     (true, true) => format!("lazy module load waited for {what}"),

@@ -136,7 +136,9 @@ impl Locations {
         if let Some(words) = user_native {
             return Place { kind: Kind::Native, words };
         }
-        if let Some(r) = f.nvtx.first() {
+        // A range without a name (a library's, named by a registered string the trace does not hold) says
+        // nothing of where the call was made: the innermost named one.
+        if let Some(r) = f.nvtx.iter().find(|r| !r.name.is_empty()) {
             return Place { kind: Kind::Nvtx, words: format!("nvtx: {}", r.name) };
         }
         Place { kind: Kind::Api, words: call.name.clone() }

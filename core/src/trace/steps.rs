@@ -62,6 +62,8 @@ pub struct Row {
     pub all_held_ns: i64,
     /// How many calls the thread made inside the step.
     pub all_calls: usize,
+    /// The step's thread made no call inside it: the calls above are every thread's.
+    pub other_threads: bool,
     /// The longest call the thread made inside the step (whatever its function): its name, correlation id,
     /// held time, class and words.
     pub longest: Option<String>,
@@ -102,13 +104,26 @@ pub fn compare(process: &ProcessTrace, p: &Program, traced: &[Traced], steps: &[
             .iter()
             .map(|s| {
                 let span = Span::new(clock.to_trace(s.start_ns), clock.to_trace(s.end_ns));
-                let all: Vec<(usize, &Traced)> = p
+                let within = |c: &super::scene::Call| c.span.start >= span.start && c.span.end <= span.end;
+                let mut all: Vec<(usize, &Traced)> = p
                     .calls
                     .iter()
                     .enumerate()
-                    .filter(|(_, c)| c.tid == s.tid && c.span.start >= span.start && c.span.end <= span.end)
+                    .filter(|(_, c)| c.tid == s.tid && within(c))
                     .filter_map(|(i, _)| by_index.get(&i).map(|t| (i, *t)))
                     .collect();
+                // A framework that makes its CUDA calls on threads of its own (JAX's runtime) leaves the
+                // step's thread none: the calls every thread made inside the step, then.
+                let other_threads = all.is_empty();
+                if other_threads {
+                    all = p
+                        .calls
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| within(c))
+                        .filter_map(|(i, _)| by_index.get(&i).map(|t| (i, *t)))
+                        .collect();
+                }
                 let mut inside: Vec<&Traced> = all
                     .iter()
                     .filter(|(i, _)| function_of(&p.calls[*i].name) == function_of(&s.call))
@@ -123,6 +138,7 @@ pub fn compare(process: &ProcessTrace, p: &Program, traced: &[Traced], steps: &[
                     held_ns: inside.iter().map(|t| t.held.total_ns).sum(),
                     all_held_ns: all.iter().map(|(_, t)| t.held.total_ns).sum(),
                     all_calls: all.len(),
+                    other_threads,
                     longest: longest.map(|t| p.calls[t.index].name.clone()),
                     longest_corr: longest.map(|t| p.calls[t.index].corr),
                     longest_ns: longest.map_or(0, |t| t.held.total_ns),
@@ -145,12 +161,13 @@ pub fn markdown(rows: &[Row]) -> String {
     );
     for r in rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {} ({} calls, {:.0}%) | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} ({} calls{}, {:.0}%) | {} | {} | {} | {} | {} |\n",
             r.step.program,
             r.step.step,
             us(r.own_ns),
             us(r.all_held_ns),
             r.all_calls,
+            if r.other_threads { " on other threads" } else { "" },
             r.share() * 100.0,
             r.longest.as_deref().map_or("none".to_string(), |n| format!("`{n}` ({})", r.longest_corr.unwrap_or(0))),
             us(r.longest_ns),
