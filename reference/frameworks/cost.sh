@@ -1,8 +1,10 @@
 #!/bin/bash
 # What `async-lab trace` costs (docs/trace.md, "Cost"): the PyTorch loop of small ops (torch_add_loop.py,
 # µs per `x.add_(1.0)`) and the C loop of launches (reference/enqueue_loop.cu, ns per launch), each run
-# untraced, traced (the calls that may hold, held calls located past the default --min-held 20us), traced
-# without locations (--min-held 10s) and traced with --all-calls, interleaved, PAIRS rounds.
+# untraced, traced (the defaults: the calls that may hold, held calls located past --locate-over 1ms), traced
+# with every held call past 20 µs located (--locate-over 20us), traced without locations (--locate-over 10s)
+# and traced with --all-calls, interleaved, PAIRS rounds. $COST_VARIANTS and $COST_PROGRAMS ("torch c") pick
+# fewer.
 # BIN_DIR holds async-lab and libasync_lab_inject.so (`cargo xtask bundle`); nvcc builds the C loop.
 # Prints each run's JSON line, then a summary: each variant's median over the rounds, its spread (min-max),
 # and traced / untraced.
@@ -21,14 +23,15 @@ run() { # variant program...
   case $v in
     untraced) "$@" ;;
     traced) "$AL" trace --out "$W/t.jsonl" --top 0 -- "$@" 2>/dev/null | grep '^{' ;;
-    no-locations) "$AL" trace --min-held 10s --out "$W/t.jsonl" --top 0 -- "$@" 2>/dev/null | grep '^{' ;;
+    located-20us) "$AL" trace --locate-over 20us --out "$W/t.jsonl" --top 0 -- "$@" 2>/dev/null | grep '^{' ;;
+    no-locations) "$AL" trace --locate-over 10s --out "$W/t.jsonl" --top 0 -- "$@" 2>/dev/null | grep '^{' ;;
     all-calls) "$AL" trace --all-calls --out "$W/t.jsonl" --top 0 -- "$@" 2>/dev/null | grep '^{' ;;
   esac
 }
 for i in $(seq "$PAIRS"); do
-  for v in untraced traced no-locations all-calls; do
-    echo "torch $v $(run $v python3 "$here/torch_add_loop.py" 20000 10 | tail -1)"
-    echo "c $v $(run $v "$W/enqueue_loop" 100000 | tail -1)"
+  for v in ${COST_VARIANTS:-untraced traced located-20us no-locations all-calls}; do
+    case " ${COST_PROGRAMS:-torch c} " in *" torch "*) echo "torch $v $(run $v python3 "$here/torch_add_loop.py" 20000 10 | tail -1)" ;; esac
+    case " ${COST_PROGRAMS:-torch c} " in *" c "*) echo "c $v $(run $v "$W/enqueue_loop" 100000 | tail -1)" ;; esac
   done
 done | tee "$W/runs.txt"
 python3 - "$W/runs.txt" <<'PY'
@@ -44,7 +47,7 @@ for line in open(sys.argv[1]):
     runs.setdefault((prog, variant), []).append(v)
 for prog, unit in (("torch", "us per op"), ("c", "us per launch")):
     base = statistics.median(runs.get((prog, "untraced"), [float("nan")]))
-    for variant in ("untraced", "traced", "no-locations", "all-calls"):
+    for variant in ("untraced", "traced", "located-20us", "no-locations", "all-calls"):
         r = runs.get((prog, variant), [])
         if not r:
             continue

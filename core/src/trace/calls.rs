@@ -230,31 +230,47 @@ fn parts(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usiz
     let lazily = !at_run_time && std::iter::once(&c.name).chain(&c.inner).any(|n| may_load_lazily(n));
     let has_stream = p.stream_of(i).is_some();
     let own = p.own_work(i);
-    // How many different holders each waiting cause had, and the last (what released it from that cause).
-    let mut holders: Vec<(Cause, Vec<&str>)> = Vec::new();
+    // Each waiting cause's holders, in the order they held it, with how long each did.
+    let mut holders: Vec<(Cause, Vec<(&str, i64)>)> = Vec::new();
     for s in held.segments.iter().filter(|s| matches!(s.cause, Cause::Stream | Cause::Device | Cause::Thread)) {
-        match holders.iter_mut().find(|(c, _)| *c == s.cause) {
-            Some((_, whats)) if !whats.contains(&s.what.as_str()) => whats.push(&s.what),
-            Some(_) => {}
-            None => holders.push((s.cause, vec![&s.what])),
+        let whats = match holders.iter_mut().find(|(c, _)| *c == s.cause) {
+            Some((_, whats)) => whats,
+            None => {
+                holders.push((s.cause, Vec::new()));
+                &mut holders.last_mut().expect("just pushed").1
+            }
+        };
+        match whats.iter_mut().find(|(w, _)| *w == s.what) {
+            Some((_, ns)) => *ns += s.span.len(),
+            None => whats.push((&s.what, s.span.len())),
         }
     }
     let mut parts: Vec<(i64, String)> = Vec::new();
     for s in &held.segments {
         let words = match s.cause {
             Cause::Stream | Cause::Device | Cause::Thread => {
-                // Several holders of one cause (a synchronize behind a step's kernels) are one part, named by
-                // how many and by the last.
+                // Several holders of one cause (a synchronize behind a step's kernels) are one part: named by
+                // the one that held it most where that was most of the wait, else by how many and the last.
                 let whats = holders.iter().find(|(c, _)| *c == s.cause).map_or(&[][..], |(_, w)| &w[..]);
+                let total: i64 = whats.iter().map(|(_, ns)| ns).sum();
                 let one = match whats {
                     [_] | [] => s.what.clone(),
-                    [.., last] => format!("{} pieces of earlier work, the last {last}", whats.len()),
+                    [.., (last, _)] => match whats.iter().max_by_key(|(_, ns)| *ns) {
+                        Some((main, ns)) if *ns * 2 >= total => {
+                            let more = whats.len() - 1;
+                            format!(
+                                "{main} (and {more} more piece{} of earlier work)",
+                                if more == 1 { "" } else { "s" }
+                            )
+                        }
+                        _ => format!("{} pieces of earlier work, the last {last}", whats.len()),
+                    },
                 };
                 let what = match s.cause {
                     Cause::Thread => format!("another thread's call ({one})"),
                     Cause::Device if has_stream => format!("other streams' work: {one}"),
                     Cause::Device => format!("the device: {one}"),
-                    _ if whats.len() > 1 => format!("its stream: {one}"),
+                    _ if one.contains(" pieces of earlier work, the last ") => format!("its stream: {one}"),
                     _ => one,
                 };
                 match (loading, lazily) {

@@ -122,6 +122,29 @@ pub struct Evidence {
     pub own_share: Option<f64>,
     /// What held the thread, in a few words ("38.0 ms for its stream · own work below resolution").
     pub summary: String,
+    /// The lab's experiment that shows the call's function waits the way it waited (`None`: it waited for
+    /// nothing): its case id, the recording it is in, and the rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab_experiment: Option<LabExperiment>,
+    /// Work that ran during the call and was not waited for (no sign of release after it, or a wait the lab
+    /// never saw its function make), in words.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overlapped: Vec<String>,
+    /// Waits found and not claimed, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_claimed: Vec<String>,
+}
+
+/// The experiment behind a claimed wait (`trace::capability`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LabExperiment {
+    pub case: String,
+    pub recording: String,
+    pub rule: String,
+    /// `stream`, `device`, `thread`.
+    pub way: String,
+    /// `always`, `pageable-memory`, `module-load`, ...
+    pub condition: String,
 }
 
 /// One GPU record.
@@ -224,6 +247,18 @@ pub fn held_call(a: &Analysis, t: &Traced) -> HeldCall {
             released_by: t.held.released_by().map(|s| s.what.clone()),
             own_share: t.held.own_share(),
             summary: t.held.summary(),
+            lab_experiment: t.basis.as_ref().map(|e| LabExperiment {
+                case: e.case.clone(),
+                recording: e.recording.clone(),
+                rule: e.rule.clone(),
+                way: serde_json::to_value(e.way).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
+                condition: serde_json::to_value(e.condition)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+            }),
+            overlapped: t.held.overlapped.iter().map(|o| o.what.clone()).collect(),
+            not_claimed: t.not_claimed.iter().map(|n| format!("{}: {}", n.cause.words(), n.why)).collect(),
         },
     }
 }

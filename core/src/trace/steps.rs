@@ -62,7 +62,7 @@ pub struct Row {
     pub all_held_ns: i64,
     /// How many calls the thread made inside the step.
     pub all_calls: usize,
-    /// The step's thread made no call inside it: the calls above are every thread's.
+    /// The step's thread made no call inside it: the calls above are every thread's that ran during it.
     pub other_threads: bool,
     /// The longest call the thread made inside the step (whatever its function): its name, correlation id,
     /// held time, class and words.
@@ -113,14 +113,15 @@ pub fn compare(process: &ProcessTrace, p: &Program, traced: &[Traced], steps: &[
                     .filter_map(|(i, _)| by_index.get(&i).map(|t| (i, *t)))
                     .collect();
                 // A framework that makes its CUDA calls on threads of its own (JAX's runtime) leaves the
-                // step's thread none: the calls every thread made inside the step, then.
+                // step's thread none: every thread's calls that ran during the step, then (a runtime thread's
+                // wait may have begun before the step did).
                 let other_threads = all.is_empty();
                 if other_threads {
                     all = p
                         .calls
                         .iter()
                         .enumerate()
-                        .filter(|(_, c)| within(c))
+                        .filter(|(_, c)| c.span.overlap(&span) > 0)
                         .filter_map(|(i, _)| by_index.get(&i).map(|t| (i, *t)))
                         .collect();
                 }
@@ -167,7 +168,7 @@ pub fn markdown(rows: &[Row]) -> String {
             us(r.own_ns),
             us(r.all_held_ns),
             r.all_calls,
-            if r.other_threads { " on other threads" } else { "" },
+            if r.other_threads { " of other threads, during it" } else { "" },
             r.share() * 100.0,
             r.longest.as_deref().map_or("none".to_string(), |n| format!("`{n}` ({})", r.longest_corr.unwrap_or(0))),
             us(r.longest_ns),

@@ -32,6 +32,12 @@ pub struct TraceArgs {
     /// Show the calls that held their thread longer than this.
     #[arg(long, value_name = "DURATION", default_value = "20us", value_parser = parse_duration)]
     pub min_held: Duration,
+    /// Take the code location (Python frames, native frames) of the calls that held their thread longer
+    /// than this (never less than --min-held). Taking one costs the program milliseconds in a large process
+    /// (PyTorch's), so by default only the calls that held a millisecond or more get theirs; shorter ones are
+    /// placed by their NVTX range or their API function.
+    #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = parse_duration)]
+    pub locate_over: Duration,
     /// Exit with 4 when any call held its thread longer than this (a CI gate).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub fail_on_held: Option<Duration>,
@@ -163,7 +169,7 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
                 .with_context(|| format!("the injection library at {} cannot be opened", inject.display()))?;
             let options = spawn::Options {
                 all_calls: args.all_calls,
-                locate_over_ns: args.min_held.as_nanos() as u64,
+                locate_over_ns: args.locate_over.max(args.min_held).as_nanos() as u64,
                 yield_cupti: args.yield_cupti,
             };
             let mut ran = spawn::run(program, &args.program[1..], &inject, &cupti, options)?;
