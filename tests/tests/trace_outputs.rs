@@ -294,8 +294,7 @@ fn format_json_prints_one_report_and_fail_on_held_names_each_call() {
     assert!(
         lines
             .iter()
-            .any(|l| l.starts_with("  corr 50 cudaStreamSynchronize held")
-                && l.ends_with("at main.cu:12 step")),
+            .any(|l| l.starts_with("  corr 50 cudaStreamSynchronize held") && l.ends_with("at main.cu:12 step")),
         "{err}"
     );
     let text = String::from_utf8_lossy(&o.stdout);
