@@ -74,9 +74,9 @@ pub struct TraceArgs {
     /// (`cudaGetDevice`, `cudaGetLastError`, ...), which are left out by default to keep the cost down.
     #[arg(long)]
     pub all_calls: bool,
-    /// When the program (a profiler: `torch.profiler`) asks CUPTI for a subscriber, step aside: the trace
-    /// ends there and the program's profiler gets CUPTI. By default the profiler is refused (CUPTI takes
-    /// one subscriber) and the tracer says so at the end.
+    /// When the program (a profiler: `torch.profiler`) asks CUPTI for a subscriber, unsubscribe and trace
+    /// nothing more, so that it may get CUPTI (on the H200's CUPTI 13.0 it was still refused: docs/trace.md).
+    /// By default the profiler is refused (CUPTI takes one subscriber) and the tracer says so at the end.
     #[arg(long)]
     pub yield_cupti: bool,
     /// How many held calls each table shows (the calls that enqueued GPU work, then the others).
