@@ -16,18 +16,7 @@ use std::collections::HashSet;
 /// `trace` with, in each process, only what the calls [`locate`] finds there for `timed` need; and how many
 /// calls that is.
 pub fn matched(trace: &Trace, timed: &[Timed]) -> (Trace, usize) {
-    let mut calls = 0;
-    let processes = trace
-        .processes
-        .iter()
-        .map(|p| {
-            let program = Program::of(p);
-            let keep: Vec<usize> = locate(timed, &program).into_iter().map(|(_, i)| i).collect();
-            calls += keep.len();
-            cut(p, &program, &keep)
-        })
-        .collect();
-    (Trace { processes }, calls)
+    cut_each(trace, |_, program| locate(timed, program).into_iter().map(|(_, i)| i).collect())
 }
 
 /// `trace` with, in each process, only what the calls `keep` picks need (`keep` is asked of each call of each
@@ -35,13 +24,19 @@ pub fn matched(trace: &Trace, timed: &[Timed]) -> (Trace, usize) {
 /// is kept this way: the calls that held their thread longer than the tables show, and those inside the
 /// program's own steps (`async-lab trace --keep-held`).
 pub fn calls_where(trace: &Trace, keep: impl Fn(&ProcessTrace, &Program, usize) -> bool) -> (Trace, usize) {
+    cut_each(trace, |p, program| (0..program.calls.len()).filter(|&i| keep(p, program, i)).collect())
+}
+
+/// `trace` with each process cut to the calls `pick` names (indexes into its program's calls); and how many
+/// calls that is.
+fn cut_each(trace: &Trace, pick: impl Fn(&ProcessTrace, &Program) -> Vec<usize>) -> (Trace, usize) {
     let mut calls = 0;
     let processes = trace
         .processes
         .iter()
         .map(|p| {
             let program = Program::of(p);
-            let kept: Vec<usize> = (0..program.calls.len()).filter(|&i| keep(p, &program, i)).collect();
+            let kept = pick(p, &program);
             calls += kept.len();
             cut(p, &program, &kept)
         })
