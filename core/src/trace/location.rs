@@ -163,6 +163,29 @@ pub fn short_path(path: &str) -> &str {
     })
 }
 
+/// A demangled function's name without its parameter list (`at::native::empty_cuda(c10::ArrayRef<long>, ...)`
+/// reads `at::native::empty_cuda`); a `(` inside the name itself (`(anonymous namespace)`) stays.
+pub fn without_parameters(function: &str) -> &str {
+    let body = function.strip_suffix(" const").unwrap_or(function);
+    if !body.ends_with(')') {
+        return function;
+    }
+    let mut depth = 0usize;
+    for (k, ch) in body.char_indices().rev() {
+        match ch {
+            ')' => depth += 1,
+            '(' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &body[..k];
+                }
+            }
+            _ => {}
+        }
+    }
+    function
+}
+
 /// A Python file of an installed package or of the interpreter's own library.
 pub fn library_python(file: &str) -> bool {
     if package_relative(file).is_some() || file.starts_with('<') {
@@ -205,6 +228,16 @@ mod tests {
         assert!(!library_python("/home/me/lib/train.py"));
         assert_eq!(short_path("/venv/lib/python3.11/site-packages/torch/_tensor.py"), "torch/_tensor.py");
         assert_eq!(short_path("/home/me/work/train.py"), "train.py");
+        assert_eq!(
+            without_parameters("at::native::empty_cuda(c10::ArrayRef<long>, std::optional<bool>)"),
+            "at::native::empty_cuda"
+        );
+        assert_eq!(
+            without_parameters("c10::cuda::(anonymous namespace)::initGlobalStreamState()"),
+            "c10::cuda::(anonymous namespace)::initGlobalStreamState"
+        );
+        assert_eq!(without_parameters("f(int (*)(int)) const"), "f");
+        assert_eq!(without_parameters("main"), "main");
         assert_eq!(short_path("models/train.py"), "models/train.py");
         assert_eq!(short_path("./train.py"), "./train.py");
         assert!(library_native("/usr/include/c++/13/bits/vector.tcc"));

@@ -189,15 +189,21 @@ pub fn explain_location(locations: &super::location::Locations, call: &super::sc
         }
     }
     if !f.native.is_empty() {
+        // The frames a reader needs come first; a deep C++ stack is cut (the trace and the JSON keep all).
+        const SHOWN: usize = 16;
         out.push_str("native frames, innermost first:\n");
-        for fr in f.native {
+        for fr in f.native.iter().take(SHOWN) {
             let source = match (&fr.file, fr.line) {
                 (Some(file), Some(line)) => format!(" at {file}:{line}"),
                 (Some(file), None) => format!(" at {file}"),
                 _ => String::new(),
             };
-            let function = fr.function.as_deref().unwrap_or("?");
-            let _ = writeln!(out, "  {function} ({}+{:#x}){source}", fr.module, fr.offset);
+            let function = fr.function.as_deref().map_or("?", super::location::without_parameters);
+            let module = fr.module.rsplit('/').next().unwrap_or(&fr.module);
+            let _ = writeln!(out, "  {function} ({module}+{:#x}){source}", fr.offset);
+        }
+        if f.native.len() > SHOWN {
+            let _ = writeln!(out, "  ... {} more", f.native.len() - SHOWN);
         }
     }
     if !f.nvtx.is_empty() {
