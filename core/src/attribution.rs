@@ -91,6 +91,18 @@ pub enum Cause {
 }
 
 impl Cause {
+    /// Its name in the JSON report, the Perfetto export and the page's CSS (`held-stream`, ...): as it
+    /// serializes.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Cause::Stream => "stream",
+            Cause::Device => "device",
+            Cause::Thread => "thread",
+            Cause::Own => "own",
+            Cause::Call => "call",
+        }
+    }
+
     /// In words, for tables and sentences.
     pub fn words(self) -> &'static str {
         match self {
@@ -581,5 +593,12 @@ mod tests {
         let h = attribute(&shown(s, vec![10_010 * US]));
         assert_eq!(h.released_by().unwrap().what, "a");
         assert_eq!(h.overlapped.iter().map(|o| o.what.as_str()).collect::<Vec<_>>(), ["c"]);
+    }
+
+    #[test]
+    fn a_causes_slug_is_how_it_serializes() {
+        for c in [Cause::Stream, Cause::Device, Cause::Thread, Cause::Own, Cause::Call] {
+            assert_eq!(serde_json::to_value(c).unwrap(), c.slug());
+        }
     }
 }

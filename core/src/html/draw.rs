@@ -29,19 +29,7 @@ fn span_class(kind: Kind) -> String {
         Kind::Blocker => "span blocker".into(),
         Kind::Work => "span work".into(),
         Kind::Step(k) => format!("span step{}", k % 5),
-        Kind::Held(cause) => format!("span held-{}", held_slug(cause)),
-    }
-}
-
-/// The CSS name of a cause of holding (`page.css`: `.held-stream`, ...).
-pub(crate) fn held_slug(cause: crate::attribution::Cause) -> &'static str {
-    use crate::attribution::Cause;
-    match cause {
-        Cause::Stream => "stream",
-        Cause::Device => "device",
-        Cause::Thread => "thread",
-        Cause::Own => "own",
-        Cause::Call => "call",
+        Kind::Held(cause) => format!("span held-{}", cause.slug()),
     }
 }
 

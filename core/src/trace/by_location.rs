@@ -13,17 +13,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// A cause's name in the JSON report and the Perfetto export (as `attribution::Cause` serializes).
-pub fn cause_name(cause: Cause) -> &'static str {
-    match cause {
-        Cause::Stream => "stream",
-        Cause::Device => "device",
-        Cause::Thread => "thread",
-        Cause::Own => "own",
-        Cause::Call => "call",
-    }
-}
-
 /// What held one place's calls longest.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LargestCause {
@@ -119,7 +108,7 @@ fn row(place: &Place, calls: &[&Traced]) -> Row {
     }
     let largest_cause = causes.into_iter().max_by_key(|&(cause, (ns, _, _))| (ns, std::cmp::Reverse(cause))).map(
         |(cause, (ns, _, what))| LargestCause {
-            cause: cause_name(cause).into(),
+            cause: cause.slug().into(),
             words: cause.words().into(),
             ns,
             what: without_correlation(what).to_owned(),

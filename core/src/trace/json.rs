@@ -7,7 +7,7 @@
 //! Times are ns on the trace's clock (CUPTI's); a call's `start_ns` is the same number as in the trace.
 
 use super::analysis::Analysis;
-use super::by_location::{cause_name, ByLocation};
+use super::by_location::ByLocation;
 use super::calls::Traced;
 use super::format::{Domain, Trace};
 use super::location::Place;
@@ -234,7 +234,7 @@ pub fn held_call(a: &Analysis, t: &Traced) -> HeldCall {
             .segments
             .iter()
             .map(|s| Segment {
-                cause: cause_name(s.cause).into(),
+                cause: s.cause.slug().into(),
                 start_ns: s.span.start,
                 end_ns: s.span.end,
                 what: s.what.clone(),

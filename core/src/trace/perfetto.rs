@@ -15,7 +15,6 @@
 //!   thread's track.
 
 use super::analysis::Analysis;
-use super::by_location::cause_name;
 use super::format::Trace;
 use super::text::duration;
 use crate::attribution::{Cause, Span};
@@ -187,7 +186,7 @@ fn process(events: &mut Vec<Event>, flows: &mut u64, a: &Analysis, origin: i64, 
             if span.is_empty() {
                 continue;
             }
-            let args = json!({ "cause": cause_name(s.cause), "what": s.what, "corr": c.corr });
+            let args = json!({ "cause": s.cause.slug(), "what": s.what, "corr": c.corr });
             events.push(slice(s.cause.words().into(), "held", pid, c.tid, span, Some(colour(s.cause)), args));
             if !matches!(s.cause, Cause::Stream | Cause::Device | Cause::Thread) {
                 continue;
