@@ -19,6 +19,7 @@ use crate::class::Class;
 use crate::record::Recording;
 use crate::report;
 use crate::setup::{Direction, HostKind};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
@@ -32,7 +33,7 @@ pub const RECORDINGS: [&str; 4] = [
 ];
 
 /// What a call was measured to do with its thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Way {
     /// Waited for earlier work in its stream (`waited-for-stream`).
@@ -72,7 +73,7 @@ impl Way {
 }
 
 /// Under what condition the lab saw it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Condition {
     /// Whatever the memory, with no module load and a queue with room: its plain behaviour.

@@ -9,6 +9,7 @@
 use super::analysis::Analysis;
 use super::by_location::ByLocation;
 use super::calls::Traced;
+use super::capability::{Condition, Way};
 use super::format::{Domain, Trace};
 use super::location::Place;
 use super::scene::{Work, WorkKind};
@@ -141,10 +142,10 @@ pub struct LabExperiment {
     pub case: String,
     pub recording: String,
     pub rule: String,
-    /// `stream`, `device`, `thread`.
-    pub way: String,
-    /// `always`, `pageable-memory`, `module-load`, ...
-    pub condition: String,
+    /// How it waited: `stream`, `device`, `thread`.
+    pub way: Way,
+    /// Under what condition the lab saw it: `always`, `pageable-memory`, `module-load`, ...
+    pub condition: Condition,
 }
 
 /// One GPU record.
@@ -251,11 +252,8 @@ pub fn held_call(a: &Analysis, t: &Traced) -> HeldCall {
                 case: e.case.clone(),
                 recording: e.recording.clone(),
                 rule: e.rule.clone(),
-                way: serde_json::to_value(e.way).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
-                condition: serde_json::to_value(e.condition)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                way: e.way,
+                condition: e.condition,
             }),
             overlapped: t.held.overlapped.iter().map(|o| o.what.clone()).collect(),
             not_claimed: t.not_claimed.iter().map(|n| format!("{}: {}", n.cause.words(), n.why)).collect(),
