@@ -17,6 +17,25 @@ pub fn project_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
+/// Runs the `async-lab` binary with the link-time stub as its driver (even on a machine that has a real one).
+pub fn run_with_stub(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(bin_path())
+        .args(args)
+        .env("LD_LIBRARY_PATH", async_lab_driver::STUB_DIR)
+        .output()
+        .expect("start async-lab")
+}
+
+/// Writes `text` to a file `name` in a folder of this test process's own under the temporary folder (`tag`
+/// names the test file), and gives its path.
+pub fn temp_file(tag: &str, name: &str, text: &str) -> PathBuf {
+    let dir = env::temp_dir().join(format!("async-lab-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
 /// The kernels' PTX: `$ASYNC_LAB_PTX`, else `target/ptx/async_lab_kernels.ptx`. Panics if it does not exist.
 pub fn ptx_path() -> PathBuf {
     existing_input("ASYNC_LAB_PTX", "target/ptx/async_lab_kernels.ptx", "the kernels' PTX", "cargo xtask build-ptx")

@@ -1,17 +1,9 @@
 //! The `async-lab` binary as a process, without a GPU: the stub driver gives one clear line and exit code 3,
 //! bad arguments and bad files give clear errors, never a panic.
 
+use async_lab_tests::run_with_stub;
 use async_lab_tests::{bin_path, project_root};
 use std::process::{Command, Output};
-
-/// Runs async-lab with the link-time stub as its driver (even on a machine that has a real one).
-fn run_with_stub(args: &[&str]) -> Output {
-    Command::new(bin_path())
-        .args(args)
-        .env("LD_LIBRARY_PATH", async_lab_driver::STUB_DIR)
-        .output()
-        .expect("start async-lab")
-}
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

@@ -3,24 +3,13 @@
 //! file, a missing CUPTI and a missing program.
 
 use async_lab_tests::bin_path;
+use async_lab_tests::run_with_stub as run;
 use async_lab_tests::trace_synthetic as syn;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-fn run(args: &[&str]) -> Output {
-    Command::new(bin_path())
-        .args(args)
-        .env("LD_LIBRARY_PATH", async_lab_driver::STUB_DIR)
-        .output()
-        .expect("start async-lab")
-}
-
 fn file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("async-lab-trace-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+    async_lab_tests::temp_file("trace-cli", name, text)
 }
 
 fn out(o: &Output) -> String {

@@ -8,12 +8,12 @@ use async_lab_core::trace::analysis::Analysis;
 use async_lab_core::trace::format::Trace;
 use async_lab_core::trace::location::Kind;
 use async_lab_core::trace::{json, perfetto};
+use async_lab_tests::run_with_stub as run;
 use async_lab_tests::trace_synthetic as syn;
-use async_lab_tests::{bin_path, project_root};
+use async_lab_tests::project_root;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 const MIN_HELD: i64 = 20_000;
 
@@ -260,20 +260,8 @@ fn every_committed_traces_export_and_the_synthetic_loops_follow_the_format() {
     }
 }
 
-fn run(args: &[&str]) -> Output {
-    Command::new(bin_path())
-        .args(args)
-        .env("LD_LIBRARY_PATH", async_lab_driver::STUB_DIR)
-        .output()
-        .expect("start async-lab")
-}
-
 fn file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("async-lab-trace-outputs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+    async_lab_tests::temp_file("trace-outputs", name, text)
 }
 
 #[test]
