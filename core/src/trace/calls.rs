@@ -49,10 +49,10 @@ pub fn traced(p: &Program, i: usize) -> Traced {
     let mut scene = p.scene(i);
     let functions: Vec<&str> = std::iter::once(c.name.as_str()).chain(c.inner.iter().map(String::as_str)).collect();
     let shown = shown(p, i);
-    let table = capability::lab();
+    let stream_known = p.stream_of(i).is_some();
     let mut not_claimed: Vec<NotClaimed> = Vec::new();
     let mut dropped: Vec<Segment> = Vec::new();
-    let (held, basis) = loop {
+    let (mut held, basis) = loop {
         let held = attribute(&scene);
         // Every way it waited must be one the lab saw; the release first (it decides the class).
         let mut waits: Vec<Cause> = held.released_by().map(|s| s.cause).into_iter().collect();
@@ -61,82 +61,101 @@ pub fn traced(p: &Program, i: usize) -> Traced {
                 waits.push(s.cause);
             }
         }
-        let Some(&release) = waits.first() else { break (held, None) };
         let mut basis: Option<Entry> = None;
-        let mut refused: Option<Cause> = None;
-        let mut converted = false;
-        for &cause in &waits {
-            let way = match cause {
-                Cause::Stream => Way::Stream,
-                Cause::Device => Way::Device,
-                _ => Way::Thread,
-            };
-            let allowed = table.allows(&functions, way, shown);
-            // A call whose stream the trace does not name (an event wait without the event's record) may have
-            // waited for its own stream where the lab saw it do so: its "other streams" may be its stream.
-            let allowed = match allowed {
-                Allowed::NeverSeen(_) if cause == Cause::Device && p.stream_of(i).is_none() => {
-                    match table.allows(&functions, Way::Stream, shown) {
-                        Allowed::Yes(_) => {
-                            for h in scene.holders.iter_mut().filter(|h| h.cause == Cause::Device) {
-                                h.cause = Cause::Stream;
-                                h.what = format!("{} (the trace does not say which stream it waited for)", h.what);
-                            }
-                            converted = true;
-                            break;
-                        }
-                        _ => allowed,
-                    }
-                }
-                a => a,
-            };
-            match allowed {
-                Allowed::Yes(e) => {
-                    if cause == release {
+        let mut redo: Option<Redo> = None;
+        for (k, &cause) in waits.iter().enumerate() {
+            match check(&functions, cause, shown, stream_known) {
+                Check::Claimed(e) => {
+                    if k == 0 {
                         basis = Some(e.clone());
                     }
-                    continue;
                 }
-                Allowed::NeverSeen(entries) => not_claimed.push(NotClaimed {
-                    cause,
-                    why: format!(
-                        "the lab never saw {} {}{} ({})",
-                        entries[0].function,
-                        way.words(),
-                        shown_words(shown),
-                        entries.iter().map(|e| e.case.as_str()).take(3).collect::<Vec<_>>().join(", ")
-                    ),
-                }),
-                Allowed::NotMeasured => not_claimed.push(NotClaimed {
-                    cause,
-                    why: format!("not known to wait: the lab has never measured {}", functions_words(&functions)),
-                }),
+                Check::ItsStream => {
+                    redo = Some(Redo::DeviceAsStream);
+                    break;
+                }
+                Check::Refused(why) => {
+                    not_claimed.push(NotClaimed { cause, why });
+                    redo = Some(Redo::Without(cause));
+                    break;
+                }
             }
-            refused = Some(cause);
-            break;
         }
-        if converted {
-            continue;
-        }
-        let Some(cause) = refused else { break (held, basis) };
-        // Attribute again without that cause's holders; they ran during the call, not waited for.
-        let (kept, gone): (Vec<_>, Vec<_>) = scene.holders.drain(..).partition(|h| h.cause != cause);
-        scene.holders = kept;
-        dropped.extend(gone.into_iter().filter(|h| h.span.end > c.span.start && h.span.start < c.span.end).map(|h| {
-            Segment {
-                cause: h.cause,
-                span: Span::new(h.span.start.max(c.span.start), h.span.end.min(c.span.end)),
-                what: h.what,
+        match redo {
+            None => break (held, basis),
+            Some(Redo::DeviceAsStream) => {
+                for h in scene.holders.iter_mut().filter(|h| h.cause == Cause::Device) {
+                    h.cause = Cause::Stream;
+                    h.what = format!("{} (the trace does not say which stream it waited for)", h.what);
+                }
             }
-        }));
+            // Attribute again without that cause's holders; they ran during the call, not waited for.
+            Some(Redo::Without(cause)) => {
+                let (kept, gone): (Vec<_>, Vec<_>) = scene.holders.drain(..).partition(|h| h.cause != cause);
+                scene.holders = kept;
+                dropped.extend(gone.into_iter().filter(|h| h.span.overlap(&c.span) > 0).map(|h| Segment {
+                    cause: h.cause,
+                    span: Span::new(h.span.start.max(c.span.start), h.span.end.min(c.span.end)),
+                    what: h.what,
+                }));
+            }
+        }
     };
-    let mut held = held;
     held.overlapped.extend(dropped);
     held.overlapped.sort_by_key(|s| s.span.start);
     let module_loads = p.module_loads_in(i);
     let contexts = p.contexts_in(i);
     let cause = cause_words(p, i, &held, module_loads, contexts);
     Traced { index: i, class: class_of_held(&held), held, module_loads, contexts, cause, basis, not_claimed }
+}
+
+/// What the lab's table says of one way a call waited.
+enum Check {
+    /// The lab saw its function wait that way: this entry.
+    Claimed(&'static Entry),
+    /// A wait for "other streams" of a call whose stream the trace does not name (an event wait without the
+    /// event's record), where the lab saw the function wait for its own stream: the other streams may be its.
+    ItsStream,
+    /// Not claimed, and why.
+    Refused(String),
+}
+
+/// How the scene changes before the call is attributed again.
+enum Redo {
+    /// Its other streams' work is taken for its own stream's (`Check::ItsStream`).
+    DeviceAsStream,
+    /// Without the holders of this cause.
+    Without(Cause),
+}
+
+/// Whether a call of `functions` may be said to have waited for `cause`, under what the trace `shown`.
+fn check(functions: &[&str], cause: Cause, shown: Shown, stream_known: bool) -> Check {
+    let table = capability::lab();
+    let way = match cause {
+        Cause::Stream => Way::Stream,
+        Cause::Device => Way::Device,
+        _ => Way::Thread,
+    };
+    match table.allows(functions, way, shown) {
+        Allowed::Yes(e) => Check::Claimed(e),
+        Allowed::NeverSeen(_)
+            if cause == Cause::Device
+                && !stream_known
+                && matches!(table.allows(functions, Way::Stream, shown), Allowed::Yes(_)) =>
+        {
+            Check::ItsStream
+        }
+        Allowed::NeverSeen(entries) => Check::Refused(format!(
+            "the lab never saw {} {}{} ({})",
+            entries[0].function,
+            way.words(),
+            shown_words(shown),
+            entries.iter().map(|e| e.case.as_str()).take(3).collect::<Vec<_>>().join(", ")
+        )),
+        Allowed::NotMeasured => {
+            Check::Refused(format!("not known to wait: the lab has never measured {}", functions_words(functions)))
+        }
+    }
 }
 
 /// What the trace shows about call `i`, for the lab's conditions.
@@ -181,7 +200,6 @@ fn shown_words(s: Shown) -> String {
 /// "cudaHostAlloc or cuMemHostAlloc".
 fn functions_words(functions: &[&str]) -> String {
     let mut names: Vec<&str> = functions.iter().map(|f| capability::function_of(f)).collect();
-    names.dedup();
     names.sort_unstable();
     names.dedup();
     names.join(" or ")
