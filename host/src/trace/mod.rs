@@ -61,8 +61,9 @@ pub struct TraceArgs {
     /// gives the same comparison.
     #[arg(long, value_name = "FILE", requires = "against")]
     pub keep_matched: Option<PathBuf>,
-    /// The program's own timing of its calls (its output, holding `async-lab-step` lines): print each step's
-    /// own time beside the time the tracer says its call held the thread, and the class.
+    /// The program's own timing of its steps (its output, holding `async-lab-step` lines): print each step's
+    /// own time beside the time the calls its thread made inside it held the thread, and the longest of them
+    /// with its class and what held it.
     #[arg(long, value_name = "FILE")]
     pub steps: Option<PathBuf>,
     /// Also write the trace cut down to the calls that held their thread longer than --min-held and, with
