@@ -158,13 +158,24 @@ pub fn explain(p: &Program, t: &Traced) -> String {
             e.recording
         );
     }
-    for s in &t.held.overlapped {
+    // A long call may overlap a whole stream's worth of work: the first few, then how many more (the JSON
+    // report keeps every one).
+    const OVERLAPPED_SHOWN: usize = 8;
+    for s in t.held.overlapped.iter().take(OVERLAPPED_SHOWN) {
         let _ = writeln!(
             out,
             "ran during it, not waited for: {} (from {} to {} after the call began)",
             s.what,
             duration(s.span.start - c.span.start),
             duration(s.span.end - c.span.start)
+        );
+    }
+    if let Some(last) = t.held.overlapped.last().filter(|_| t.held.overlapped.len() > OVERLAPPED_SHOWN) {
+        let _ = writeln!(
+            out,
+            "... and {} more that ran during it, not waited for, the last ending {} after the call began",
+            t.held.overlapped.len() - OVERLAPPED_SHOWN,
+            duration(last.span.end - c.span.start)
         );
     }
     for n in &t.not_claimed {
