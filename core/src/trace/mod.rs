@@ -20,6 +20,7 @@ pub mod location;
 pub mod page;
 pub mod perfetto;
 pub mod reference;
+pub mod remedies;
 pub mod scene;
 pub mod selection;
 pub mod startup;
