@@ -16,6 +16,11 @@
 //! - `indeterminate`: the readings contradict each other (the stream query and the GPU's clock disagree), or
 //!   whether the call waited for the work ahead was asked too long after the return (see `timing`). Said
 //!   rather than guessed.
+//! - `driver-work` (a traced program's calls only): nothing else held it, the driver's own work on the calling
+//!   thread did: creating a context, loading a module or a library, or a millisecond or more of the call's
+//!   host-side work (pinning or unpinning memory, allocating). The lab's experiments time such calls on
+//!   purpose and call them `async`, with their time in "held for"; in a trace, `async` on a 111 ms context
+//!   creation would read "returned at once".
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -32,10 +37,11 @@ pub enum Class {
     Blocking,
     DeviceSync,
     Indeterminate,
+    DriverWork,
 }
 
 impl Class {
-    pub const ALL: [Class; 7] = [
+    pub const ALL: [Class; 8] = [
         Class::Async,
         Class::Staged,
         Class::WaitedForStream,
@@ -43,6 +49,7 @@ impl Class {
         Class::Blocking,
         Class::DeviceSync,
         Class::Indeterminate,
+        Class::DriverWork,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -54,6 +61,7 @@ impl Class {
             Class::Blocking => "blocking",
             Class::DeviceSync => "device-sync",
             Class::Indeterminate => "indeterminate",
+            Class::DriverWork => "driver-work",
         }
     }
 

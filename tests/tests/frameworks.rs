@@ -91,25 +91,3 @@ fn each_programs_steps_beside_the_trace_are_as_docs_trace_md_shows() {
     }
     assert!(missing.is_empty(), "docs/trace.md does not show these steps' rows:\n{}", missing.join("\n"));
 }
-
-#[test]
-fn the_readmes_pytorch_places_are_the_committed_traces() {
-    let root = async_lab_tests::project_root();
-    let trace = root.join(format!("recordings/trace-torch_transfers-{RUN}.jsonl"));
-    let out = std::process::Command::new(async_lab_tests::bin_path())
-        .args(["trace", "--replay", trace.to_str().unwrap(), "--after-startup"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let printed = String::from_utf8_lossy(&out.stdout);
-    let printed: Vec<&str> = printed.lines().map(|l| l.trim_end().trim_end_matches('│').trim_end()).collect();
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let block = readme
-        .split("```text\n")
-        .map(|b| b.split("```").next().unwrap())
-        .find(|b| b.contains("nvtx: d2h-pageable"))
-        .expect("README shows the PyTorch program's places");
-    for line in block.lines().filter(|l| !l.trim().is_empty()) {
-        assert!(printed.contains(&line.trim_end()), "README: {line:?} is not in the replay:\n{}", printed.join("\n"));
-    }
-}
