@@ -232,9 +232,11 @@ fn the_perfetto_export_of_the_seed_program_has_the_flow_from_the_copy_to_the_fir
         .expect("the launch's slice");
     assert_eq!(launch["args"]["class"], "waited-for-stream");
     assert!(launch["args"]["what held it"].as_str().unwrap().contains("2GiB host → device copy"), "{launch}");
-    let corr = &launch["args"]["corr"];
-    let (from, to) =
-        flows.values().find(|(_, f)| slice_at(&slices, f)["args"]["corr"] == *corr).expect("a flow into the launch");
+    let corr = &launch["args"]["--explain id"];
+    let (from, to) = flows
+        .values()
+        .find(|(_, f)| slice_at(&slices, f)["args"]["--explain id"] == *corr)
+        .expect("a flow into the launch");
     let copy = slice_at(&slices, from);
     assert_eq!(copy["cat"], "gpu");
     assert!(copy["name"].as_str().unwrap().starts_with("the 2GiB host → device copy"), "{copy}");

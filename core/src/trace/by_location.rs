@@ -160,40 +160,61 @@ pub fn cause_words(r: &Row) -> String {
 pub fn table(t: &ByLocation, min_held_ns: i64, top: usize, width: Option<u16>) -> String {
     let mut out = String::new();
     match (&t.startup, t.after_startup) {
-        (Some(s), false) => out.push_str(&format!(
-            "start-up: {} ({}: context creation, module and library loading)\n",
-            duration(s.total_ns),
-            calls_word(s.calls)
+        (Some(s), false) => out.push_str(&super::layout::wrap(
+            &format!(
+                "start-up: {} ({}: context creation, module and library loading)",
+                duration(s.total_ns),
+                calls_word(s.calls)
+            ),
+            width,
+            "",
+            "",
         )),
-        (Some(s), true) => out.push_str(&format!(
-            "start-up: {} ({}), left out of every table (--after-startup)\n",
-            duration(s.total_ns),
-            calls_word(s.calls)
+        (Some(s), true) => out.push_str(&super::layout::wrap(
+            &format!(
+                "start-up: {} ({}), left out of every table (--after-startup)",
+                duration(s.total_ns),
+                calls_word(s.calls)
+            ),
+            width,
+            "",
+            "",
         )),
         (None, _) => {}
     }
     if t.rows.is_empty() {
-        out.push_str(&format!("No call after start-up held its thread longer than {}.\n", duration(min_held_ns)));
+        out.push_str(&super::layout::wrap(
+            &format!("No call after start-up held its thread longer than {}.", duration(min_held_ns)),
+            width,
+            "",
+            "",
+        ));
         return out;
     }
     let mut table = super::layout::table(width);
     table.set_header(["where", "calls", "total held", "median", "class", "largest cause"]);
     for r in t.rows.iter().take(top) {
         table.add_row([
-            Cell::new(super::words::shorten_words(&r.place.words, super::layout::NAME)),
+            Cell::new(super::words::shorten_words(&r.place.words, super::layout::name_limit(width))),
             Cell::new(r.calls).set_alignment(CellAlignment::Right),
             Cell::new(duration(r.total_ns)).set_alignment(CellAlignment::Right),
             Cell::new(duration(r.median_ns)).set_alignment(CellAlignment::Right),
             Cell::new(class_words(r)),
-            Cell::new(super::words::shorten_words(&cause_words(r), super::layout::NAME)),
+            Cell::new(super::words::shorten_words(&cause_words(r), super::layout::name_limit(width))),
         ]);
     }
     let shown = if t.rows.len() > top { format!(" (the {top} with most time shown)") } else { String::new() };
-    out.push_str(&format!(
-        "{} place{} in the program held their thread longer than {}{shown}:\n{table}\n",
-        t.rows.len(),
-        if t.rows.len() == 1 { "" } else { "s" },
-        duration(min_held_ns)
+    out.push_str(&super::layout::wrap(
+        &format!(
+            "{} place{} in the program held their thread longer than {}{shown}:",
+            t.rows.len(),
+            if t.rows.len() == 1 { "" } else { "s" },
+            duration(min_held_ns)
+        ),
+        width,
+        "",
+        "",
     ));
+    out.push_str(&format!("{table}\n"));
     out
 }

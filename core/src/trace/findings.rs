@@ -613,7 +613,7 @@ fn remedy(a: &Analysis, kind: Kind, calls: &[usize]) -> Remedy {
 
 /// The findings for the terminal, `width` columns wide (`None`: unwrapped), at most `top` of each part.
 pub fn text(findings: &[Finding], width: Option<u16>, top: usize) -> String {
-    use super::layout::{wrap, NAME};
+    use super::layout::{name_limit, wrap};
     use super::words::shorten_words;
     let mut out = String::new();
     let (steady, warm): (Vec<&Finding>, Vec<&Finding>) = findings.iter().partition(|f| !f.warm_up);
@@ -648,9 +648,19 @@ pub fn text(findings: &[Finding], width: Option<u16>, top: usize) -> String {
             );
             let number = format!("{}. ", n + 1);
             let indent = " ".repeat(number.len());
-            out.push_str(&wrap(&shorten_words(&head, NAME), width, &number, &indent));
-            out.push_str(&wrap(&shorten_words(&format!("What: {}", f.what), NAME), width, &indent, &indent));
-            out.push_str(&wrap(&shorten_words(&format!("Fix: {}", f.remedy.words), NAME), width, &indent, &indent));
+            out.push_str(&wrap(&shorten_words(&head, name_limit(width)), width, &number, &indent));
+            out.push_str(&wrap(
+                &shorten_words(&format!("What: {}", f.what), name_limit(width)),
+                width,
+                &indent,
+                &indent,
+            ));
+            out.push_str(&wrap(
+                &shorten_words(&format!("Fix: {}", f.remedy.words), name_limit(width)),
+                width,
+                &indent,
+                &indent,
+            ));
             out.push_str(&wrap(&format!("--explain {}", f.explain), width, &indent, &indent));
         }
         out.push('\n');

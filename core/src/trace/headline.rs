@@ -327,11 +327,11 @@ pub fn text(h: &Headline, width: Option<u16>) -> String {
     if let Some(s) = &h.skipped_steps {
         let words = match s.until_ns {
             Some(_) => format!(
-                "--skip-first {}: the first {} step{} (each ending at a synchronization of thread {}) count as warm-up.",
+                "--skip-first {}: the first {} (a step ends at each synchronization of thread {}) count{} as warm-up.",
                 s.steps,
-                s.steps,
-                if s.steps == 1 { "" } else { "s" },
-                s.thread.map_or("?".into(), |t| t.to_string())
+                if s.steps == 1 { "step".to_owned() } else { format!("{} steps", s.steps) },
+                s.thread.map_or("?".into(), |t| t.to_string()),
+                if s.steps == 1 { "s" } else { "" }
             ),
             None => format!(
                 "--skip-first {}: the program made fewer synchronizations than that: all of it counts as warm-up.",

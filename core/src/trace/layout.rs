@@ -17,6 +17,15 @@ pub fn terminal_width() -> Option<u16> {
     Table::new().width()
 }
 
+/// The longest a name is shown at `width`: [`NAME`], or whole with no width (`--wide`).
+pub fn name_limit(width: Option<u16>) -> usize {
+    if width.is_some() {
+        NAME
+    } else {
+        usize::MAX
+    }
+}
+
 /// A table with the trace's look, fitted to `width` columns (`None`: as wide as its content).
 pub fn table(width: Option<u16>) -> Table {
     let mut t = Table::new();

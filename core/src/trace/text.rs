@@ -5,7 +5,7 @@
 
 use super::analysis::Analysis;
 use super::calls::{Summary, Traced};
-use super::layout::{self, NAME};
+use super::layout;
 use super::scene::Program;
 use super::words::{shorten, shorten_words};
 use crate::attribution::Cause;
@@ -134,8 +134,8 @@ fn rows(p: &Program, held: &[&Traced], top: usize, width: Option<u16>) -> Table 
         t.add_row([
             Cell::new(duration(h.held.total_ns)).set_alignment(CellAlignment::Right),
             Cell::new(h.class.as_str()),
-            Cell::new(shorten_words(&h.cause, NAME)),
-            Cell::new(shorten(&c.name, NAME)),
+            Cell::new(shorten_words(&h.cause, layout::name_limit(width))),
+            Cell::new(shorten(&c.name, layout::name_limit(width))),
             Cell::new(c.tid),
             Cell::new(c.corr),
         ]);
@@ -156,7 +156,7 @@ pub fn summary_table(rows: &[Summary], min_held_ns: i64, width: Option<u16>) -> 
     ]);
     for r in rows {
         t.add_row([
-            Cell::new(shorten(&r.name, NAME)),
+            Cell::new(shorten(&r.name, layout::name_limit(width))),
             Cell::new(r.calls).set_alignment(CellAlignment::Right),
             Cell::new(r.held_calls).set_alignment(CellAlignment::Right),
             Cell::new(duration(r.total_ns)).set_alignment(CellAlignment::Right),
