@@ -163,7 +163,11 @@ pub fn kind(a: &Analysis, i: usize) -> Kind {
     }
     let own = p.own_work(i);
     let waited = t.held.ns(Cause::Stream) + t.held.ns(Cause::Device) + t.held.ns(Cause::Thread);
-    if own.iter().any(|w| w.pageable()) && t.held.ns(Cause::Own) > 0 && t.held.ns(Cause::Own) >= waited {
+    // Held through its pageable transfer (after any wait), or mostly by the staging: pinned memory is the
+    // remedy, whatever it waited for first.
+    let staged =
+        t.held.ns(Cause::Own) > 0 && (t.held.ns(Cause::Own) >= waited || t.class == crate::class::Class::Blocking);
+    if own.iter().any(|w| w.pageable()) && staged {
         return Kind::PageableCopy;
     }
     match t.held.released_by().map(|s| s.cause) {
@@ -356,15 +360,27 @@ fn what(a: &Analysis, kind: Kind, calls: &[usize]) -> String {
                 });
             let own_ns: i64 = calls.iter().map(|&i| a.traced[i].held.ns(Cause::Own)).sum();
             let total: i64 = calls.iter().map(|&i| a.traced[i].held.total_ns).sum();
+            let waited: i64 = calls
+                .iter()
+                .map(|&i| {
+                    let h = &a.traced[i].held;
+                    h.ns(Cause::Stream) + h.ns(Cause::Device) + h.ns(Cause::Thread)
+                })
+                .sum();
+            let first = if waited > 0 {
+                format!("; before that, {} waiting for the work ahead", super::headline::percent(waited, total))
+            } else {
+                String::new()
+            };
             format!(
-                "the driver staged each copy on the calling thread, {} of their time: {most}",
+                "{} of their time the driver staged the copy on the calling thread ({most}){first}",
                 super::headline::percent(own_ns, total)
             )
         }
         Kind::Synchronization | Kind::StreamWait | Kind::FullQueue | Kind::DeviceWait | Kind::FreeDrainsDevice => {
             let (busy, waited) = gpu_busy(p, a, calls);
             let holder = main_holder(a, calls).map_or(String::new(), |(what, ns, total)| {
-                if ns >= total {
+                if super::headline::percent(ns, total) == "100%" {
                     format!(": {what}")
                 } else {
                     format!("; most of it, {}: {what}", super::headline::percent(ns, total))
@@ -600,9 +616,8 @@ fn remedy(a: &Analysis, kind: Kind, calls: &[usize]) -> Remedy {
                 )
             } else {
                 format!(
-                    "The driver's own work held it ({median} at the median), with nothing on the GPU to wait for: \
-                     --explain {} shows what ran during it.",
-                    c.corr
+                    "The driver's own work held it ({median} at the median), with nothing on the GPU to wait for; \
+                     --explain shows what ran during it."
                 )
             }
         }
@@ -650,7 +665,7 @@ pub fn text(findings: &[Finding], width: Option<u16>, top: usize) -> String {
             let indent = " ".repeat(number.len());
             out.push_str(&wrap(&shorten_words(&head, name_limit(width)), width, &number, &indent));
             out.push_str(&wrap(
-                &shorten_words(&format!("What: {}", f.what), name_limit(width)),
+                &shorten_words(&format!("What held them: {}", f.what), name_limit(width)),
                 width,
                 &indent,
                 &indent,
