@@ -5,7 +5,7 @@
 //! - no wait is claimed without the evidence rules: every call classed as waiting names the lab's
 //!   experiment that shows its function waits that way, and `--explain` prints it;
 //! - each step's row (its own time, the held time of the calls inside it, the longest call's class and what
-//!   held it) is pinned by a snapshot and is the row docs/trace.md shows;
+//!   held it) is pinned by a snapshot and is the row docs/trace-validation.md shows;
 //! - the calls inside a step never held longer than the step took (the clock pair puts them inside it).
 
 use async_lab_core::classify::Class;
@@ -67,8 +67,8 @@ fn every_wait_claimed_in_a_framework_trace_names_the_lab_experiment_behind_it() 
 }
 
 #[test]
-fn each_programs_steps_beside_the_trace_are_as_docs_trace_md_shows() {
-    let doc = std::fs::read_to_string(async_lab_tests::project_root().join("docs/trace.md")).unwrap();
+fn each_programs_steps_beside_the_trace_are_as_docs_trace_validation_md_shows() {
+    let doc = std::fs::read_to_string(async_lab_tests::project_root().join("docs/trace-validation.md")).unwrap();
     let mut missing: Vec<String> = Vec::new();
     for (name, trace_path, steps_path) in runs() {
         let trace = Trace::load(&trace_path).unwrap();
@@ -89,5 +89,5 @@ fn each_programs_steps_beside_the_trace_are_as_docs_trace_md_shows() {
             missing.extend(table.lines().skip(2).filter(|line| !doc.contains(line)).map(str::to_owned));
         }
     }
-    assert!(missing.is_empty(), "docs/trace.md does not show these steps' rows:\n{}", missing.join("\n"));
+    assert!(missing.is_empty(), "docs/trace-validation.md does not show these steps' rows:\n{}", missing.join("\n"));
 }

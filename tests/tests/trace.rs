@@ -398,9 +398,9 @@ fn a_traced_reference_run_is_matched_repetition_by_repetition_and_its_classes_co
 
 /// On the H200: the C++ reference run under the tracer (`recordings/reference-async_ref-traced-*-daa644a.json`,
 /// and its trace cut to the calls `--against` matched, `trace-async_ref-matched-*-daa644a.jsonl`). Every
-/// repetition of its 109 cases is found, and the counts are the ones docs/trace.md explains.
+/// repetition of its 109 cases is found, and the counts are the ones docs/trace-validation.md explains.
 #[test]
-fn on_the_h200_the_traced_reference_is_counted_as_docs_trace_md_says() {
+fn on_the_h200_the_traced_reference_is_counted_as_docs_trace_validation_md_says() {
     use async_lab_core::async_ref::RefOutput;
     use async_lab_core::trace::reference::{self, Verdict};
     let dir = async_lab_tests::project_root().join("recordings");
@@ -422,9 +422,9 @@ fn on_the_h200_the_traced_reference_is_counted_as_docs_trace_md_says() {
 
 /// On the H200: async-lab's default run traced with event records (`recordings/async-lab-default-both-apis-
 /// traced-*-4b029c4.json`, and its trace cut to the calls `--against` matched). Every repetition of the 332
-/// cases is found, and the tracer agrees with the lab on the count docs/trace.md explains.
+/// cases is found, and the tracer agrees with the lab on the count docs/trace-validation.md explains.
 #[test]
-fn on_the_h200_the_traced_default_run_is_counted_as_docs_trace_md_says() {
+fn on_the_h200_the_traced_default_run_is_counted_as_docs_trace_validation_md_says() {
     use async_lab_core::record::Recording;
     use async_lab_core::trace::against;
     let dir = async_lab_tests::project_root().join("recordings");

@@ -149,7 +149,9 @@ pub fn cause_words(r: &Row) -> String {
     match &r.largest_cause {
         None => String::new(),
         Some(c) if c.what.is_empty() => format!("{} {}", c.words, duration(c.ns)),
-        Some(c) if c.what_ns >= c.ns => format!("{} {}: {}", c.words, duration(c.ns), c.what),
+        Some(c) if super::headline::percent(c.what_ns, c.ns) == "100%" => {
+            format!("{} {}: {}", c.words, duration(c.ns), c.what)
+        }
         Some(c) => {
             format!("{} {}, {} of it {}", c.words, duration(c.ns), super::headline::percent(c.what_ns, c.ns), c.what)
         }

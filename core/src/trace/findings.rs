@@ -445,7 +445,7 @@ fn remedy(a: &Analysis, kind: Kind, calls: &[usize]) -> Remedy {
                 case: e.case.clone(),
                 recording: e.recording.clone(),
                 words: format!(
-                    "{} {}{}",
+                    "{} can {}{}",
                     e.function,
                     e.way.words(),
                     if e.condition == capability::Condition::Always {

@@ -59,6 +59,16 @@ pub fn wrap(text: &str, width: Option<u16>, first: &str, rest: &str) -> String {
     out
 }
 
+/// Each line of `text` wrapped to `width`, its continuation lines indented four more than it.
+pub fn wrap_lines(text: &str, width: Option<u16>) -> String {
+    text.lines()
+        .map(|line| {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            wrap(line.trim_start(), width, indent, &format!("{indent}    "))
+        })
+        .collect()
+}
+
 /// The width of the widest line of `text`, in characters.
 pub fn widest(text: &str) -> usize {
     text.lines().map(|l| l.chars().count()).max().unwrap_or(0)

@@ -75,7 +75,7 @@ pub struct TraceArgs {
     #[arg(long)]
     pub all_calls: bool,
     /// When the program (a profiler: `torch.profiler`) asks CUPTI for a subscriber, unsubscribe and trace
-    /// nothing more, so that it may get CUPTI (on the H200's CUPTI 13.0 it was still refused: docs/trace.md).
+    /// nothing more, so that it may get CUPTI (on the H200's CUPTI 13.0 it was still refused: docs/trace-internals.md).
     /// By default the profiler is refused (CUPTI takes one subscriber) and the tracer says so at the end.
     #[arg(long)]
     pub yield_cupti: bool,
@@ -233,9 +233,11 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
     for (n, a) in analyses.iter().enumerate() {
         if let Some(corr) = args.explain {
             if let Some(t) = a.traced.iter().find(|t| a.program.calls[t.index].corr == corr) {
-                print!("{}", text::explain(&a.program, t));
-                print!("{}", text::explain_finding(a, t, args.skip_first));
-                print!("{}", text::explain_location(&a.locations, &a.program.calls[t.index]));
+                // Names whole, lines wrapped to the width.
+                let w = width(args.wide);
+                print!("{}", layout::wrap_lines(&text::explain(&a.program, t), w));
+                print!("{}", layout::wrap_lines(&text::explain_finding(a, t, args.skip_first), w));
+                print!("{}", layout::wrap_lines(&text::explain_location(&a.locations, &a.program.calls[t.index]), w));
             }
             continue;
         }
