@@ -1,0 +1,253 @@
+//! The hot path: the calling thread's Python frames copied as (code object, instruction) pairs, innermost
+//! first, without the GIL. The thread is inside our callback, and only it pushes and pops its own frames,
+//! so its chain is still while it is read; every read goes through [`memory`] and cannot fault, and the walk
+//! is bounded in frames and steps. Frames of 3.11 and later live in the thread's data-stack chunks: a chunk
+//! is copied once, from its start to the frame asked for, and the frames below it are then read from the
+//! copy; the code objects are copied in one system call. Nothing is allocated once the thread's scratch
+//! space has grown to its stack.
+
+use super::layout::{Instr, CODE_SPAN_MAX, FRAME_SPAN_MAX, TSTATE_SPAN_MAX};
+use super::memory::{self, int, word};
+use super::runtime::{Interp, Reader};
+use std::cell::RefCell;
+
+/// The frames kept, innermost first.
+pub const MAX_FRAMES: usize = 64;
+/// The frames stepped through at most (the interpreter's entry frames are stepped over, not kept).
+const MAX_STEPS: usize = 4 * MAX_FRAMES;
+/// The most of one data-stack chunk copied.
+const WINDOW_MAX: usize = 1 << 20;
+/// The chunks whose bounds are read at most.
+const CHUNKS_MAX: usize = 4;
+/// A chunk's header (`_PyStackChunk`: previous, size, top) before its frames.
+const CHUNK_HEADER: usize = 24;
+
+/// What identifies a code object beside its address, so that an address the allocator gave to another code
+/// object since is not read as the one cached.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CodeKey {
+    pub code: usize,
+    pub filename: usize,
+    pub name: usize,
+    pub linetable: usize,
+    pub first_line: i32,
+}
+
+/// One frame as copied: its code object and the code unit it is at (-1: not begun).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RawFrame {
+    pub key: CodeKey,
+    pub lasti: i32,
+}
+
+/// A thread's frames as copied, innermost first.
+pub struct Capture {
+    pub frames: [RawFrame; MAX_FRAMES],
+    pub len: usize,
+}
+
+impl Capture {
+    pub fn frames(&self) -> &[RawFrame] {
+        &self.frames[..self.len]
+    }
+}
+
+/// Each thread's copy of a data-stack chunk and of its code objects, kept between captures.
+#[derive(Default)]
+struct Scratch {
+    window: Vec<u8>,
+    codes: Vec<u8>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// The frames of thread state `tstate` (the calling thread's).
+pub fn capture(reader: &Reader, tstate: usize) -> Capture {
+    let mut out = Capture { frames: [RawFrame::default(); MAX_FRAMES], len: 0 };
+    if tstate == 0 {
+        return out;
+    }
+    let _ = SCRATCH.try_with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            walk(reader, tstate, &mut s, &mut out);
+        }
+    });
+    out
+}
+
+fn walk(reader: &Reader, tstate: usize, scratch: &mut Scratch, out: &mut Capture) {
+    let l = &reader.layout;
+    let pid = memory::pid();
+    let Some((mut frame, chunk)) = innermost(reader, pid, tstate) else { return };
+    let mut frames = Frames::new(pid, chunk, &mut scratch.window);
+    let (flo, flen) = l.frame_span();
+    let mut f = [0u8; FRAME_SPAN_MAX];
+    let mut steps = 0;
+    while frame != 0 && steps < MAX_STEPS && out.len < MAX_FRAMES {
+        steps += 1;
+        if !frames.read(frame + flo, &mut f[..flen]) {
+            break;
+        }
+        let previous = word(&f, l.f_previous - flo);
+        let entry = match (l.f_owner, l.skip_owner_from) {
+            (Some(o), Some(from)) => f[o - flo] >= from,
+            _ => false,
+        };
+        // A code object is at least 8-aligned: low bits set are 3.14's reference tags.
+        let code = word(&f, l.f_code - flo) & !7;
+        if !entry && code != 0 {
+            let lasti = match (l.instr, l.co_code) {
+                (Instr::Index, _) => int(&f, l.f_instr - flo),
+                (Instr::Pointer, Some(start)) => {
+                    let at = word(&f, l.f_instr - flo) as i64 - (code + start) as i64;
+                    (at / 2).clamp(-1, i32::MAX as i64) as i32
+                }
+                (Instr::Pointer, None) => -1,
+            };
+            out.frames[out.len] = RawFrame { key: CodeKey { code, ..CodeKey::default() }, lasti };
+            out.len += 1;
+        }
+        if previous == frame {
+            break;
+        }
+        frame = previous;
+    }
+    codes(reader, pid, &mut scratch.codes, out);
+}
+
+/// The thread's innermost frame (0: it runs no Python now) and its current data-stack chunk (0: none).
+fn innermost(reader: &Reader, pid: libc::pid_t, tstate: usize) -> Option<(usize, usize)> {
+    let l = &reader.layout;
+    let (tlo, tlen) = l.tstate_span();
+    let mut ts = [0u8; TSTATE_SPAN_MAX];
+    if !memory::read(pid, tstate + tlo, &mut ts[..tlen]) {
+        return None;
+    }
+    let mut frame = word(&ts, l.ts_frame - tlo);
+    if let Some(current) = l.cframe_current {
+        let mut b = [0u8; 8];
+        if frame == 0 || !memory::read(pid, frame + current, &mut b) {
+            return None;
+        }
+        frame = usize::from_ne_bytes(b);
+    }
+    let chunk = l.ts_chunk.map_or(0, |c| word(&ts, c - tlo));
+    Some((frame, chunk))
+}
+
+/// Copies each frame's code object (one system call for all) and keeps the frames whose code object is one.
+fn codes(reader: &Reader, pid: libc::pid_t, scratch: &mut Vec<u8>, out: &mut Capture) {
+    let l = &reader.layout;
+    let (clo, clen) = l.code_span();
+    debug_assert!(clen <= CODE_SPAN_MAX);
+    scratch.resize(MAX_FRAMES * clen, 0);
+    let mut parts: [(usize, &mut [u8]); MAX_FRAMES] = std::array::from_fn(|_| (0, &mut [][..]));
+    for ((part, bytes), f) in parts.iter_mut().zip(scratch.chunks_exact_mut(clen)).zip(out.frames()) {
+        *part = (f.key.code + clo, bytes);
+    }
+    let read = memory::read_many(pid, &mut parts[..out.len]);
+    let mut kept = 0;
+    for i in 0..read {
+        let c = &scratch[i * clen..(i + 1) * clen];
+        if word(c, l.ob_type - clo) != reader.code_type {
+            continue;
+        }
+        let mut f = out.frames[i];
+        f.key.filename = word(c, l.co_filename - clo);
+        f.key.name = word(c, l.co_name - clo);
+        f.key.linetable = word(c, l.co_linetable - clo);
+        f.key.first_line = int(c, l.co_firstlineno - clo);
+        out.frames[kept] = f;
+        kept += 1;
+    }
+    out.len = kept;
+}
+
+/// Reads frames, from a copy of the data-stack chunk they are in where they are in one.
+struct Frames<'a> {
+    pid: libc::pid_t,
+    /// The next chunk whose bounds are not read yet (0: none).
+    next_chunk: usize,
+    /// The chunks' (start, size) read so far.
+    chunks: [(usize, usize); CHUNKS_MAX],
+    known: usize,
+    window: &'a mut Vec<u8>,
+    /// The address `window` is a copy of, and how many of its bytes are.
+    window_at: usize,
+    window_len: usize,
+}
+
+impl<'a> Frames<'a> {
+    fn new(pid: libc::pid_t, chunk: usize, window: &'a mut Vec<u8>) -> Frames<'a> {
+        Frames { pid, next_chunk: chunk, chunks: [(0, 0); CHUNKS_MAX], known: 0, window, window_at: 0, window_len: 0 }
+    }
+
+    /// Copies `out.len()` bytes at `addr`.
+    fn read(&mut self, addr: usize, out: &mut [u8]) -> bool {
+        let end = addr + out.len();
+        if !(addr >= self.window_at && end <= self.window_at + self.window_len) {
+            match self.chunk_of(addr, end) {
+                Some(start) if end - start <= WINDOW_MAX => {
+                    if self.window.len() < end - start {
+                        self.window.resize(end - start, 0);
+                    }
+                    if !memory::read(self.pid, start, &mut self.window[..end - start]) {
+                        return false;
+                    }
+                    (self.window_at, self.window_len) = (start, end - start);
+                }
+                _ => return memory::read(self.pid, addr, out),
+            }
+        }
+        let from = addr - self.window_at;
+        out.copy_from_slice(&self.window[from..from + out.len()]);
+        true
+    }
+
+    /// The start of the chunk that holds [addr, end), reading the chunks' bounds as far as needed.
+    fn chunk_of(&mut self, addr: usize, end: usize) -> Option<usize> {
+        loop {
+            if let Some(&(start, _)) = self.chunks[..self.known]
+                .iter()
+                .find(|&&(start, size)| addr >= start + CHUNK_HEADER && end <= start + size)
+            {
+                return Some(start);
+            }
+            if self.next_chunk == 0 || self.known == CHUNKS_MAX {
+                return None;
+            }
+            let at = self.next_chunk;
+            self.next_chunk = 0;
+            let mut header = [0u8; 16];
+            if !memory::read(self.pid, at, &mut header) {
+                return None;
+            }
+            let size = word(&header, 8);
+            if !(CHUNK_HEADER..=WINDOW_MAX * 64).contains(&size) {
+                return None;
+            }
+            self.chunks[self.known] = (at, size);
+            self.known += 1;
+            self.next_chunk = word(&header, 0);
+        }
+    }
+}
+
+/// The layout's check on the calling thread's own frames: where it has a Python frame, the innermost one's
+/// code object must be a code object (a wrong offset finds something else).
+pub fn check(interp: &Interp, reader: &Reader) -> Result<(), String> {
+    let tstate = interp.this_thread_state();
+    if tstate == 0 {
+        return Ok(());
+    }
+    match innermost(reader, memory::pid(), tstate) {
+        None => Err("the thread state could not be read".into()),
+        Some((0, _)) => Ok(()),
+        Some(_) if capture(reader, tstate).len > 0 => Ok(()),
+        Some(_) => {
+            Err(format!("the layout check failed: the thread has frames but none reads as Python {}", interp.version))
+        }
+    }
+}
