@@ -140,7 +140,8 @@ def main(path, cost):
     if cost:
         fn = released.async_lab_python_frames_cost
         result["cost_shallow"] = deep_cost(0, fn)
-        result["cost_deep"] = deep_cost(40, fn)
+        result["cost_recursion_40"] = deep_cost(40, fn)
+        result["cost_chain_40"] = chain_cost(40, fn)
     print(json.dumps(result))
 
 
@@ -152,6 +153,15 @@ def deep_cost(n, fn):
     if n <= 0:
         raise AssertionError(f"async_lab_python_frames_cost returned {n}")
     return json.loads(buf.raw[:n])
+
+
+def chain_cost(n, fn):
+    """The cost under n distinct functions (each its own code object, as a framework's stack is)."""
+    source = "".join(f"def f{i}(fn):\n    return f{i + 1}(fn)\n" for i in range(n))
+    source += f"def f{n}(fn):\n    return deep_cost(0, fn)\n"
+    scope = {"deep_cost": deep_cost}
+    exec(compile(source, "chain.py", "exec"), scope)
+    return scope["f0"](fn)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ use super::runtime::Reader;
 use super::walk::{CodeKey, RawFrame};
 use async_lab_core::trace::format::PyFrame;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// The longest file or function name read, in characters.
 const NAME_MAX: usize = 4096;
@@ -27,19 +27,48 @@ struct Code {
     lines: Vec<Range>,
 }
 
-static CACHE: Mutex<Option<HashMap<CodeKey, Arc<Code>>>> = Mutex::new(None);
+/// Each code object seen, by what identifies it; `None` where it could not be read.
+static CACHE: Mutex<Option<HashMap<CodeKey, Option<Code>>>> = Mutex::new(None);
 
 /// The frames as the trace holds them, innermost first; a frame whose code object cannot be read is left out.
+/// Where every code object is cached, the cache is locked once; a new one is read outside the lock.
 pub fn decode(reader: &Reader, frames: &[RawFrame]) -> Vec<PyFrame> {
+    let mut missing: Vec<CodeKey> = Vec::new();
+    {
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        let map = cache.get_or_insert_with(HashMap::new);
+        let out = frames_of(map, frames, &mut missing);
+        if missing.is_empty() {
+            return out;
+        }
+    }
+    missing.sort_unstable_by_key(|k| k.code);
+    missing.dedup();
     let pid = memory::pid();
+    let read: Vec<(CodeKey, Option<Code>)> = missing.iter().map(|k| (*k, read(reader, pid, k))).collect();
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let map = cache.get_or_insert_with(HashMap::new);
+    if map.len() + read.len() > CACHE_MAX {
+        map.clear();
+    }
+    // A code object that cannot be read is remembered as such: it costs no second try per call.
+    map.extend(read);
+    frames_of(map, frames, &mut Vec::new())
+}
+
+/// The frames whose code objects are cached; the others' keys are pushed onto `missing`.
+fn frames_of(map: &HashMap<CodeKey, Option<Code>>, frames: &[RawFrame], missing: &mut Vec<CodeKey>) -> Vec<PyFrame> {
     let mut out = Vec::with_capacity(frames.len());
     for f in frames {
-        let Some(code) = cached(reader, pid, &f.key) else { continue };
-        out.push(PyFrame {
-            file: code.file.clone(),
-            line: linetable::line_at(&code.lines, f.key.first_line, f.lasti),
-            function: code.function.clone(),
-        });
+        match map.get(&f.key) {
+            Some(Some(code)) => out.push(PyFrame {
+                file: code.file.clone(),
+                line: linetable::line_at(&code.lines, f.key.first_line, f.lasti),
+                function: code.function.clone(),
+            }),
+            Some(None) => {}
+            None => missing.push(f.key),
+        }
     }
     out
 }
@@ -47,21 +76,6 @@ pub fn decode(reader: &Reader, frames: &[RawFrame]) -> Vec<PyFrame> {
 /// Empties the cache (to measure decoding a code object for the first time).
 pub fn forget() {
     *CACHE.lock().unwrap_or_else(|e| e.into_inner()) = None;
-}
-
-fn cached(reader: &Reader, pid: libc::pid_t, key: &CodeKey) -> Option<Arc<Code>> {
-    if let Some(code) = CACHE.lock().unwrap_or_else(|e| e.into_inner()).as_ref().and_then(|c| c.get(key)) {
-        return Some(code.clone());
-    }
-    // Read outside the lock: another thread's lookups do not wait for these reads.
-    let code = Arc::new(read(reader, pid, key)?);
-    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let map = cache.get_or_insert_with(HashMap::new);
-    if map.len() >= CACHE_MAX {
-        map.clear();
-    }
-    map.insert(*key, code.clone());
-    Some(code)
 }
 
 fn read(reader: &Reader, pid: libc::pid_t, key: &CodeKey) -> Option<Code> {

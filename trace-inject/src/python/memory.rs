@@ -5,16 +5,29 @@
 //! (CPython 3.12 and later keep the frame that enters the interpreter from C there).
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The most parts one [`read_many`] reads in one system call (well under the kernel's `IOV_MAX`, 1024).
 pub const MAX_PARTS: usize = 64;
 
-/// The process's id, asked for at each capture: after a `fork` the child reads its own memory, not its
-/// parent's.
+/// The process's id, asked for once and again in a child after `fork` (a child must read its own memory,
+/// not its parent's): `getpid` is a system call, half a microsecond where system calls are slow.
 pub fn pid() -> libc::pid_t {
-    // SAFETY: getpid takes no arguments and cannot fail.
-    unsafe { libc::getpid() }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        extern "C" fn forked() {
+            // SAFETY: getpid takes no arguments and cannot fail.
+            PID.store(unsafe { libc::getpid() }, Ordering::Relaxed);
+        }
+        forked();
+        // SAFETY: `forked` is an `extern "C"` function without arguments that lives as long as the process
+        // and only stores a number (async-signal-safe, as a child handler must be).
+        unsafe { libc::pthread_atfork(None, None, Some(forked)) };
+    });
+    PID.load(Ordering::Relaxed)
 }
+
+static PID: AtomicI32 = AtomicI32::new(0);
 
 /// Copies `out.len()` bytes from `addr` into `out`; false where any of them is not readable.
 pub fn read(pid: libc::pid_t, addr: usize, out: &mut [u8]) -> bool {
@@ -165,7 +178,7 @@ mod tests {
         let mut out = [0u8; 32];
         assert!(read(pid(), above.as_ptr() as usize, &mut out));
         assert_eq!(out, above);
-        let heap = vec![0u8; 8];
+        let heap = Box::new([0u8; 8]);
         assert!(!on_own_stack(heap.as_ptr() as usize, 8));
     }
 }

@@ -137,24 +137,39 @@ fn innermost(reader: &Reader, pid: libc::pid_t, tstate: usize) -> Option<(usize,
     Some((frame, chunk))
 }
 
-/// Copies each frame's code object (one system call for all) and keeps the frames whose code object is one.
+/// Copies each frame's code object and keeps the frames whose code object is one. The distinct code objects
+/// are read in one system call, those near each other as one range (each range costs the kernel about as
+/// much as copying a few KiB); where a merged range cannot be read, each object is read alone.
 fn codes(reader: &Reader, pid: libc::pid_t, scratch: &mut Vec<u8>, out: &mut Capture) {
     let l = &reader.layout;
     let (clo, clen) = l.code_span();
     debug_assert!(clen <= CODE_SPAN_MAX);
-    scratch.resize(MAX_FRAMES * clen, 0);
-    let mut parts: [(usize, &mut [u8]); MAX_FRAMES] = std::array::from_fn(|_| (0, &mut [][..]));
-    for ((part, bytes), f) in parts.iter_mut().zip(scratch.chunks_exact_mut(clen)).zip(out.frames()) {
-        *part = (f.key.code + clo, bytes);
+    let mut spans = [0usize; MAX_FRAMES];
+    for (span, f) in spans.iter_mut().zip(out.frames()) {
+        *span = f.key.code + clo;
     }
-    let read = memory::read_many(pid, &mut parts[..out.len]);
+    let spans = &mut spans[..out.len];
+    spans.sort_unstable();
+    let mut distinct = 0;
+    for i in 0..spans.len() {
+        if distinct == 0 || spans[i] != spans[distinct - 1] {
+            spans[distinct] = spans[i];
+            distinct += 1;
+        }
+    }
+    let spans = &spans[..distinct];
+    let mut ranges = Ranges::of(spans, clen, true);
+    if !ranges.read(pid, scratch, false) {
+        ranges = Ranges::of(spans, clen, false);
+        ranges.read(pid, scratch, true);
+    }
     let mut kept = 0;
-    for i in 0..read {
-        let c = &scratch[i * clen..(i + 1) * clen];
+    for i in 0..out.len {
+        let mut f = out.frames[i];
+        let Some(c) = ranges.bytes(scratch, f.key.code + clo, clen) else { continue };
         if word(c, l.ob_type - clo) != reader.code_type {
             continue;
         }
-        let mut f = out.frames[i];
         f.key.filename = word(c, l.co_filename - clo);
         f.key.name = word(c, l.co_name - clo);
         f.key.linetable = word(c, l.co_linetable - clo);
@@ -163,6 +178,83 @@ fn codes(reader: &Reader, pid: libc::pid_t, scratch: &mut Vec<u8>, out: &mut Cap
         kept += 1;
     }
     out.len = kept;
+}
+
+/// Code objects closer than this are read as one range.
+const MERGE_GAP: usize = 4096;
+/// The longest range read for several code objects.
+const MERGED_MAX: usize = 16 * 1024;
+
+/// The address ranges the code objects are read from, in order, and where each went in the scratch space.
+struct Ranges {
+    /// (start, end, read whole)
+    ranges: [(usize, usize, bool); MAX_FRAMES],
+    len: usize,
+}
+
+impl Ranges {
+    /// Sorted distinct spans of `width` bytes, those close together merged where `merge`.
+    fn of(spans: &[usize], width: usize, merge: bool) -> Ranges {
+        let mut r = Ranges { ranges: [(0, 0, false); MAX_FRAMES], len: 0 };
+        for &s in spans {
+            match r.ranges[..r.len].last_mut() {
+                Some(last) if merge && s <= last.1 + MERGE_GAP && s + width - last.0 <= MERGED_MAX => {
+                    last.1 = s + width
+                }
+                _ => {
+                    r.ranges[r.len] = (s, s + width, false);
+                    r.len += 1;
+                }
+            }
+        }
+        r
+    }
+
+    /// Reads every range into `scratch`, one after another; returns whether all were read. With
+    /// `skip_failed`, a range that cannot be read is left out and the ranges after it are read still.
+    fn read(&mut self, pid: libc::pid_t, scratch: &mut Vec<u8>, skip_failed: bool) -> bool {
+        let total: usize = self.ranges[..self.len].iter().map(|r| r.1 - r.0).sum();
+        if scratch.len() < total {
+            scratch.resize(total, 0);
+        }
+        let mut first = 0;
+        let mut all = true;
+        while first < self.len {
+            let offset: usize = self.ranges[..first].iter().map(|r| r.1 - r.0).sum();
+            let mut rest = &mut scratch[offset..];
+            let mut parts: [(usize, &mut [u8]); MAX_FRAMES] = std::array::from_fn(|_| (0, &mut [][..]));
+            for (part, r) in parts.iter_mut().zip(&self.ranges[first..self.len]) {
+                let (here, after) = std::mem::take(&mut rest).split_at_mut(r.1 - r.0);
+                *part = (r.0, here);
+                rest = after;
+            }
+            let read = memory::read_many(pid, &mut parts[..self.len - first]);
+            for r in &mut self.ranges[first..first + read] {
+                r.2 = true;
+            }
+            first += read;
+            if first < self.len {
+                all = false;
+                if !skip_failed {
+                    return false;
+                }
+                first += 1;
+            }
+        }
+        all
+    }
+
+    /// The `width` bytes read at `addr`, where its range was read.
+    fn bytes<'s>(&self, scratch: &'s [u8], addr: usize, width: usize) -> Option<&'s [u8]> {
+        let mut offset = 0;
+        for r in &self.ranges[..self.len] {
+            if addr >= r.0 && addr + width <= r.1 {
+                return r.2.then(|| &scratch[offset + addr - r.0..offset + addr - r.0 + width]);
+            }
+            offset += r.1 - r.0;
+        }
+        None
+    }
 }
 
 /// Reads frames, from a copy of the data-stack chunk they are in where they are in one.
