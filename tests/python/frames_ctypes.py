@@ -2,7 +2,8 @@
 foreign call that released the GIL (ctypes.CDLL releases it around every call, as PyTorch, JAX and CuPy do
 around theirs). The frames it returns are compared with what Python says of itself: each frame's file,
 function and line, from inside nested functions, a method, a generator, a call made from C (`map`), another
-module, another thread and a deep recursion. Exits non-zero, naming what differs, if any frame is wrong.
+module, another thread, a deep recursion and names that are not ASCII. Exits non-zero, naming what differs,
+if any frame is wrong.
 
     python3 frames_ctypes.py LIBRARY            the checks
     python3 frames_ctypes.py LIBRARY --cost     also the reader's cost in this process, as JSON
@@ -134,6 +135,16 @@ def main(path, cost):
     want += [(HERE, "deep", LINE["deep"])] * (len(have) - 2)
     if len(have) < 60 or have != want:
         raise AssertionError(f"deep recursion: {len(have)} frames read, first {have[:4]}")
+    checks += 1
+
+    # Names that are not ASCII: a file name of 2-byte characters, a function name of Latin-1 ones, each as
+    # CPython keeps them (its compact strings of each width).
+    source = "def gr\u00fc\u00dfe(read, lib):\n    return read(lib)\n"
+    scope = {}
+    exec(compile(source, "donn\u00e9es/\u30d5\u30a1\u30a4\u30eb.py", "exec"), scope)
+    got = scope["gr\u00fc\u00dfe"](read, released)
+    want = [(HERE, "read", LINE["read"]), (os.path.abspath("donn\u00e9es/\u30d5\u30a1\u30a4\u30eb.py"), "gr\u00fc\u00dfe", 2)]
+    expect(got, want, "names that are not ASCII")
     checks += 1
 
     result = {"python": platform.python_version(), "reader": got["setup"]["reader"], "checks": checks}

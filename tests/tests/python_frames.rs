@@ -42,7 +42,7 @@ fn interpreters() -> Vec<String> {
 fn frames_read_without_the_gil_are_the_frames_python_reports() {
     for python in interpreters() {
         let result = run(&python, &[]);
-        assert_eq!(result["checks"], 6, "{python}: {result}");
+        assert_eq!(result["checks"], 7, "{python}: {result}");
         let reader = result["reader"].as_str().unwrap_or_default();
         assert!(["layout", "debug-offsets"].contains(&reader), "{python}: {result}");
     }

@@ -195,6 +195,7 @@ struct Ranges {
 impl Ranges {
     /// Sorted distinct spans of `width` bytes, those close together merged where `merge`.
     fn of(spans: &[usize], width: usize, merge: bool) -> Ranges {
+        debug_assert!(spans.windows(2).all(|w| w[0] < w[1]));
         let mut r = Ranges { ranges: [(0, 0, false); MAX_FRAMES], len: 0 };
         for &s in spans {
             match r.ranges[..r.len].last_mut() {
@@ -341,5 +342,35 @@ pub fn check(interp: &Interp, reader: &Reader) -> Result<(), String> {
         Some(_) => {
             Err(format!("the layout check failed: the thread has frames but none reads as Python {}", interp.version))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearby_code_objects_are_one_range_and_a_range_that_cannot_be_read_falls_back_to_each_object() {
+        let block: Vec<u8> = (0..=255u8).cycle().take(3 * 4096).collect();
+        let base = block.as_ptr() as usize;
+        let far = Box::new([9u8; 64]);
+        let near = Ranges::of(&[base, base + 100, base + 8192], 16, true);
+        assert_eq!(&near.ranges[..near.len], &[(base, base + 116, false), (base + 8192, base + 8208, false)]);
+        let mut spans = [base, base + 100, base + 8192, far.as_ptr() as usize];
+        spans.sort_unstable();
+        let mut scratch = Vec::new();
+        let mut r = Ranges::of(&spans, 16, true);
+        assert!(r.read(memory::pid(), &mut scratch, false));
+        assert_eq!(r.bytes(&scratch, base + 100, 16).unwrap(), &block[100..116]);
+        assert_eq!(r.bytes(&scratch, far.as_ptr() as usize, 16).unwrap(), &[9u8; 16]);
+
+        // An unmapped address (page 0) among them: the merged read fails, each object is then read alone.
+        let spans = [16, base, base + 8192];
+        let mut r = Ranges::of(&spans, 16, true);
+        assert!(!r.read(memory::pid(), &mut scratch, false));
+        let mut r = Ranges::of(&spans, 16, false);
+        assert!(!r.read(memory::pid(), &mut scratch, true));
+        assert!(r.bytes(&scratch, 16, 16).is_none());
+        assert_eq!(r.bytes(&scratch, base + 8192, 16).unwrap(), &block[8192..8208]);
     }
 }
