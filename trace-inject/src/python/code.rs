@@ -103,7 +103,7 @@ fn string(reader: &Reader, pid: libc::pid_t, at: usize) -> Option<String> {
     }
     let data = if ascii { l.str_ascii_size } else { l.str_compact_size };
     let mut text = vec![0u8; len * kind as usize];
-    if !memory::read(pid, at + data, &mut text) {
+    if !memory::read(pid, at.wrapping_add(data), &mut text) {
         return None;
     }
     Some(match kind {
@@ -130,5 +130,5 @@ fn bytes(reader: &Reader, pid: libc::pid_t, at: usize) -> Option<Vec<u8>> {
         return None;
     }
     let mut data = vec![0u8; len];
-    memory::read(pid, at + l.bytes_data, &mut data).then_some(data)
+    memory::read(pid, at.wrapping_add(l.bytes_data), &mut data).then_some(data)
 }

@@ -87,7 +87,7 @@ fn walk(reader: &Reader, tstate: usize, scratch: &mut Scratch, out: &mut Capture
     let mut steps = 0;
     while frame != 0 && steps < MAX_STEPS && out.len < MAX_FRAMES {
         steps += 1;
-        if !frames.read(frame + flo, &mut f[..flen]) {
+        if !frames.read(frame.wrapping_add(flo), &mut f[..flen]) {
             break;
         }
         let previous = word(&f, l.f_previous - flo);
@@ -101,7 +101,7 @@ fn walk(reader: &Reader, tstate: usize, scratch: &mut Scratch, out: &mut Capture
             let lasti = match (l.instr, l.co_code) {
                 (Instr::Index, _) => int(&f, l.f_instr - flo),
                 (Instr::Pointer, Some(start)) => {
-                    let at = word(&f, l.f_instr - flo) as i64 - (code + start) as i64;
+                    let at = (word(&f, l.f_instr - flo) as i64).wrapping_sub(code.wrapping_add(start) as i64);
                     (at / 2).clamp(-1, i32::MAX as i64) as i32
                 }
                 (Instr::Pointer, None) => -1,
@@ -122,13 +122,13 @@ fn innermost(reader: &Reader, pid: libc::pid_t, tstate: usize) -> Option<(usize,
     let l = &reader.layout;
     let (tlo, tlen) = l.tstate_span();
     let mut ts = [0u8; TSTATE_SPAN_MAX];
-    if !memory::read(pid, tstate + tlo, &mut ts[..tlen]) {
+    if !memory::read(pid, tstate.wrapping_add(tlo), &mut ts[..tlen]) {
         return None;
     }
     let mut frame = word(&ts, l.ts_frame - tlo);
     if let Some(current) = l.cframe_current {
         let mut b = [0u8; 8];
-        if frame == 0 || !memory::read(pid, frame + current, &mut b) {
+        if frame == 0 || !memory::read(pid, frame.wrapping_add(current), &mut b) {
             return None;
         }
         frame = usize::from_ne_bytes(b);
@@ -146,7 +146,7 @@ fn codes(reader: &Reader, pid: libc::pid_t, scratch: &mut Vec<u8>, out: &mut Cap
     debug_assert!(clen <= CODE_SPAN_MAX);
     let mut spans = [0usize; MAX_FRAMES];
     for (span, f) in spans.iter_mut().zip(out.frames()) {
-        *span = f.key.code + clo;
+        *span = f.key.code.wrapping_add(clo);
     }
     let spans = &mut spans[..out.len];
     spans.sort_unstable();
@@ -166,7 +166,7 @@ fn codes(reader: &Reader, pid: libc::pid_t, scratch: &mut Vec<u8>, out: &mut Cap
     let mut kept = 0;
     for i in 0..out.len {
         let mut f = out.frames[i];
-        let Some(c) = ranges.bytes(scratch, f.key.code + clo, clen) else { continue };
+        let Some(c) = ranges.bytes(scratch, f.key.code.wrapping_add(clo), clen) else { continue };
         if word(c, l.ob_type - clo) != reader.code_type {
             continue;
         }
@@ -199,11 +199,15 @@ impl Ranges {
         let mut r = Ranges { ranges: [(0, 0, false); MAX_FRAMES], len: 0 };
         for &s in spans {
             match r.ranges[..r.len].last_mut() {
-                Some(last) if merge && s <= last.1 + MERGE_GAP && s + width - last.0 <= MERGED_MAX => {
-                    last.1 = s + width
+                Some(last)
+                    if merge
+                        && s <= last.1.saturating_add(MERGE_GAP)
+                        && s.saturating_add(width) - last.0 <= MERGED_MAX =>
+                {
+                    last.1 = s.saturating_add(width)
                 }
                 _ => {
-                    r.ranges[r.len] = (s, s + width, false);
+                    r.ranges[r.len] = (s, s.saturating_add(width), false);
                     r.len += 1;
                 }
             }
@@ -249,7 +253,7 @@ impl Ranges {
     fn bytes<'s>(&self, scratch: &'s [u8], addr: usize, width: usize) -> Option<&'s [u8]> {
         let mut offset = 0;
         for r in &self.ranges[..self.len] {
-            if addr >= r.0 && addr + width <= r.1 {
+            if addr >= r.0 && addr.checked_add(width).is_some_and(|end| end <= r.1) {
                 return r.2.then(|| &scratch[offset + addr - r.0..offset + addr - r.0 + width]);
             }
             offset += r.1 - r.0;
@@ -279,7 +283,7 @@ impl<'a> Frames<'a> {
 
     /// Copies `out.len()` bytes at `addr`.
     fn read(&mut self, addr: usize, out: &mut [u8]) -> bool {
-        let end = addr + out.len();
+        let Some(end) = addr.checked_add(out.len()) else { return false };
         if !(addr >= self.window_at && end <= self.window_at + self.window_len) {
             match self.chunk_of(addr, end) {
                 Some(start) if end - start <= WINDOW_MAX => {
@@ -304,7 +308,7 @@ impl<'a> Frames<'a> {
         loop {
             if let Some(&(start, _)) = self.chunks[..self.known]
                 .iter()
-                .find(|&&(start, size)| addr >= start + CHUNK_HEADER && end <= start + size)
+                .find(|&&(start, size)| addr >= start.saturating_add(CHUNK_HEADER) && end <= start.saturating_add(size))
             {
                 return Some(start);
             }
