@@ -3,7 +3,8 @@
 # of tests/python/frames_ctypes.py with its cost measured, alone and with torch imported first, then
 # torch_transfers.py traced, counting its held calls' locations that carry Python frames while the GIL was
 # released. BIN_DIR holds async-lab and libasync_lab_inject.so (`cargo xtask bundle`); everything written goes
-# to OUT_DIR: log.txt, frames_ctypes.json, frames_ctypes-torch.json, trace-torch_transfers.jsonl and
+# to OUT_DIR: log.txt, frames_ctypes.json, frames_ctypes-torch.json, trace-torch_transfers.jsonl (with the
+# command's output in traced-torch_transfers.txt) and
 # frames-torch_transfers.json. About a minute.
 # Usage: reference/frameworks/frames_check.sh BIN_DIR OUT_DIR
 set -u
