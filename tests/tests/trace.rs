@@ -141,6 +141,7 @@ fn a_programs_own_steps_are_put_beside_the_calls_they_are_about() {
         clock: ClockPair { cupti_ns: syn::T0, monotonic_ns: mono },
         api_calls: ApiCalls::All,
         locate_over_ns: 20_000,
+        python: None,
     }];
     lines.extend(syn::trace_lines_copy_waits_for_its_stream());
     let text = syn::trace(lines);

@@ -59,7 +59,7 @@ fn start() {
     };
     writer::write_header(version);
     let (api_calls, locate_over_ns) = callbacks::settings();
-    writer::write(&Line::Setup { clock: clock_pair(), api_calls, locate_over_ns });
+    writer::write(&Line::Setup { clock: clock_pair(), api_calls, locate_over_ns, python: python::setup() });
     if let Err((failure, message)) = callbacks::subscribe(api_calls, locate_over_ns).and_then(|()| activity::enable()) {
         return fail(failure, message);
     }

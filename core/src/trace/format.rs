@@ -18,8 +18,10 @@ pub const TRACE_FORMAT: &str = "async-lab-trace";
 /// up (`Line::Setup`: the clock pair, which calls it traced), where held calls came from
 /// (`Line::Location`), NVTX ranges (`Line::Nvtx`), the ids of the default streams (`Line::DefaultStreams`),
 /// another CUPTI subscriber (`Line::Conflict`) and how a process that did not exit ended (`Line::Signal`).
-/// Versions 1 and 2 read as before: they hold none of these.
-pub const TRACE_VERSION: u32 = 3;
+/// Version 4 added the Python interpreter the library found and how it reads frames (`Setup::python`), and
+/// reads Python frames without the GIL (`Location::python` is no longer empty where `gil` is `not-held`).
+/// Versions 1 to 3 read as before: they hold none of these.
+pub const TRACE_VERSION: u32 = 4;
 
 /// The API a call belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -107,10 +109,15 @@ pub enum Line {
         api_calls: ApiCalls,
         /// Calls that held their thread longer than this have a `Line::Location`.
         locate_over_ns: u64,
+        /// The Python interpreter in the process and how its frames are read (version 4); absent where the
+        /// process runs no Python (or the trace is older).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        python: Option<PythonSetup>,
     },
     /// Where a call that held its thread longer than `Setup::locate_over_ns` was made: the calling thread's
-    /// Python frames (innermost first) where it held the GIL, its native frames (innermost first). Written
-    /// right after the call's own line, with its thread and correlation id.
+    /// Python frames (innermost first), read without the GIL since version 4 (before, only where it held the
+    /// GIL), and its native frames (innermost first). Written right after the call's own line, with its
+    /// thread and correlation id.
     Location {
         tid: u64,
         corr: u32,
@@ -174,17 +181,44 @@ pub enum ApiCalls {
     MayHold,
 }
 
-/// Whether the calling thread held Python's GIL when its call returned.
+/// Whether the calling thread held Python's GIL when its call returned: what the framework did around the
+/// call, for information. Since version 4 the frames are read either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Gil {
-    /// It held the GIL: `python` holds its frames.
+    /// It held the GIL.
     Held,
-    /// The process runs Python but this thread did not hold the GIL (the framework released it around the
-    /// call, or the thread is not a Python thread): its Python frames cannot be read safely.
+    /// The process runs Python but this thread did not hold the GIL: the framework released it around the
+    /// call (PyTorch, JAX and CuPy do), or the thread is not a Python thread. Version 4 traces still hold the
+    /// frames of a Python thread; version 3 traces hold none here.
     NotHeld,
     /// No Python interpreter in the process.
     NoPython,
+}
+
+/// The Python interpreter the injection library found in the process (`Setup::python`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PythonSetup {
+    /// Its version as it says it (`3.12.3`).
+    pub version: String,
+    /// How the library reads its threads' frames.
+    pub reader: PyReader,
+    /// Why the frames are not read, where the reader is `unknown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// How the injection library reads Python frames (each without the GIL, by reads that cannot fault).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PyReader {
+    /// Through the offsets table CPython 3.13 and later keep for debuggers (`_Py_DebugOffsets`).
+    DebugOffsets,
+    /// Through the layout of the version's structures, known to the library (3.10 to 3.12).
+    Layout,
+    /// Not read: a version the library does not know, or a layout that failed its check (`note` says
+    /// which); the process's `location` lines carry no Python frames.
+    Unknown,
 }
 
 /// One Python frame.
@@ -363,6 +397,11 @@ mod tests {
                 clock: ClockPair { cupti_ns: 5, monotonic_ns: 7 },
                 api_calls: ApiCalls::MayHold,
                 locate_over_ns: 20_000,
+                python: Some(PythonSetup {
+                    version: "3.14.0".into(),
+                    reader: PyReader::Unknown,
+                    note: Some("no layout for 3.14".into()),
+                }),
             },
             Line::Api {
                 domain: Domain::Runtime,

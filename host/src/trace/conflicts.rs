@@ -68,6 +68,7 @@ mod tests {
                 clock: ClockPair { cupti_ns: 1_000_000_000, monotonic_ns: 0 },
                 api_calls: ApiCalls::MayHold,
                 locate_over_ns: 0,
+                python: None,
             },
             conflict("/v/torch/lib/libtorch_cuda.so", false),
             conflict("/v/torch/lib/libtorch_cuda.so", false),
