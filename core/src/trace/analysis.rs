@@ -27,7 +27,7 @@ impl<'a> Analysis<'a> {
         let program = Program::of(process);
         let traced = calls::classify(&program);
         let locations = Locations::of(process);
-        let places = program.calls.iter().map(|c| locations.place(c)).collect();
+        let places = locations.places(&program.calls);
         let startup = startup::startup_calls(process, &program);
         Analysis { process, program, traced, locations, places, startup }
     }
