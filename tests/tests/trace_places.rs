@@ -35,6 +35,7 @@ fn a_python_call_is_placed_at_the_scripts_line_with_its_chain_and_text() {
     assert_eq!(p.text.as_deref(), Some("loss.backward()"));
     assert_eq!(p.chain, ["train.py:32", "torch/_tensor.py:626", "torch/autograd/graph.py:825"]);
     assert_eq!(p.via, None);
+    assert!(p.own);
     // Five frames below the script: shortened to the first two, `…` and the library line that made the call.
     let p = place(&all, 30);
     assert_eq!(p.words, "train.py:35 main");

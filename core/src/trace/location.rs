@@ -63,6 +63,10 @@ pub struct Place {
     /// For people and for grouping: `train.py:41 forward`, `via main thread's train.py:32 main`,
     /// `nvtx: backward`, `cudaMemcpy`.
     pub words: String,
+    /// Whether the line is the program's own code, not a library's (a Python call whose every frame is in
+    /// the installed packages or the standard library is placed at the innermost of them).
+    #[serde(default)]
+    pub own: bool,
     /// The source line's text, without its indentation (`value = loss.item()`), where the trace holds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
@@ -83,7 +87,7 @@ pub struct Place {
 impl Place {
     /// A place of `kind` named `words`, nothing more known.
     pub fn named(kind: Kind, words: String) -> Place {
-        Place { kind, words, text: None, chain: Vec::new(), via: None, nvtx: None }
+        Place { kind, words, own: false, text: None, chain: Vec::new(), via: None, nvtx: None }
     }
 
     /// What the by-location table groups by: the place and the NVTX range beside it (not the chain, which
@@ -272,6 +276,7 @@ impl Locations {
             let chain =
                 f.python[..=at].iter().rev().map(|fr| format!("{}:{}", short_path(&fr.file), fr.line)).collect();
             return Some(Place {
+                own: !library_python(&py.file),
                 text: self.source(&py.file, py.line).map(str::to_owned),
                 chain: shortened(chain),
                 ..Place::named(Kind::Python, format!("{}:{} {}", short_path(&py.file), py.line, py.function))
@@ -290,6 +295,7 @@ impl Locations {
         }
         let chain = f.native[..=at].iter().rev().map(native_words).collect();
         Some(Place {
+            own: true,
             text: fr.line.and_then(|line| self.source(file, line)).map(str::to_owned),
             chain: shortened(chain),
             ..Place::named(Kind::Native, words)

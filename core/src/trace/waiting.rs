@@ -55,6 +55,7 @@ pub fn placed(l: &Locations, calls: &[Call], mut places: Vec<Place>) -> Vec<Plac
         let place = Place {
             kind: Kind::Python,
             words,
+            own: from.own,
             text: from.text.clone(),
             chain: from.chain.clone(),
             via: Some(Via { thread: calls[j].tid, corr: calls[j].corr, how }),
