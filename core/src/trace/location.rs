@@ -18,7 +18,6 @@
 
 use super::format::{Line, NativeFrame, ProcessTrace, PyFrame};
 use super::scene::Call;
-use super::waiting;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -245,14 +244,8 @@ impl Locations {
         Frames { python, native, nvtx, took_ns }
     }
 
-    /// Every call's place, indexed as `calls`: its own frames', or for a thread that runs no Python, the
-    /// Python line that waited for it where the trace tells (`waiting`).
-    pub fn places(&self, calls: &[Call]) -> Vec<Place> {
-        let own: Vec<Place> = calls.iter().map(|c| self.place(c)).collect();
-        waiting::placed(self, calls, own)
-    }
-
-    /// The call's place from its own frames and ranges (the order is in the module's doc, `waiting` aside).
+    /// The call's place from its own frames and ranges (the order is in the module's doc; `waiting::places`
+    /// adds the second).
     pub fn place(&self, call: &Call) -> Place {
         let f = self.frames(call);
         // A range without a name (a library's, named by a registered string the trace does not hold) says

@@ -8,9 +8,16 @@
 use super::location::{Kind, Locations, Place, Via, ViaHow};
 use super::scene::Call;
 
+/// Every call's place, indexed as `calls`: its own (`Locations::place`), or for a thread that runs no Python,
+/// the Python line that waited for it where the trace tells.
+pub fn places(l: &Locations, calls: &[Call]) -> Vec<Place> {
+    let own: Vec<Place> = calls.iter().map(|c| l.place(c)).collect();
+    placed(l, calls, own)
+}
+
 /// `places` (each call's own, indexed as `calls`) with the calls of threads that run no Python placed at the
 /// Python line that waited for them.
-pub fn placed(l: &Locations, calls: &[Call], mut places: Vec<Place>) -> Vec<Place> {
+fn placed(l: &Locations, calls: &[Call], mut places: Vec<Place>) -> Vec<Place> {
     // The calls of Python threads placed at a Python line, by when they began.
     let mut python: Vec<usize> =
         (0..calls.len()).filter(|&i| places[i].kind == Kind::Python && !l.runs_no_python(calls[i].tid)).collect();
