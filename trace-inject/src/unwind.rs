@@ -350,6 +350,51 @@ mod tests {
         assert!(known(file), "{name:?} was loaded and is not known");
     }
 
+    /// Walks on several threads while another loads and unloads a library again and again: each walk still
+    /// finds its caller, nothing faults or hangs, and the unwinder ends up knowing the files as they are.
+    #[test]
+    fn walks_stay_sound_while_files_come_and_go() {
+        let candidates = [c"libz.so.1", c"libutil.so.1", c"libanl.so.1"];
+        // SAFETY: dlopen of a system library by name, closed right after (a probe of which one exists).
+        let name = candidates
+            .into_iter()
+            .find(|n| unsafe {
+                let h = libc::dlopen(n.as_ptr(), libc::RTLD_NOW);
+                !h.is_null() && libc::dlclose(h) == 0
+            })
+            .expect("a system library to load");
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..200 {
+                    // SAFETY: as above; each handle opened here is closed once, here.
+                    unsafe {
+                        let h = libc::dlopen(name.as_ptr(), libc::RTLD_NOW);
+                        assert!(!h.is_null());
+                        libc::dlclose(h);
+                    }
+                }
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            });
+            for _ in 0..3 {
+                s.spawn(|| {
+                    let mut walks = 0;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) || walks < 50 {
+                        let (ours, _) = chain_a(walks);
+                        assert!(names(&ours).iter().any(|n| n.contains("chain_b")));
+                        walks += 1;
+                    }
+                });
+            }
+        });
+        let (files, counters) = modules::loaded();
+        walk(8);
+        let state = STATE.lock().unwrap();
+        let s = state.as_ref().unwrap();
+        assert_eq!(s.counters, counters);
+        assert_eq!(s.known.len(), files.len());
+    }
+
     /// The cost of one stack here, against libgcc's: the median and the largest of 2000 walks after 100
     /// to warm up, each from 20 frames deeper than the test (this process loads a handful of files; a CUDA
     /// process's cost is in its trace, each location's `took_ns`).
