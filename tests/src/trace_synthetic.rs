@@ -386,6 +386,7 @@ pub fn located_training_loop() -> String {
                 py("train.py", 60, "<module>"),
             ],
             native: vec![],
+            took_ns: None,
         });
         lines.push(Line::Memcpy {
             copy_kind: 2,
@@ -424,6 +425,7 @@ pub fn located_training_loop() -> String {
                     line: Some(12),
                 },
             ],
+            took_ns: None,
         },
         Line::Nvtx { tid: 100, start: T0 + 309 * MS, end: T0 + 320 * MS, name: "optimizer step".into(), domain: None },
         call("cudaMalloc", 60, 310 * MS, 312 * MS),

@@ -11,13 +11,16 @@
 //! `error` line in the trace, which the command turns into its message.
 
 mod activity;
+mod budget;
 mod callbacks;
 mod conflict;
 mod cupti;
 mod ending;
 mod location;
+mod modules;
 mod nvtx;
 mod python;
+mod unwind;
 mod writer;
 
 pub use writer::OUT_DIR_VAR;

@@ -18,8 +18,10 @@ pub const TRACE_FORMAT: &str = "async-lab-trace";
 /// up (`Line::Setup`: the clock pair, which calls it traced), where held calls came from
 /// (`Line::Location`), NVTX ranges (`Line::Nvtx`), the ids of the default streams (`Line::DefaultStreams`),
 /// another CUPTI subscriber (`Line::Conflict`) and how a process that did not exit ended (`Line::Signal`).
-/// Version 4 added the Python interpreter the library found and how it reads frames (`Setup::python`), and
-/// reads Python frames without the GIL (`Location::python` is no longer empty where `gil` is `not-held`).
+/// Version 4 added the Python interpreter the library found and how it reads frames (`Setup::python`),
+/// reads Python frames without the GIL (`Location::python` is no longer empty where `gil` is `not-held`),
+/// what taking a location cost (`Line::Location`'s `took_ns`) and the text of the source lines where held
+/// calls were made (`Line::Source`, written by `async-lab trace` after the program ended).
 /// Versions 1 to 3 read as before: they hold none of these.
 pub const TRACE_VERSION: u32 = 4;
 
@@ -126,6 +128,9 @@ pub enum Line {
         python: Vec<PyFrame>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         native: Vec<NativeFrame>,
+        /// What taking it cost the calling thread, in ns (version 4).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        took_ns: Option<u64>,
     },
     /// An NVTX range the program pushed and popped (or started and ended), written when it closed: a call
     /// made on `tid` between `start` and `end` was made inside it.
@@ -153,6 +158,10 @@ pub enum Line {
     /// The process was ended by a signal (SIGSEGV, SIGBUS, SIGABRT, SIGTERM, SIGINT) or by `_exit`: the
     /// library flushed what it held before the program went on to its own handler; no `end` line follows.
     Signal { t: u64, signal: String },
+    /// The text of a source line a held call was made at (a program's own Python or native line), read from
+    /// its file by `async-lab trace` after the program ended, so that a replay elsewhere shows it (version
+    /// 4). `file` is the path as the location's frame gives it; `text` is the line without its indentation.
+    Source { file: String, line: u32, text: String },
 }
 
 /// CUPTI's clock and `CLOCK_MONOTONIC`, read back to back (ns).
@@ -424,7 +433,9 @@ mod tests {
                     file: None,
                     line: None,
                 }],
+                took_ns: Some(38_000),
             },
+            Line::Source { file: "t.py".into(), line: 41, text: "v = loss.item()".into() },
             Line::Signal { t: 130, signal: "SIGSEGV".into() },
             Line::End { t: 1234 },
         ];

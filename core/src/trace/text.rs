@@ -189,10 +189,27 @@ pub fn explain(p: &Program, t: &Traced) -> String {
 }
 
 /// Where one call was made (for `--explain`): its Python frames, its native frames and the NVTX ranges it
-/// was made in, innermost first, and the innermost user frame the by-location table groups it by.
-pub fn explain_location(locations: &super::location::Locations, call: &super::scene::Call) -> String {
+/// was made in, innermost first, and its place (`place`: the innermost user frame the by-location table
+/// groups it by, with its text and the chain below it).
+pub fn explain_location(
+    locations: &super::location::Locations,
+    call: &super::scene::Call,
+    place: &super::location::Place,
+) -> String {
     let f = locations.frames(call);
-    let mut out = format!("where: {}\n", locations.place(call).words);
+    let mut out = format!("where: {}\n", place.shown());
+    match (&place.via, place.chain.is_empty()) {
+        (Some(via), false) => {
+            let _ = writeln!(out, "from there to thread {}'s call {}: {}", via.thread, via.corr, place.chain_words());
+        }
+        (None, false) => {
+            let _ = writeln!(out, "from there to the call: {}", place.chain_words());
+        }
+        _ => {}
+    }
+    if let Some(ns) = f.took_ns {
+        let _ = writeln!(out, "(taking its location cost the thread {})", duration(ns as i64));
+    }
     if !f.python.is_empty() {
         out.push_str("Python frames, innermost first:\n");
         for fr in f.python {

@@ -3,6 +3,7 @@
 //! same attribution and classes as the lab's experiments (`async_lab_core::trace`).
 
 pub mod conflicts;
+pub mod source;
 pub mod spawn;
 pub mod symbolize;
 
@@ -177,6 +178,8 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
             // The native frames of held calls get their functions and lines from the files they are in,
             // now that the program is done (it paid for the addresses alone).
             ran.text = symbolize::text(&ran.text);
+            // And the text of the program's own lines they were made at, for a replay without the files.
+            ran.text = source::text(&ran.text);
             if ran.processes == 0 {
                 bail!(
                     "{program} {} and no process of it loaded the injection library: it initialized no CUDA, or a \
@@ -226,7 +229,7 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         if let Some(corr) = args.explain {
             if let Some(t) = a.traced.iter().find(|t| a.program.calls[t.index].corr == corr) {
                 print!("{}", text::explain(&a.program, t));
-                print!("{}", text::explain_location(&a.locations, &a.program.calls[t.index]));
+                print!("{}", text::explain_location(&a.locations, &a.program.calls[t.index], &a.places[t.index]));
             }
             continue;
         }
@@ -316,7 +319,7 @@ fn tripped_lines(a: &Analysis, limit_ns: i64, after_startup: bool) -> Vec<String
                 c.name,
                 text::duration(t.held.total_ns),
                 t.class,
-                a.places[t.index].words
+                a.places[t.index].shown()
             )
         })
         .collect()
