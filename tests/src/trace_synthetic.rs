@@ -251,6 +251,71 @@ pub fn killed_after_held_copies(records: bool) -> String {
     lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect()
 }
 
+/// `reference/frameworks/killed.py` as its trace would read: six times a 250 ms GPU sleep
+/// (`spin_kernel`) on stream 7, then a 4 MiB device → pageable copy held until the sleep ended, and its
+/// stream synchronized; killed 0.3 s after the last (no `end` line). CUPTI handed back every record that
+/// ended before `handed_back_until` (ms after the first call; none later: the program was killed first).
+pub fn killed_program(handed_back_until: u64) -> String {
+    let mut lines = vec![header(4242, vec!["python3".into(), "killed.py".into()], Some(130001))];
+    let kept = |end: u64| end < handed_back_until * MS;
+    for k in 0..6u64 {
+        let t = 100 * MS + k * 260 * MS;
+        let (sleep, copy) = (100 + 3 * k as u32, 101 + 3 * k as u32);
+        lines.push(call("cudaLaunchKernel", sleep, t, t + 6 * US));
+        lines.push(driver_call("cuLaunchKernel", sleep, t + US, t + 5 * US));
+        if kept(t + 250 * MS) {
+            lines.push(kernel("_ZN2at4cuda12_GLOBAL__N_111spin_kernelEl", 7, sleep, t + 10 * US, t + 250 * MS));
+        }
+        lines.push(call("cudaMemcpyAsync", copy, t + 20 * US, t + 250 * MS + 700 * US));
+        lines.push(driver_call("cuMemcpyDtoHAsync_v2", copy, t + 25 * US, t + 250 * MS + 690 * US));
+        if kept(t + 250 * MS + 600 * US) {
+            lines.push(Line::Memcpy {
+                copy_kind: 2,
+                src_kind: 3,
+                dst_kind: 1,
+                bytes: 4 << 20,
+                start: T0 + t + 250 * MS + 5 * US,
+                end: T0 + t + 250 * MS + 600 * US,
+                stream: 7,
+                corr: copy,
+            });
+        }
+        lines.push(call("cudaStreamSynchronize", copy + 1, t + 250 * MS + 710 * US, t + 250 * MS + 715 * US));
+    }
+    lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect()
+}
+
+/// `reference/frameworks/torch_profiler.py` traced with a CUPTI that takes several subscribers: the tracer
+/// subscribed as one of several, the profiler (libkineto in libtorch_cpu.so) subscribed beside it 2 s in,
+/// CUPTI took it (`accepted`), and the tracer went on recording the 20 profiled kernels; without
+/// `several`, CUPTI refused the profiler (one subscriber).
+pub fn profiler_beside_the_tracer(several: bool) -> String {
+    let mut lines = vec![
+        header(4242, vec!["python3".into(), "torch_profiler.py".into()], Some(if several { 130500 } else { 130001 })),
+        Line::Setup {
+            clock: async_lab_core::trace::format::ClockPair { cupti_ns: T0, monotonic_ns: 0 },
+            api_calls: async_lab_core::trace::format::ApiCalls::MayHold,
+            locate_over_ns: 1_000_000,
+            several_subscribers: Some(several),
+        },
+        Line::Conflict {
+            t: T0 + 2_000 * MS,
+            tid: 100,
+            library: "/v/site-packages/torch/lib/libtorch_cpu.so".into(),
+            call: "cuptiSubscribe".into(),
+            yielded: false,
+            accepted: Some(several),
+        },
+    ];
+    for k in 0..20u64 {
+        let t = 2_100 * MS + k * 20 * US;
+        lines.push(call("cudaLaunchKernel", 200 + k as u32, t, t + 8 * US));
+        lines.push(kernel("mul", 7, 200 + k as u32, t + 10 * US, t + 12 * US));
+    }
+    lines.push(Line::End { t: T0 + 3_000 * MS });
+    lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect()
+}
+
 /// Every synthetic trace, by name.
 pub fn all() -> Vec<(&'static str, String)> {
     vec![
