@@ -28,6 +28,7 @@ NEW_CUPTI=""
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 W=$(mktemp -d)
 exec > >(tee "$OUT/log.txt") 2>&1
+tee_pid=$!
 AL="$BIN/async-lab"
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 start=$SECONDS
@@ -201,3 +202,7 @@ echo "=== done after $((SECONDS-start)) s"
 (cd "$W" && rm -f t.jsonl lazy_load enqueue_loop && tar cf - . | xz -T0 -6 > "$OUT/lifetime.tar.xz")
 ls -la "$OUT"
 date -u
+# The log is whole once tee has read everything: close its input, then wait for it (never a bare `wait`).
+exec >&- 2>&-
+wait "$tee_pid" 2>/dev/null
+exit 0
