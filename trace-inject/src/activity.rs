@@ -92,10 +92,13 @@ pub fn enable(subscriber: &Subscriber) -> Result<(), (Failure, String)> {
             _ => unsafe { sys::cuptiActivityEnable(kind) },
         }
     };
-    // SAFETY: `RegisterV2` is cuptiActivityRegisterCallbacks_v2's type (cupti_activity.h, 13.2).
-    let register_v2 =
-        subscriber.several.then(|| unsafe { lookup::<RegisterV2>(b"cuptiActivityRegisterCallbacks_v2\0") });
-    match register_v2.flatten() {
+    let register_v2 = if subscriber.several {
+        // SAFETY: `RegisterV2` is cuptiActivityRegisterCallbacks_v2's type (cupti_activity.h, 13.2).
+        unsafe { lookup::<RegisterV2>(b"cuptiActivityRegisterCallbacks_v2\0") }
+    } else {
+        None
+    };
+    match register_v2 {
         Some(register_v2) => {
             // SAFETY: the subscriber CUPTI just made; both callbacks are `extern "C"` functions with CUPTI's
             // signatures, alive as long as the process.

@@ -119,11 +119,13 @@ pub fn subscribe(callback: sys::CUpti_CallbackFunc) -> Result<Subscriber, (Failu
             ),
         )
     };
-    // SAFETY: looking a symbol up reads the bound library's symbol table; `cuptiSubscribe_v2` has the
-    // signature `SubscribeV2` declares (cupti_callbacks.h, CUDA 13.0 and later).
-    let v2 = (version() >= SEVERAL_SUBSCRIBERS)
-        .then(|| unsafe { sys::culib().get::<SubscribeV2>(b"cuptiSubscribe_v2\0").ok().map(|f| *f) })
-        .flatten();
+    let v2 = if version() >= SEVERAL_SUBSCRIBERS {
+        // SAFETY: looking a symbol up reads the bound library's symbol table; `cuptiSubscribe_v2` has the
+        // signature `SubscribeV2` declares (cupti_callbacks.h, CUDA 13.0 and later).
+        unsafe { sys::culib().get::<SubscribeV2>(b"cuptiSubscribe_v2\0").ok().map(|f| *f) }
+    } else {
+        None
+    };
     if let Some(subscribe_v2) = v2 {
         let mut holder = [0 as c_char; OLD_NAME_LEN];
         for allow in [1u8, 0] {
