@@ -170,7 +170,7 @@ run() { # variant program...
 }
 for i in 1 2 3; do
   for v in untraced traced no-hand-back buffer-4MiB before; do
-    if [ -x "$W/enqueue_loop" ]; then echo "c $v $(run $v "$W/enqueue_loop" 100000 | tail -1)"; fi
+    if [ -x "$W/enqueue_loop" ]; then echo "c $v $(run $v "$W/enqueue_loop" 50000 | tail -1)"; fi
     if [ "$i" -le 2 ]; then echo "torch $v $(run $v python3 "$here/torch_add_loop.py" 20000 10 | tail -1)"; fi
   done
 done | tee "$W/cost-runs.txt"
