@@ -130,6 +130,18 @@ pub struct Ran {
     pub processes: usize,
 }
 
+/// A folder holding `libcupti.so` (and CUPTI's own file name, where it is another) as links to `cupti`.
+fn cupti_names(folder: &Path, cupti: &Path) -> std::io::Result<()> {
+    let _ = std::fs::remove_dir_all(folder);
+    std::fs::create_dir_all(folder)?;
+    let target = std::fs::canonicalize(cupti)?;
+    std::os::unix::fs::symlink(&target, folder.join("libcupti.so"))?;
+    if let Some(name) = cupti.file_name().filter(|n| *n != "libcupti.so") {
+        std::os::unix::fs::symlink(&target, folder.join(name))?;
+    }
+    Ok(())
+}
+
 /// Runs `program` with `args` under the injection library and gathers its trace; `preload_cupti`: CUPTI is
 /// preloaded too (`preloads_cupti`).
 pub fn run(
@@ -143,8 +155,15 @@ pub fn run(
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     // CUPTI's folder first on the program's library path, so that the binding's lookups by name find the
-    // same CUPTI the injection library loads by path.
-    let cupti_dir = cupti.parent().map(|d| d.display().to_string()).unwrap_or_default();
+    // same CUPTI the injection library loads by path. The binding asks for `libcupti.so` before
+    // `libcupti.so.13`, and a wheel's folder holds only the latter: a folder of our own with that name for
+    // the chosen file comes first, else the toolkit's `libcupti.so` further down the path would be bound (a
+    // second CUPTI in the process, which the injection library refuses).
+    let names = std::env::temp_dir().join(format!("async-lab-cupti-{}", std::process::id()));
+    let cupti_dir = match cupti_names(&names, cupti) {
+        Ok(()) => names.display().to_string(),
+        Err(_) => cupti.parent().map(|d| d.display().to_string()).unwrap_or_default(),
+    };
     let ld = match std::env::var("LD_LIBRARY_PATH") {
         Ok(old) if !old.is_empty() => format!("{cupti_dir}:{old}"),
         _ => cupti_dir,
@@ -199,6 +218,7 @@ pub fn run(
         text.push_str(whole);
     }
     let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&names);
     Ok(Ran { status, text, processes: files.len() })
 }
 
