@@ -4,7 +4,7 @@
 //! events a call may wait on (a context created, a module loaded); the program's NVTX ranges (`nvtx`); and,
 //! on each thread's first call in a context, the ids of its default streams.
 
-use crate::cupti::{check, timestamp};
+use crate::cupti::{check, timestamp, Subscriber};
 use crate::{budget, location, nvtx, writer};
 use async_lab_core::trace::format::{ApiCalls, Domain, Failure, Line, Resource};
 use async_lab_core::trace::selection;
@@ -59,22 +59,12 @@ pub fn unsubscribe() {
     }
 }
 
-/// Subscribes to the calls `api_calls` names, the two resource events and NVTX.
-pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<(), (Failure, String)> {
+/// Subscribes to the calls `api_calls` names, the two resource events and NVTX (`cupti::subscribe`: as one
+/// of several subscribers where CUPTI allows it).
+pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<Subscriber, (Failure, String)> {
     LOCATE_OVER.store(locate_over_ns, Ordering::Relaxed);
-    let mut handle: sys::CUpti_SubscriberHandle = std::ptr::null_mut();
-    // SAFETY: `handle` is a valid place for the subscriber CUPTI writes; `on_callback` is an `extern "C"`
-    // function with CUPTI's callback signature, alive as long as the process (this library is never unloaded).
-    let code = unsafe { sys::cuptiSubscribe(&mut handle, Some(on_callback), std::ptr::null_mut()) };
-    if code == sys::CUptiResult::CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED {
-        return Err((
-            Failure::CuptiTaken,
-            "CUPTI already has a subscriber: another tool (nsys, ncu, compute-sanitizer, ...) is tracing this \
-             program, and CUPTI allows one"
-                .into(),
-        ));
-    }
-    check(code, "cuptiSubscribe")?;
+    let subscriber = crate::cupti::subscribe(Some(on_callback))?;
+    let handle = subscriber.handle;
     HANDLE.store(handle.cast(), Ordering::SeqCst);
     let sizes = [
         (D::CUPTI_CB_DOMAIN_RUNTIME_API, sys::CUpti_runtime_api_trace_cbid::CUPTI_RUNTIME_TRACE_CBID_SIZE as u32),
@@ -113,7 +103,7 @@ pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<(), (Failur
     // the domain still traces.
     // SAFETY: `handle` is the subscriber just made.
     let _ = unsafe { sys::cuptiEnableDomain(1, handle, D::CUPTI_CB_DOMAIN_NVTX) };
-    Ok(())
+    Ok(subscriber)
 }
 
 /// CUPTI calls this on the thread of each call's enter and exit, and of each resource event.

@@ -20,8 +20,10 @@ pub const TRACE_FORMAT: &str = "async-lab-trace";
 /// another CUPTI subscriber (`Line::Conflict`) and how a process that did not exit ended (`Line::Signal`).
 /// Version 4 added the Python interpreter the library found and how it reads frames (`Setup::python`),
 /// reads Python frames without the GIL (`Location::python` is no longer empty where `gil` is `not-held`),
-/// what taking a location cost (`Line::Location`'s `took_ns`) and the text of the source lines where held
-/// calls were made (`Line::Source`, written by `async-lab trace` after the program ended).
+/// what taking a location cost (`Line::Location`'s `took_ns`), the text of the source lines where held
+/// calls were made (`Line::Source`, written by `async-lab trace` after the program ended), the driver's
+/// overhead records (`Line::Overhead`: a lazy load, a full launch queue, with the call that caused it) and
+/// whether CUPTI took another subscriber beside the tracer (`Line::Conflict`'s `accepted`).
 /// Versions 1 to 3 read as before: they hold none of these.
 pub const TRACE_VERSION: u32 = 4;
 
@@ -51,6 +53,24 @@ pub enum Failure {
     CuptiTaken,
     /// Any other CUPTI error while setting up.
     CuptiError,
+}
+
+/// What the driver spent an overhead record's time on (CUPTI's `CUpti_ActivityOverheadKind`, named as CUPTI
+/// names it without its prefix). CUPTI's own overheads are not written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum OverheadKind {
+    /// A function's code loaded at its first use (lazy loading, CUPTI 12.3 and later).
+    LazyFunctionLoading,
+    /// A module the runtime loaded at a first use (CUPTI 12.3 and later).
+    RuntimeTriggeredModuleLoading,
+    /// The launch queue (the driver's command buffer) was full: the call waited for room (CUPTI 12.4 and later).
+    CommandBufferFull,
+    /// The driver compiled code (PTX to the GPU's code).
+    DriverCompiler,
+    /// A kind a newer CUPTI writes that this reader does not know.
+    #[serde(other)]
+    Other,
 }
 
 /// One line of a trace.
@@ -98,6 +118,22 @@ pub enum Line {
     Resource { event: Resource, t: u64, tid: u64 },
     /// CUPTI dropped this many records (its buffers were full).
     Dropped { records: u64 },
+    /// Time the driver spent on the host on something other than the call's own work (version 4): CUPTI's
+    /// overhead record, with the call that caused it.
+    Overhead {
+        kind: OverheadKind,
+        start: u64,
+        end: u64,
+        /// The correlation id of the call that caused it (CUPTI 12.3 and later; none where CUPTI gives 0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        corr: Option<u32>,
+        /// The stream it belongs to, where CUPTI's record names one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stream: Option<u32>,
+        /// For `CommandBufferFull`: the command buffer's length (CUPTI 12.4 and later).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        queue_length: Option<u32>,
+    },
     /// The injection library could not trace; nothing else follows.
     Error { error: Failure, message: String },
     /// The process ended and every record was flushed.
@@ -115,6 +151,11 @@ pub enum Line {
         /// process runs no Python (or the trace is older).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         python: Option<PythonSetup>,
+        /// Whether CUPTI took the tracer as one of several subscribers (version 4; a CUPTI of 13.2 or later
+        /// asked with `cuptiSubscribe_v2`), so that a profiler of the program may subscribe beside it; `None`
+        /// in older traces and where subscribing failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        several_subscribers: Option<bool>,
     },
     /// Where a call that held its thread longer than `Setup::locate_over_ns` was made: the calling thread's
     /// Python frames (innermost first), read without the GIL since version 4 (before, only where it held the
@@ -153,8 +194,17 @@ pub enum Line {
     /// Another library of the program asked CUPTI for a subscriber while the tracer held it: `library` is
     /// the file of the caller (a profiler: PyTorch's kineto, ...). `yielded`: the tracer stepped aside
     /// (`--yield-cupti`) and traced nothing after `t`; else the other library was refused and recorded
-    /// nothing.
-    Conflict { t: u64, tid: u64, library: String, call: String, yielded: bool },
+    /// nothing. `accepted` (version 4): what CUPTI answered the other library, where the tracer saw it: `true`
+    /// where CUPTI took it beside the tracer (a CUPTI of 13.2 or later, which takes several subscribers).
+    Conflict {
+        t: u64,
+        tid: u64,
+        library: String,
+        call: String,
+        yielded: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        accepted: Option<bool>,
+    },
     /// The process was ended by a signal (SIGSEGV, SIGBUS, SIGABRT, SIGTERM, SIGINT) or by `_exit`: the
     /// library flushed what it held before the program went on to its own handler; no `end` line follows.
     Signal { t: u64, signal: String },
@@ -411,6 +461,7 @@ mod tests {
                     reader: PyReader::Unknown,
                     note: Some("no layout for 3.14".into()),
                 }),
+                several_subscribers: None,
             },
             Line::Api {
                 domain: Domain::Runtime,
@@ -448,6 +499,35 @@ mod tests {
             assert_eq!(t.processes[0].lines, lines[1..complete], "cut at {at}");
             assert_eq!(t.partial(), complete < lines.len(), "cut at {at}");
         }
+    }
+
+    /// An overhead record reads back with its kind named as CUPTI names it; a kind a newer CUPTI writes reads
+    /// as `Other`, and a record without a correlation id (before CUPTI 12.3) as none.
+    #[test]
+    fn overhead_records_read_back_and_unknown_kinds_are_other() {
+        let lazy = Line::Overhead {
+            kind: OverheadKind::LazyFunctionLoading,
+            start: 10,
+            end: 20,
+            corr: Some(7),
+            stream: None,
+            queue_length: None,
+        };
+        let s = serde_json::to_string(&lazy).unwrap();
+        assert_eq!(s, r#"{"type":"overhead","kind":"LAZY_FUNCTION_LOADING","start":10,"end":20,"corr":7}"#);
+        assert_eq!(serde_json::from_str::<Line>(&s).unwrap(), lazy);
+        let newer = r#"{"type":"overhead","kind":"SOMETHING_NEW","start":1,"end":2}"#;
+        assert_eq!(
+            serde_json::from_str::<Line>(newer).unwrap(),
+            Line::Overhead {
+                kind: OverheadKind::Other,
+                start: 1,
+                end: 2,
+                corr: None,
+                stream: None,
+                queue_length: None
+            }
+        );
     }
 
     #[test]
