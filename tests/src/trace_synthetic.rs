@@ -296,6 +296,7 @@ pub fn profiler_beside_the_tracer(several: bool) -> String {
             clock: async_lab_core::trace::format::ClockPair { cupti_ns: T0, monotonic_ns: 0 },
             api_calls: async_lab_core::trace::format::ApiCalls::MayHold,
             locate_over_ns: 1_000_000,
+            python: None,
             several_subscribers: Some(several),
         },
         Line::Conflict {

@@ -143,6 +143,8 @@ mod tests {
             clock: ClockPair { cupti_ns: 1, monotonic_ns: 2 },
             api_calls: async_lab_core::trace::format::ApiCalls::MayHold,
             locate_over_ns: 1000,
+            python: None,
+            several_subscribers: None,
         };
         let before = [json(&header(5, vec![], None)), json(&setup), json(&python), json(&native), json(&gone)].concat()
             + "{\"type\":\"end\",\"t\":3}";
