@@ -21,6 +21,8 @@
 //!   host-side work (pinning or unpinning memory, allocating). The lab's experiments time such calls on
 //!   purpose and call them `async`, with their time in "held for"; in a trace, `async` on a 111 ms context
 //!   creation would read "returned at once".
+//! - `unknown` (a traced program only): the records the class would rest on are missing from the trace (the
+//!   program was killed before CUPTI handed them back, or CUPTI dropped them). Said rather than guessed.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -38,10 +40,12 @@ pub enum Class {
     DeviceSync,
     Indeterminate,
     DriverWork,
+    /// A traced call whose GPU records are missing (`trace::calls`).
+    Unknown,
 }
 
 impl Class {
-    pub const ALL: [Class; 8] = [
+    pub const ALL: [Class; 9] = [
         Class::Async,
         Class::Staged,
         Class::WaitedForStream,
@@ -50,6 +54,7 @@ impl Class {
         Class::DeviceSync,
         Class::Indeterminate,
         Class::DriverWork,
+        Class::Unknown,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -62,6 +67,7 @@ impl Class {
             Class::DeviceSync => "device-sync",
             Class::Indeterminate => "indeterminate",
             Class::DriverWork => "driver-work",
+            Class::Unknown => "unknown",
         }
     }
 

@@ -6,14 +6,23 @@
 //! ```
 //!
 //! (environment assignments first; a `*` in an argument stands for the rest of the one file name it matches,
-//! so that a page need not name a commit; `2>&1` to take stderr too; `| sed -n A,Bp` or `| head -n N` to show
-//! some of the lines), and this test runs it from the project's root and compares the block, line by line,
+//! so that a page need not name a commit; `2>&1` to take stderr too, after stdout; `| sed -n A,Bp`,
+//! `| head -n N` or `| tail -n N` to show some of the lines), and this test runs it from the project's root and compares the block, line by line,
 //! with trailing spaces cut. `UPDATE_EXAMPLES=1` writes the blocks anew instead.
 
 use async_lab_tests::{bin_path, project_root};
 use std::path::{Path, PathBuf};
 
 const MARKER: &str = "<!-- example: ";
+
+/// Which lines of the output an example shows.
+#[derive(Clone, Copy)]
+enum Lines {
+    /// From the first to the second, 1-based, inclusive.
+    Range(usize, usize),
+    /// The last so many.
+    Last(usize),
+}
 
 /// One marked example: its command and the block after it.
 struct Example {
@@ -22,8 +31,8 @@ struct Example {
     env: Vec<(String, String)>,
     args: Vec<String>,
     stderr: bool,
-    /// Which lines to show: 1-based, inclusive.
-    lines: Option<(usize, usize)>,
+    /// Which lines to show.
+    lines: Option<Lines>,
     /// The block's text, and where it lies in the file (byte range of its content).
     block: String,
     at: std::ops::Range<usize>,
@@ -108,16 +117,17 @@ fn matching(pattern: &str, path: &Path, line: usize) -> String {
     format!("{dir}/{}", found[0])
 }
 
-/// `sed -n A,Bp` or `head -n N`.
-fn selection(pipe: &str, path: &Path, line: usize) -> (usize, usize) {
+/// `sed -n A,Bp`, `head -n N` or `tail -n N`.
+fn selection(pipe: &str, path: &Path, line: usize) -> Lines {
     let words: Vec<&str> = pipe.split_whitespace().collect();
     match words.as_slice() {
         ["sed", "-n", range] => {
             let (a, b) = range.trim_end_matches('p').split_once(',').expect("sed -n A,Bp");
-            (a.parse().unwrap(), b.parse().unwrap())
+            Lines::Range(a.parse().unwrap(), b.parse().unwrap())
         }
-        ["head", "-n", n] => (1, n.parse().unwrap()),
-        _ => panic!("{}:{line}: `{pipe}` is not `sed -n A,Bp` or `head -n N`", path.display()),
+        ["head", "-n", n] => Lines::Range(1, n.parse().unwrap()),
+        ["tail", "-n", n] => Lines::Last(n.parse().unwrap()),
+        _ => panic!("{}:{line}: `{pipe}` is not `sed -n A,Bp`, `head -n N` or `tail -n N`", path.display()),
     }
 }
 
@@ -137,7 +147,11 @@ fn printed(e: &Example) -> String {
         text.push_str(&String::from_utf8_lossy(&o.stderr));
     }
     let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
-    let (a, b) = e.lines.unwrap_or((1, lines.len()));
+    let (a, b) = match e.lines {
+        None => (1, lines.len()),
+        Some(Lines::Range(a, b)) => (a, b),
+        Some(Lines::Last(n)) => (lines.len().saturating_sub(n) + 1, lines.len()),
+    };
     let mut out = lines[(a - 1).min(lines.len())..b.min(lines.len())].join("\n");
     out.push('\n');
     out

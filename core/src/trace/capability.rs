@@ -58,7 +58,7 @@ impl Way {
             Class::Blocking => Some(Way::OwnWork),
             // `driver-work` is a trace's word for a call that waited for nothing but the driver's own work.
             Class::Async | Class::Staged | Class::DriverWork => Some(Way::Nothing),
-            Class::Indeterminate => None,
+            Class::Indeterminate | Class::Unknown => None,
         }
     }
 

@@ -89,8 +89,8 @@ pub struct Finding {
     pub kind: Kind,
     /// In words ("pageable copies").
     pub title: String,
-    /// Its place: the calls' place (NVTX step numbers folded); for a finding of context creation or of
-    /// loading code, the place of its longest call.
+    /// Its place: its longest call's (NVTX step numbers folded), which its calls share as the by-location
+    /// table keys a place; for a finding of context creation or of loading code, its longest call's as it is.
     pub place: Place,
     /// The place for people: `nvtx: batch-to-gpu-0…7`, or `train.py:41 main and 11 more places`.
     pub where_words: String,
@@ -134,21 +134,28 @@ pub struct LabEvidence {
 /// The findings of an analysed process, steady state first, each part the most time first; start-up left
 /// out with `after_startup`.
 pub fn findings(a: &Analysis, warm: &WarmUp, after_startup: bool) -> Vec<Finding> {
-    let mut groups: BTreeMap<(bool, Kind, Place), Vec<usize>> = BTreeMap::new();
+    let mut groups: BTreeMap<(bool, Kind, PlaceKey), Vec<usize>> = BTreeMap::new();
     let held = |i: &usize| !(a.traced[*i].class.returns_at_once() || (after_startup && a.startup[*i]));
     for i in (0..a.program.calls.len()).filter(held) {
         let kind = kind(a, i);
-        let place = if kind.by_kind_alone() {
-            Place { kind: PlaceKind::Api, words: String::new() }
-        } else {
-            folded(&a.places[i])
-        };
-        groups.entry((warm.calls[i], kind, place)).or_default().push(i);
+        let key = if kind.by_kind_alone() { (PlaceKind::Api, String::new(), None) } else { key(&a.places[i]) };
+        groups.entry((warm.calls[i], kind, key)).or_default().push(i);
     }
     let mut out: Vec<Finding> =
-        groups.into_iter().map(|((warm_up, kind, key), calls)| finding(a, kind, key, warm_up, calls)).collect();
-    out.sort_by(|x, y| x.warm_up.cmp(&y.warm_up).then(y.total_ns.cmp(&x.total_ns)).then(x.place.cmp(&y.place)));
+        groups.into_iter().map(|((warm_up, kind, _), calls)| finding(a, kind, warm_up, calls)).collect();
+    out.sort_by(|x, y| {
+        x.warm_up.cmp(&y.warm_up).then(y.total_ns.cmp(&x.total_ns)).then(x.where_words.cmp(&y.where_words))
+    });
     out
+}
+
+/// What a finding's calls share of their place: as the by-location table keys a place (its kind, its words,
+/// the NVTX range beside it: `Place::key`), with NVTX step numbers folded.
+type PlaceKey = (PlaceKind, String, Option<String>);
+
+fn key(place: &Place) -> PlaceKey {
+    let f = folded(place);
+    (f.kind, f.words, f.nvtx)
 }
 
 /// What held call `i` (the order is in the module's doc).
@@ -213,54 +220,58 @@ fn to_host(p: &Program, i: usize) -> bool {
     p.own_work(i).iter().any(|w| matches!(w.kind, WorkKind::Copy { copy_kind: 2, .. }))
 }
 
-/// A place with the numbers of an NVTX range's name folded (`batch-to-gpu-#`), so that ranges named once
-/// per step are one place.
+/// A place with the numbers of its NVTX range's name folded (`batch-to-gpu-#`), so that ranges named once per
+/// step are one place: the range it is placed by, and the range beside a place of another kind.
 fn folded(place: &Place) -> Place {
-    if place.kind != PlaceKind::Nvtx {
-        return place.clone();
-    }
-    let mut words = String::new();
+    let words = if place.kind == PlaceKind::Nvtx { fold(&place.words) } else { place.words.clone() };
+    Place { words, nvtx: place.nvtx.as_deref().map(fold), ..place.clone() }
+}
+
+/// Each run of digits as one `#`.
+fn fold(name: &str) -> String {
+    let mut out = String::new();
     let mut in_digits = false;
-    for ch in place.words.chars() {
+    for ch in name.chars() {
         if ch.is_ascii_digit() {
             if !in_digits {
-                words.push('#');
+                out.push('#');
             }
             in_digits = true;
         } else {
-            words.push(ch);
+            out.push(ch);
             in_digits = false;
         }
     }
-    Place { words, ..place.clone() }
+    out
 }
 
-/// The places of a group in words: one place as itself; NVTX ranges that differ in one number as
-/// `batch-to-gpu-0…7`; else the one with the most time and how many more.
+/// The places of a group in words: one place as itself; places that differ in the one number of an NVTX
+/// range's name as `nvtx: batch-to-gpu-0…7`; else the one with the most time and how many more.
 fn where_words(a: &Analysis, calls: &[usize]) -> (String, usize) {
-    let mut by: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut by: BTreeMap<String, i64> = BTreeMap::new();
     for &i in calls {
-        *by.entry(a.places[i].words.as_str()).or_default() += a.traced[i].held.total_ns;
+        *by.entry(a.places[i].shown()).or_default() += a.traced[i].held.total_ns;
     }
     let places = by.len();
     if places == 1 {
-        return (by.into_keys().next().unwrap_or_default().to_owned(), 1);
+        return (by.into_keys().next().unwrap_or_default(), 1);
     }
     // Ranges named once per step: the one number that differs, from the least to the most.
-    let key = folded(&a.places[calls[0]]);
-    if a.places[calls[0]].kind == PlaceKind::Nvtx && key.words.matches('#').count() == 1 {
+    let template = folded(&a.places[calls[0]]).shown();
+    let same = calls.iter().all(|&i| folded(&a.places[i]).shown() == template);
+    if let (true, [head, tail]) = (same, template.split('#').collect::<Vec<_>>().as_slice()) {
         let numbers: Vec<u64> =
-            by.keys().filter_map(|w| w.chars().filter(char::is_ascii_digit).collect::<String>().parse().ok()).collect();
+            by.keys().filter_map(|w| w.strip_prefix(head)?.strip_suffix(tail)?.parse().ok()).collect();
         if let (Some(lo), Some(hi)) = (numbers.iter().min(), numbers.iter().max()) {
-            return (key.words.replacen('#', &format!("{lo}…{hi}"), 1), places);
+            return (format!("{head}{lo}…{hi}{tail}"), places);
         }
     }
-    let most = by.iter().max_by_key(|(w, ns)| (**ns, std::cmp::Reverse(*w))).map_or("", |(w, _)| w);
+    let most = by.iter().max_by_key(|(w, ns)| (**ns, std::cmp::Reverse(*w))).map_or("", |(w, _)| w.as_str());
     let more = places - 1;
     (format!("{most} and {more} more place{}", if more == 1 { "" } else { "s" }), places)
 }
 
-fn finding(a: &Analysis, kind: Kind, key: Place, warm_up: bool, mut calls: Vec<usize>) -> Finding {
+fn finding(a: &Analysis, kind: Kind, warm_up: bool, mut calls: Vec<usize>) -> Finding {
     let held = |i: usize| a.traced[i].held.total_ns;
     calls.sort_by(|&x, &y| held(y).cmp(&held(x)).then(x.cmp(&y)));
     let mut times: Vec<i64> = calls.iter().map(|&i| held(i)).collect();
@@ -274,7 +285,7 @@ fn finding(a: &Analysis, kind: Kind, key: Place, warm_up: bool, mut calls: Vec<u
     classes.sort_by(|x, y| y.calls.cmp(&x.calls).then_with(|| x.class.cmp(&y.class)));
     let (where_words, places) = where_words(a, &calls);
     let longest = calls[0];
-    let place = if kind.by_kind_alone() { a.places[longest].clone() } else { key };
+    let place = if kind.by_kind_alone() { a.places[longest].clone() } else { folded(&a.places[longest]) };
     let what = what(a, kind, &calls);
     let remedy = remedy(a, kind, &calls);
     Finding {

@@ -21,8 +21,9 @@ use serde::{Deserialize, Serialize};
 /// The report's `schema` field.
 pub const SCHEMA: &str = "async-lab-trace-report";
 /// The report's version: a field's meaning never changes within one; a reader checks it. Version 2 added
-/// each process's `headline` and `findings`, the class `driver-work`, and the place's largest cause's
-/// `what_ns` (its `what` is now the work that held that cause most, no longer its longest segment's).
+/// each process's `headline` and `findings`, the classes `driver-work` and `unknown`, a place's `own`,
+/// `text`, `chain`, `via` and `nvtx`, and the place's largest cause's `what_ns` (its `what` is now the work
+/// that held that cause most, no longer its longest segment's).
 pub const VERSION: u32 = 2;
 
 /// The whole report.

@@ -31,5 +31,6 @@ pub mod startup;
 pub mod steps;
 pub mod text;
 pub mod trim;
+pub mod waiting;
 pub mod warmup;
 pub mod words;
