@@ -242,3 +242,57 @@ fn explain_gives_the_calls_finding_and_remedy_and_the_page_leads_with_them() {
     assert!(verdict < findings && findings < calls);
     assert!(html[findings..calls].contains("pin_memory=True"));
 }
+
+/// The verdict on synthetic loops of one thread: a loop of launches 12 µs apart is busy launching; one that
+/// waits 30 ms for its kernels each step is held by CUDA; one whose launches are 50 ms apart is mostly
+/// outside CUDA calls. The account adds up in each.
+#[test]
+fn the_verdict_tells_a_launch_bound_loop_from_a_held_one_and_from_one_busy_elsewhere() {
+    use async_lab_core::trace::format::Line;
+    use async_lab_tests::trace_synthetic::{self as syn, MS, T0, US};
+    let verdict = |lines: Vec<Line>| {
+        let trace = Trace::parse(&syn::trace(lines)).unwrap();
+        let a = Analysis::of(&trace.processes[0]);
+        let h = headline::headline(&a, &warmup::warm_up(&a, 0), &headline::totals(&a.program));
+        let s = &h.threads[0].steady;
+        assert_eq!(s.held_ns + s.at_once_ns + s.outside_ns, s.wall_ns, "{s:?}");
+        (h.verdict.kind, h.verdict.words)
+    };
+    let launches = |n: u32, every: u64| -> Vec<Line> {
+        (0..n)
+            .flat_map(|i| {
+                let t = u64::from(i) * every;
+                [
+                    syn::call("cudaLaunchKernel", i + 1, t, t + 5 * US),
+                    syn::kernel("k", 13, i + 1, t + 6 * US, t + 9 * US),
+                ]
+            })
+            .collect()
+    };
+    let (kind, words) = verdict(launches(4000, 12 * US));
+    assert_eq!(kind, VerdictKind::BusyLaunching, "{words}");
+    assert!(words.starts_with("busy launching: thread 100 made a CUDA call every 12.0 µs"), "{words}");
+
+    let mut held = Vec::new();
+    for step in 0..10u32 {
+        let t = u64::from(step) * 31 * MS;
+        let corr = step * 10 + 1;
+        held.push(syn::call("cudaLaunchKernel", corr, t, t + 5 * US));
+        held.push(syn::kernel("gemm", 13, corr, t + 10 * US, t + 30 * MS));
+        held.push(syn::call("cudaStreamSynchronize", corr + 1, t + 20 * US, t + 30 * MS + 10 * US));
+        held.push(Line::Sync {
+            sync_type: 3,
+            start: T0 + t + 20 * US,
+            end: T0 + t + 30 * MS + 10 * US,
+            stream: Some(13),
+            corr: corr + 1,
+            event: None,
+        });
+    }
+    let (kind, words) = verdict(held);
+    assert_eq!(kind, VerdictKind::HeldByCuda, "{words}");
+    assert!(words.contains("most by its stream"), "{words}");
+
+    let (kind, words) = verdict(launches(20, 50 * MS));
+    assert_eq!(kind, VerdictKind::MostlyOutsideCuda, "{words}");
+}

@@ -8,10 +8,11 @@
 //! into a full queue; a synchronization, or a copy to the host, that waited for its stream; any other wait for
 //! its stream; driver work. Warm-up findings (`warmup`) are kept apart from the steady state's.
 //!
-//! A group is keyed by the call's place (`location::Place`), except context creation and loading code, which
-//! happen once per kernel or library wherever the program first needs one, and are one finding each. NVTX
-//! ranges named once per step (`batch-to-gpu-0`, `batch-to-gpu-1`, ...) are one place: their numbers are
-//! folded (shown `batch-to-gpu-0…7`).
+//! A group is keyed by the call's place as the by-location table keys it (`location::Place::key`: its kind, its
+//! words, the NVTX range beside it), except context creation and loading code, which happen once per kernel or
+//! library wherever the program first needs one, and are one finding each. NVTX ranges named once per step
+//! (`batch-to-gpu-0`, `batch-to-gpu-1`, ...) are one place: their numbers are folded (shown
+//! `batch-to-gpu-0…7`).
 
 use super::analysis::Analysis;
 use super::by_location::ClassCount;
