@@ -6,7 +6,7 @@
 use super::calls::Traced;
 use super::location::Place;
 use super::scene::Program;
-use super::text::duration;
+use super::words::duration;
 use crate::attribution::Cause;
 use comfy_table::{Cell, CellAlignment};
 use schemars::JsonSchema;
@@ -157,11 +157,11 @@ pub fn cause_words(r: &Row) -> String {
     match &r.largest_cause {
         None => String::new(),
         Some(c) if c.what.is_empty() => format!("{} {}", c.words, duration(c.ns)),
-        Some(c) if super::headline::percent(c.what_ns, c.ns) == "100%" => {
+        Some(c) if super::words::percent(c.what_ns, c.ns) == "100%" => {
             format!("{} {}: {}", c.words, duration(c.ns), c.what)
         }
         Some(c) => {
-            format!("{} {}, {} of it {}", c.words, duration(c.ns), super::headline::percent(c.what_ns, c.ns), c.what)
+            format!("{} {}, {} of it {}", c.words, duration(c.ns), super::words::percent(c.what_ns, c.ns), c.what)
         }
     }
 }

@@ -21,8 +21,8 @@ use super::capability;
 use super::location::{Kind as PlaceKind, Place};
 use super::remedies;
 use super::scene::{Program, WorkKind};
-use super::text::duration;
 use super::warmup::{synchronizes, WarmUp};
+use super::words::duration;
 use super::words::without_correlation;
 use crate::attribution::{Cause, Span};
 use crate::units::format_size;
@@ -380,26 +380,26 @@ fn what(a: &Analysis, kind: Kind, calls: &[usize]) -> String {
                 })
                 .sum();
             let first = if waited > 0 {
-                format!("; before that, {} waiting for the work ahead", super::headline::percent(waited, total))
+                format!("; before that, {} waiting for the work ahead", super::words::percent(waited, total))
             } else {
                 String::new()
             };
             format!(
                 "{} of their time the driver staged the copy on the calling thread ({most}){first}",
-                super::headline::percent(own_ns, total)
+                super::words::percent(own_ns, total)
             )
         }
         Kind::Synchronization | Kind::StreamWait | Kind::FullQueue | Kind::DeviceWait | Kind::FreeDrainsDevice => {
             let (busy, waited) = gpu_busy(p, a, calls);
             let holder = main_holder(a, calls).map_or(String::new(), |(what, ns, total)| {
-                if super::headline::percent(ns, total) == "100%" {
+                if super::words::percent(ns, total) == "100%" {
                     format!(": {what}")
                 } else {
-                    format!("; most of it, {}: {what}", super::headline::percent(ns, total))
+                    format!("; most of it, {}: {what}", super::words::percent(ns, total))
                 }
             });
             let busy_words = if waited > 0 {
-                format!(" The GPU was busy {} of the wait.", super::headline::percent(busy, waited))
+                format!(" The GPU was busy {} of the wait.", super::words::percent(busy, waited))
             } else {
                 String::new()
             };
@@ -407,7 +407,7 @@ fn what(a: &Analysis, kind: Kind, calls: &[usize]) -> String {
         }
         Kind::OtherThread => main_holder(a, calls).map_or_else(
             || a.traced[longest].cause.clone(),
-            |(what, ns, total)| format!("waited for {what} ({} of the wait)", super::headline::percent(ns, total)),
+            |(what, ns, total)| format!("waited for {what} ({} of the wait)", super::words::percent(ns, total)),
         ),
         Kind::LoadingCode | Kind::ContextCreation => {
             let mut first = super::warmup::FirstUse::default();
@@ -574,7 +574,7 @@ fn remedy(a: &Analysis, kind: Kind, calls: &[usize]) -> Remedy {
             } else if waited > 0 {
                 words.push_str(&format!(
                     " The GPU was idle {} of the wait: the thread waited for work queued late, or for a host function.",
-                    super::headline::percent(waited - busy, waited)
+                    super::words::percent(waited - busy, waited)
                 ));
             }
             basis(&mut evidence);

@@ -11,8 +11,8 @@
 
 use super::analysis::Analysis;
 use super::scene::Program;
-use super::text::duration;
 use super::warmup::{first_use, FirstUse, WarmUp};
+use super::words::{duration, percent};
 use crate::attribution::Cause;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -270,19 +270,6 @@ fn kind_of(steady: &Part) -> VerdictKind {
         VerdictKind::BusyLaunching
     } else {
         VerdictKind::MostlyOutsideCuda
-    }
-}
-
-/// A share in whole percent ("17%"), "<1%" for a small one that is not nothing.
-pub fn percent(ns: i64, of: i64) -> String {
-    if of <= 0 {
-        return "0%".into();
-    }
-    let p = ns as f64 * 100.0 / of as f64;
-    if p > 0.0 && p < 1.0 {
-        "<1%".into()
-    } else {
-        format!("{p:.0}%")
     }
 }
 

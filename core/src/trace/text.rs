@@ -12,10 +12,7 @@ use crate::attribution::Cause;
 use comfy_table::{Cell, CellAlignment, Table};
 use std::fmt::Write as _;
 
-/// A duration for people, from integer ns (`units::duration`).
-pub fn duration(ns: i64) -> String {
-    crate::units::duration(ns as f64)
-}
+pub use super::words::duration;
 
 /// What the text of a process shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,8 +1,27 @@
-//! Small pieces of the trace's words shared by its views: each cause's name, a holder's words without the
-//! correlation id they end with, and long names (C++ kernels, CUDA's longest API functions) shortened with `…`
-//! for tables (`--explain` and the JSON report keep them whole).
+//! Small pieces of the trace's words shared by its views: durations and shares, each cause's name, a holder's
+//! words without the correlation id they end with, and long names (C++ kernels, CUDA's longest API functions)
+//! shortened with `…` for tables (`--explain` and the JSON report keep them whole). Every view may use it: it
+//! uses none of them.
 
 use crate::attribution::Cause;
+
+/// A duration for people, from integer ns (`units::duration`).
+pub fn duration(ns: i64) -> String {
+    crate::units::duration(ns as f64)
+}
+
+/// A share in whole percent ("17%"), "<1%" for a small one that is not nothing.
+pub fn percent(ns: i64, of: i64) -> String {
+    if of <= 0 {
+        return "0%".into();
+    }
+    let p = ns as f64 * 100.0 / of as f64;
+    if p > 0.0 && p < 1.0 {
+        "<1%".into()
+    } else {
+        format!("{p:.0}%")
+    }
+}
 
 /// A cause in the trace's words: what held the thread during a segment.
 pub fn cause(c: Cause) -> &'static str {
