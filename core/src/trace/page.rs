@@ -112,7 +112,9 @@ fn answer(o: &mut String, n: usize, a: &Analysis) {
     let account = super::headline::text(&h, None);
     let _ = writeln!(o, "<ul class=\"account\">");
     for line in account.lines().skip(1).filter(|l| !l.trim().is_empty()) {
-        let _ = writeln!(o, "<li>{}</li>", escape(line.trim()));
+        // A thread's parts (indented in the terminal) under the thread's line.
+        let style = if line.starts_with(' ') { " style=\"margin-left:24px\"" } else { "" };
+        let _ = writeln!(o, "<li{style}>{}</li>", escape(line.trim()));
     }
     o.push_str("</ul>\n");
     let findings = super::findings::findings(a, &warm, false);
@@ -135,7 +137,7 @@ fn answer(o: &mut String, n: usize, a: &Analysis) {
             if f.calls == 1 { "" } else { "s" },
             duration(f.median_ns),
             duration(f.total_ns),
-            escape(&f.what),
+            escape(f.what.trim_end_matches('.')),
             escape(&f.remedy.words),
             if lab.is_empty() { String::new() } else { format!(" <span class=\"muted\">The lab: {}.</span>", lab.join("; ")) },
             f.explain
