@@ -69,7 +69,10 @@ def failure(held, limit_ns):
     return "\n".join([head] + [message(h, limit_ns) for h in held])
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
+    # Before the fixtures: CUPTI's first use of a kind of call costs milliseconds, which warm-ups in fixtures
+    # then pay outside the gate.
     if limit_of(item) is None:
         return
     try:
