@@ -1,10 +1,12 @@
 """The injection library loaded into this process (``ctypes``) and its gate's entry points
 (``trace-inject/src/attach.rs``); and which CUPTI it loads.
 
-CUPTI is looked for as ``async-lab trace`` looks for it, the one this process already loaded first (a second
-copy of CUPTI in one process would not see the first one's subscriber): ``ASYNC_LAB_CUPTI``, a
-``libcupti.so`` already mapped (PyTorch loads its own), the ``nvidia`` wheels (``pip install
-async-lab[cupti]``), ``CUDA_HOME`` and ``/usr/local/cuda``."""
+The library's CUPTI binding opens CUPTI by its usual names (``libcupti.so``, then ``libcupti.so.13``, ...)
+and checks that they resolve to the file it was given: so the file is the one the loader finds by those
+names where it finds one (a CUPTI this process already loaded answers to its own name: PyTorch loads its
+own). Only where it finds none, the file is looked for as ``async-lab trace`` looks: ``ASYNC_LAB_CUPTI``
+(which also comes first, and is refused by the library where the names resolve elsewhere), the ``nvidia``
+wheels (``pip install async-lab[cupti]``), ``CUDA_HOME`` and ``/usr/local/cuda``."""
 
 import ctypes
 import glob
@@ -67,14 +69,45 @@ def site_folders():
     return list(dict.fromkeys(folders))
 
 
-def find_cupti(env=os.environ, maps="/proc/self/maps", folders=None):
-    """The CUPTI library to load, or None (the loader's own search by name then decides)."""
+#: The names the binding opens CUPTI by, in its order (cudarc's candidates that exist on Linux).
+_BINDING_NAMES = ("libcupti.so", "libcupti.so.13", "libcupti.so.12", "libcupti.so.11")
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [
+        ("dli_fname", ctypes.c_char_p),
+        ("dli_fbase", ctypes.c_void_p),
+        ("dli_sname", ctypes.c_char_p),
+        ("dli_saddr", ctypes.c_void_p),
+    ]
+
+
+def loader_cupti():
+    """The file the loader opens for the binding's first name that it finds, or None. (Opening it loads it
+    into this process, as attaching would next.)"""
+    for name in _BINDING_NAMES:
+        try:
+            lib = ctypes.CDLL(name)
+            address = ctypes.cast(lib.cuptiGetVersion, ctypes.c_void_p)
+        except (OSError, AttributeError):
+            continue
+        info = _DlInfo()
+        if ctypes.CDLL(None).dladdr(address, ctypes.byref(info)) and info.dli_fname:
+            return os.path.realpath(info.dli_fname.decode())
+    return None
+
+
+def find_cupti(env=os.environ, maps="/proc/self/maps", folders=None, by_name=loader_cupti):
+    """The CUPTI library to load, or None (the library then says none was found)."""
     explicit = env.get(CUPTI_VAR)
     if explicit:
         found = _in_folder(explicit)
         if not found:
             raise GateUnavailable(f"{CUPTI_VAR}={explicit}: no libcupti.so* there")
         return found
+    named = by_name()
+    if named:
+        return named
     loaded = loaded_cupti(maps)
     if loaded:
         return loaded

@@ -48,23 +48,31 @@ def test_python_m_async_lab_is_the_binary_with_the_same_arguments():
     assert bad.returncode != 0 and "no-such-command" in bad.stderr
 
 
-def test_cupti_is_looked_for_first_where_this_process_mapped_it(tmp_path):
+def test_cupti_is_the_file_the_loader_finds_by_the_bindings_names_else_one_looked_for(tmp_path):
     maps = tmp_path / "maps"
     maps.write_text(
         "7f0000-7f1000 r-xp 00000000 08:01 1234 /venv/site-packages/nvidia/cu13/lib/libcupti.so.13\n"
         "7f2000-7f3000 r-xp 00000000 00:00 0\n"
     )
-    assert _native.find_cupti(env={}, maps=str(maps), folders=[]) == "/venv/site-packages/nvidia/cu13/lib/libcupti.so.13"
+    none = lambda: None  # noqa: E731
+    # What the loader finds by name comes first: the binding will open that one.
+    assert _native.find_cupti(env={}, maps=str(maps), folders=[], by_name=lambda: "/cuda/lib64/libcupti.so.13.0") == "/cuda/lib64/libcupti.so.13.0"
+    assert _native.find_cupti(env={}, maps=str(maps), folders=[], by_name=none) == "/venv/site-packages/nvidia/cu13/lib/libcupti.so.13"
     wheel = tmp_path / "site" / "nvidia" / "cuda_cupti" / "lib"
     wheel.mkdir(parents=True)
     (wheel / "libcupti.so.13").write_text("")
     empty = tmp_path / "empty-maps"
     empty.write_text("")
-    found = _native.find_cupti(env={}, maps=str(empty), folders=[str(tmp_path / "site")])
+    found = _native.find_cupti(env={}, maps=str(empty), folders=[str(tmp_path / "site")], by_name=none)
     assert found == str(wheel / "libcupti.so.13")
-    assert _native.find_cupti(env={"ASYNC_LAB_CUPTI": str(wheel)}, maps=str(maps), folders=[]) == found
+    assert _native.find_cupti(env={"ASYNC_LAB_CUPTI": str(wheel)}, maps=str(maps), folders=[], by_name=none) == found
     with pytest.raises(async_lab.GateUnavailable, match="no libcupti"):
-        _native.find_cupti(env={"ASYNC_LAB_CUPTI": str(tmp_path / "nothing")}, maps=str(empty), folders=[])
+        _native.find_cupti(env={"ASYNC_LAB_CUPTI": str(tmp_path / "nothing")}, maps=str(empty), folders=[], by_name=none)
+
+
+def test_the_loader_finds_no_cupti_by_name_here_or_names_a_file():
+    found = _native.loader_cupti()
+    assert found is None or os.path.basename(found).startswith("libcupti.so")
 
 
 def test_without_cupti_the_gate_says_why_on_entering():

@@ -124,9 +124,13 @@ fn attach() -> Result<(), (c_int, String)> {
     let locate_over_ns =
         std::env::var(callbacks::LOCATE_VAR).ok().and_then(|v| v.parse().ok()).unwrap_or(LOCATE_DEFAULT_NS);
     writer::write(&Line::Setup { clock: crate::clock_pair(), api_calls, locate_over_ns });
-    callbacks::subscribe(api_calls, locate_over_ns)
-        .and_then(|()| activity::enable())
-        .map_err(|(failure, message)| (code(failure), message))?;
+    callbacks::subscribe(api_calls, locate_over_ns).and_then(|()| activity::enable()).map_err(
+        |(failure, message)| {
+            // Nothing traced: no file left behind (a later attempt opens a new one).
+            let _ = std::fs::remove_file(&path);
+            (code(failure), message)
+        },
+    )?;
     writer::flush();
     *guard = Some(Window::new(path));
     // SAFETY: `remove_trace` is an `extern "C"` function without arguments that lives as long as the process
