@@ -57,13 +57,23 @@ thread_local! {
 }
 
 /// Called by `callbacks` when a call returns on this thread (the outermost one: a runtime call, not the driver
-/// calls inside it): listed where it held longer than the thread's gate.
-pub fn returned(corr: u32, name: &CStr, start: u64, end: u64) {
-    let limit = LIMIT.with(Cell::get);
+/// calls inside it): listed where it held longer than the thread's gate. On the hot path: a thread without a
+/// gate pays one thread-local read.
+///
+/// # Safety
+/// `name` is null or a C string alive during the call.
+pub unsafe fn returned(corr: u32, name: *const c_char, start: u64, end: u64) {
+    let limit = LIMIT.try_with(Cell::get).unwrap_or(0);
     if limit == 0 || end.saturating_sub(start) <= limit {
         return;
     }
-    let held = Held { corr, name: name.to_string_lossy().into_owned(), start, end };
+    let name = if name.is_null() {
+        String::new()
+    } else {
+        // SAFETY: the caller's promise.
+        unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
+    };
+    let held = Held { corr, name, start, end };
     if HELD.try_with(|h| h.borrow_mut().push(held)).is_ok() {
         ASYNC_LAB_HELD.fetch_add(1, Ordering::SeqCst);
     }
@@ -292,13 +302,17 @@ mod tests {
     #[test]
     fn a_thread_lists_only_its_own_calls_held_past_its_limit() {
         let before = ASYNC_LAB_HELD.load(Ordering::SeqCst);
+        let call = |corr: u32, name: &CStr, held: u64| {
+            // SAFETY: a C string literal.
+            unsafe { returned(corr, name.as_ptr(), 0, held) }
+        };
         async_lab_gate(1_000_000);
-        returned(5, c"cudaMemcpyAsync", 0, 3_000_000);
-        returned(6, c"cudaLaunchKernel", 0, 10_000);
+        call(5, c"cudaMemcpyAsync", 3_000_000);
+        call(6, c"cudaLaunchKernel", 10_000);
         // Another thread, without a gate, lists nothing.
-        std::thread::spawn(|| returned(7, c"cudaMemcpyAsync", 0, 9_000_000)).join().unwrap();
+        std::thread::spawn(move || call(7, c"cudaMemcpyAsync", 9_000_000)).join().unwrap();
         async_lab_gate(0);
-        returned(8, c"cudaMemcpyAsync", 0, 9_000_000);
+        call(8, c"cudaMemcpyAsync", 9_000_000);
         assert_eq!(ASYNC_LAB_HELD.load(Ordering::SeqCst), before + 1);
         let taken = async_lab_take();
         // SAFETY: a string this library returned, read once and freed once.

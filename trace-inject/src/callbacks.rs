@@ -213,9 +213,9 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
     let (corr, name) = unsafe { (addr_of!((*data).correlationId).read(), addr_of!((*data).functionName).read()) };
     // SAFETY: `name` is null or CUPTI's C string, as read above.
     unsafe { record(domain, cbid, name, corr, start, end) }
-    if outermost && !name.is_null() {
-        // SAFETY: CUPTI's C string, as read above.
-        attach::returned(corr, unsafe { CStr::from_ptr(name) }, start, end);
+    if outermost {
+        // SAFETY: `name` is null or CUPTI's C string, as read above.
+        unsafe { attach::returned(corr, name, start, end) };
     }
     // The outermost call alone: a driver call that held inside a runtime call made it hold as well, and
     // the runtime call's location is the same stack seen from further out.
