@@ -41,7 +41,7 @@ check() { if eval "$2"; then echo "PASS $1"; else echo "FAIL $1"; failed+=("$1")
 check "pytest exits 1 (a test failed)" '[ $rc -eq 1 ]'
 check "the pageable test failed" 'grep -q "^FAILED test_torch_transfers.py::test_pageable_copies" <<<"$out"'
 check "the pinned test passed" 'grep -q "^PASSED test_torch_transfers.py::test_pinned_copies" <<<"$out"'
-check "the failure names the copy'\''s line ($line)" 'grep -q "test_torch_transfers.py:$line test_pageable_copies: cudaMemcpyAsync held this thread" <<<"$out"'
+check "the failure names the line of the copy ($line)" 'grep -q "test_torch_transfers.py:$line test_pageable_copies: cudaMemcpyAsync held this thread" <<<"$out"'
 check "the failure says blocking" 'grep -q "class blocking" <<<"$out"'
 check "the failure names pinned memory as the remedy" 'grep -q "remedy: pin the host memory" <<<"$out"'
 
