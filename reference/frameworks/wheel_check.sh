@@ -6,8 +6,10 @@
 # at the right line in a program that used torch before the block (wheel/gate_no_blocking.py); `watch`
 # returning a block's held calls, and what a late subscriber misses (wheel/gate_watch.py); the gate inside
 # torch.profiler (wheel/gate_profiler.py). Everything it prints goes to OUT_DIR/wheel-check.log; it exits 1 if
-# any check failed. About a minute on an H200 (five Python processes that import torch).
-# Usage: reference/frameworks/wheel_check.sh WHEEL OUT_DIR
+# any check failed. About a minute on an H200 (five Python processes that import torch). Where python3 has no
+# pytest, WHEELS_DIR may hold the wheels of pytest and its dependencies (`pip download -d WHEELS_DIR pytest`),
+# installed the same way.
+# Usage: reference/frameworks/wheel_check.sh WHEEL OUT_DIR [WHEELS_DIR]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 WHEEL=$(realpath "${1:?usage: wheel_check.sh WHEEL OUT_DIR}")
@@ -21,6 +23,10 @@ python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", 
 echo "=== pip install --no-deps --target $W/site $(basename "$WHEEL")"
 python3 -m pip install --quiet --no-deps --target "$W/site" "$WHEEL" || { echo "FAIL pip install"; exit 1; }
 export PYTHONPATH="$W/site${PYTHONPATH:+:$PYTHONPATH}"
+if ! python3 -m pytest --version 2>/dev/null && [ -n "${3:-}" ]; then
+  echo "=== pytest from $3"
+  python3 -m pip install --quiet --no-deps --target "$W/site" "$3"/*.whl
+fi
 if ! python3 -m pytest --version; then
   echo "FAIL pytest is not installed for python3 here: carry the wheels of pytest, pluggy, iniconfig and packaging"
   echo "     (pip download pytest) and pip install --no-deps --target them beside this one"
