@@ -26,3 +26,4 @@ pub mod startup;
 pub mod steps;
 pub mod text;
 pub mod trim;
+pub mod waiting;

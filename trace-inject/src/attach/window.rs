@@ -181,6 +181,7 @@ fn with_python_frames(p: &mut ProcessTrace, asked: &[Asked]) {
                     gil: Gil::Held,
                     python: q.python.clone(),
                     native: Vec::new(),
+                    took_ns: None,
                 });
             }
         }
@@ -224,6 +225,8 @@ mod tests {
                 clock: ClockPair { cupti_ns: 1, monotonic_ns: 1 },
                 api_calls: ApiCalls::MayHold,
                 locate_over_ns: 1_000_000,
+                python: None,
+                several_subscribers: Some(false),
             },
             Line::DefaultStreams { tid: 7, legacy: 7, per_thread: Some(13) },
         ]
