@@ -127,8 +127,7 @@ pub fn open() -> bool {
     true
 }
 
-/// Opens the trace at `path` (for the tests).
-#[cfg(test)]
+/// Opens the trace at `path` (the gate's own file, `attach`; the tests), in place of any open one.
 pub fn open_at(path: &std::path::Path) -> std::io::Result<()> {
     *relock(&OUT) = Some(BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?));
     OPENED_BY.store(std::process::id(), Ordering::Relaxed);
