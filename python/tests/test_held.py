@@ -104,7 +104,7 @@ def test_the_held_calls_of_a_real_report_read_as_their_class_cause_and_remedy():
     assert len(copies) >= 2, [(h["name"], h["class"]) for h in calls]
     for h in copies:
         text = held.message(h, 1_000_000)
-        assert "class blocking" in text and "staged by the driver" in text
+        assert "class blocking" in text and "the driver staged" in text
         assert "pinned" in held.remedy(h) or "pin the host memory" in held.remedy(h)
     creation = [h for h in calls if "context creation" in h["what_held_it"]]
     assert creation and "created the CUDA context" in held.remedy(creation[0])
