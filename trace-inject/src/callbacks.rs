@@ -4,7 +4,8 @@
 //! events a call may wait on (a context created, a module loaded); the program's NVTX ranges (`nvtx`); and,
 //! on each thread's first call in a context, the ids of its default streams.
 
-use crate::cupti::{check, timestamp};
+use crate::clock::now as timestamp;
+use crate::cupti::check;
 use crate::{location, nvtx, writer};
 use async_lab_core::trace::format::{ApiCalls, Domain, Failure, Line, Resource};
 use async_lab_core::trace::selection;
@@ -146,7 +147,12 @@ pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<(), (Failur
 }
 
 /// CUPTI calls this on the thread of each call's enter and exit, and of each resource event.
-unsafe extern "C" fn on_callback(_user: *mut c_void, domain: D, cbid: sys::CUpti_CallbackId, data: *const c_void) {
+pub(crate) unsafe extern "C" fn on_callback(
+    _user: *mut c_void,
+    domain: D,
+    cbid: sys::CUpti_CallbackId,
+    data: *const c_void,
+) {
     // A panic must not cross into the driver (nothing here is expected to panic): the line is lost, the
     // program goes on.
     // SAFETY: `data` is what CUPTI passed for this `domain` and `cbid`.

@@ -11,7 +11,10 @@
 //! `error` line in the trace, which the command turns into its message.
 
 mod activity;
+#[doc(hidden)]
+pub mod bench;
 mod callbacks;
+mod clock;
 mod conflict;
 mod cupti;
 mod ending;

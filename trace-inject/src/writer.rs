@@ -127,8 +127,7 @@ pub fn open() -> bool {
     true
 }
 
-/// Opens the trace at `path` (for the tests).
-#[cfg(test)]
+/// Opens the trace at `path` (for the tests and the benchmark).
 pub fn open_at(path: &std::path::Path) -> std::io::Result<()> {
     *relock(&OUT) = Some(BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?));
     OPENED_BY.store(std::process::id(), Ordering::Relaxed);

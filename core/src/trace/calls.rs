@@ -359,7 +359,8 @@ pub fn summary(p: &Program, traced: &[Traced], min_held_ns: i64) -> Vec<Summary>
         by.entry(p.calls[t.index].name.as_str()).or_default().push(t.held.total_ns);
     }
     let mut rows: Vec<Summary> = by
-        .into_iter()
+        .iter()
+        .map(|(name, ns)| (*name, ns.clone()))
         .map(|(name, mut ns)| {
             ns.sort_unstable();
             Summary {
@@ -373,5 +374,9 @@ pub fn summary(p: &Program, traced: &[Traced], min_held_ns: i64) -> Vec<Summary>
         })
         .collect();
     rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+    // A bounded trace's calls that it only counted.
+    if let Some(rest) = &p.rest {
+        super::counts::add(&mut rows, &by, rest);
+    }
     rows
 }

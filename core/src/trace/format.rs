@@ -18,8 +18,9 @@ pub const TRACE_FORMAT: &str = "async-lab-trace";
 /// up (`Line::Setup`: the clock pair, which calls it traced), where held calls came from
 /// (`Line::Location`), NVTX ranges (`Line::Nvtx`), the ids of the default streams (`Line::DefaultStreams`),
 /// another CUPTI subscriber (`Line::Conflict`) and how a process that did not exit ended (`Line::Signal`).
-/// Versions 1 and 2 read as before: they hold none of these.
-pub const TRACE_VERSION: u32 = 3;
+/// Version 4 added the counts of the calls a bounded trace does not write (`Line::Counts`).
+/// Versions 1 to 3 read as before: they hold none of these.
+pub const TRACE_VERSION: u32 = 4;
 
 /// The API a call belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -146,6 +147,23 @@ pub enum Line {
     /// The process was ended by a signal (SIGSEGV, SIGBUS, SIGABRT, SIGTERM, SIGINT) or by `_exit`: the
     /// library flushed what it held before the program went on to its own handler; no `end` line follows.
     Signal { t: u64, signal: String },
+    /// The trace is bounded (version 4; `async-lab trace` without `--all-records`): it holds the calls that
+    /// held their thread longer than `keep_over_ns` with what explains them, the start-up calls, and of every
+    /// other call only these counts (see `trace::bounded`). Cumulative: a process's last `counts` line counts.
+    Counts { keep_over_ns: u64, calls: Vec<CallCount> },
+}
+
+/// The calls of one function on one thread that a bounded trace counts without writing them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallCount {
+    pub tid: u64,
+    pub domain: Domain,
+    pub name: String,
+    pub calls: u64,
+    pub total_ns: u64,
+    /// Their durations grouped as `units::duration` prints them: `[one duration of the group, how many]`, in
+    /// the order of the durations, so that the tables' median and longest read as from every call.
+    pub durations: Vec<[u64; 2]>,
 }
 
 /// CUPTI's clock and `CLOCK_MONOTONIC`, read back to back (ns).

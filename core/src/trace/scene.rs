@@ -141,6 +141,8 @@ pub struct Program {
     pub per_thread_streams: HashMap<u32, u64>,
     /// Records CUPTI dropped.
     pub dropped: u64,
+    /// The calls a bounded trace counted without writing them (format 4), where it is one.
+    pub rest: Option<super::counts::Rest>,
     /// Indexes, so that a long program's calls are each looked at in about constant time.
     index: Index,
 }
@@ -208,6 +210,9 @@ impl Program {
                     }
                 }
                 Line::Dropped { records } => prog.dropped += records,
+                Line::Counts { keep_over_ns, calls } => {
+                    prog.rest = Some(super::counts::Rest { keep_over_ns: *keep_over_ns, calls: calls.clone() })
+                }
                 _ => {}
             }
         }
@@ -271,6 +276,12 @@ impl Program {
         }
         prog.index = index;
         prog
+    }
+
+    /// How many calls the program made: those in the trace and those a bounded trace only counted, less the
+    /// `left_out` of its calls that a view does not show.
+    pub fn calls_made(&self, left_out: usize) -> usize {
+        self.calls.len() - left_out + self.rest.as_ref().map_or(0, super::counts::Rest::total)
     }
 
     /// The GPU work of call `i`, in the order it began.

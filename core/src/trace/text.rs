@@ -25,7 +25,11 @@ pub fn held_table(p: &Program, traced: &[Traced], min_held_ns: i64, top: usize) 
     }
     let (enqueued, other): (Vec<&Traced>, Vec<&Traced>) = held.iter().partition(|t| !p.own_work(t.index).is_empty());
     let longest = |n: usize| if n > top { format!(" (the {top} longest shown)") } else { String::new() };
-    let mut out = format!("{} of {} calls held their thread longer than {over}.\n\n", held.len(), traced.len());
+    let mut out = format!(
+        "{} of {} calls held their thread longer than {over}.\n\n",
+        held.len(),
+        p.calls_made(p.calls.len() - traced.len())
+    );
     if enqueued.is_empty() {
         let _ = writeln!(out, "No call that enqueued GPU work (a kernel, a copy, a memset) held its thread that long.");
     } else {

@@ -86,7 +86,8 @@ fn cut(p: &ProcessTrace, program: &Program, keep: &[usize]) -> ProcessTrace {
             | Line::Nvtx { .. }
             | Line::DefaultStreams { .. }
             | Line::Conflict { .. }
-            | Line::Signal { .. } => true,
+            | Line::Signal { .. }
+            | Line::Counts { .. } => true,
         })
         .cloned()
         .collect();
