@@ -20,11 +20,11 @@ const BUFFER: Layout = match Layout::from_size_align(4 << 20, 8) {
 /// second.
 const FLUSH_PERIOD_MS: u32 = crate::ending::FLUSH_MS as u32;
 
-const KINDS: [K; 4] = [
-    K::CUPTI_ACTIVITY_KIND_MEMCPY,
-    K::CUPTI_ACTIVITY_KIND_MEMSET,
-    K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-    K::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+const KINDS: [(K, &str); 4] = [
+    (K::CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"),
+    (K::CUPTI_ACTIVITY_KIND_MEMSET, "memset"),
+    (K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"),
+    (K::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"),
 ];
 
 /// Registers the buffer callbacks and enables the record kinds.
@@ -32,13 +32,19 @@ pub fn enable() -> Result<(), (Failure, String)> {
     // SAFETY: both are `extern "C"` functions with CUPTI's signatures, alive as long as the process.
     let code = unsafe { sys::cuptiActivityRegisterCallbacks(Some(requested), Some(completed)) };
     check(code, "cuptiActivityRegisterCallbacks")?;
-    for kind in KINDS {
+    for (kind, word) in KINDS {
+        // Each kind may be left off, for measuring what it costs (`switches::KINDS_VAR`).
+        if !crate::switches::listed(crate::switches::KINDS_VAR, word) {
+            continue;
+        }
         // SAFETY: enabling a record kind has no pointer arguments.
         check(unsafe { sys::cuptiActivityEnable(kind) }, "cuptiActivityEnable")?;
     }
     // Optional: a CUPTI without event records (before CUDA 12.8) still traces; its event waits then name no
     // stream. `ASYNC_LAB_TRACE_EVENTS=0` leaves them off, for measuring what they cost.
-    if std::env::var_os("ASYNC_LAB_TRACE_EVENTS").is_none_or(|v| v != "0") {
+    if std::env::var_os("ASYNC_LAB_TRACE_EVENTS").is_none_or(|v| v != "0")
+        && crate::switches::listed(crate::switches::KINDS_VAR, "event")
+    {
         // SAFETY: as above.
         let _ = unsafe { sys::cuptiActivityEnable(K::CUPTI_ACTIVITY_KIND_CUDA_EVENT) };
     }

@@ -9,7 +9,7 @@ use std::ffi::c_void;
 /// reads them), and takes the time from `clock`.
 pub fn start(path: &std::path::Path, clock: fn() -> u64) -> std::io::Result<()> {
     crate::clock::set(clock);
-    crate::writer::open_at(path)?;
+    crate::writer::open_at(path, crate::switches::writer())?;
     crate::writer::write_header(None);
     Ok(())
 }

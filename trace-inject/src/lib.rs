@@ -21,6 +21,8 @@ mod ending;
 mod location;
 mod nvtx;
 mod python;
+mod record;
+mod switches;
 mod writer;
 
 pub use writer::OUT_DIR_VAR;

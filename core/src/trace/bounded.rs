@@ -9,8 +9,9 @@
 //!   overlapped it, and the calls other threads had in flight when it began;
 //! - it is one of those calls in flight;
 //! - it may be start-up: it loads or creates (`startup::loading_name`, a resource event on its thread while it
-//!   ran), or it came before the first GPU record (the first call that enqueued work is among those);
-//! and its own GPU records and synchronizations are kept with it. Every resource event, default-streams,
+//!   ran), or it came before the first GPU record (the first call that enqueued work is among those).
+//!
+//! A kept call's own GPU records and synchronizations are kept with it. Every resource event, default-streams,
 //! setup, error, conflict, signal, dropped and end line is kept, and each NVTX range that holds a kept call's
 //! start. Of the rest of the calls only their counts are written ([`Line::Counts`]: per thread and function,
 //! how many calls, their time, their durations grouped as the tables print them), so the tables per function
