@@ -637,4 +637,50 @@ mod tests {
             assert!(corrs.windows(2).all(|w| w[0] < w[1]), "thread {tid} out of order");
         }
     }
+
+    /// By default the trace is bounded: of a thread's 10,000 short calls and one held call after start-up, the
+    /// file holds the held call and the counts of the others, decided on the library's thread.
+    #[test]
+    fn the_default_trace_holds_the_held_call_and_counts_the_rest() {
+        let _turn = relock(&TURN);
+        let path = std::env::temp_dir().join(format!("async-lab-inject-bounded-{}.jsonl", std::process::id()));
+        open_at(&path, Writer::On { all: false, keep_over_ns: 20_000 }).unwrap();
+        HEADER.store(false, Ordering::SeqCst);
+        write_header(None);
+        let name = c"cudaLaunchKernel";
+        let t0 = 1_000_000_000u64;
+        // A GPU record has come: start-up is over (before one, every call is kept).
+        write(&Line::Kernel { name: "k".into(), start: 10, end: 20, stream: 7, corr: 0 });
+        std::thread::spawn(move || {
+            for i in 0..10_000u32 {
+                let start = t0 + u64::from(i) * 10_000;
+                // The 5,000th call held its thread 2 ms.
+                let end = start + if i == 5_000 { 2_000_000 } else { 4_000 };
+                api(Domain::Runtime, name.as_ptr(), 211, i + 1, start, end, true);
+            }
+        })
+        .join()
+        .unwrap();
+        write(&Line::End { t: t0 + 200_000_000 });
+        flush();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let trace = Trace::parse(&text).unwrap();
+        let lines = &trace.processes[0].lines;
+        let calls: Vec<u32> =
+            lines.iter().filter_map(|l| if let Line::Api { corr, .. } = l { Some(*corr) } else { None }).collect();
+        assert_eq!(calls.len(), 1, "{} calls written", calls.len());
+        assert_eq!(calls, [5_001]);
+        let Some(Line::Counts { calls, keep_over_ns }) = lines.iter().rev().find(|l| matches!(l, Line::Counts { .. }))
+        else {
+            panic!("no counts line: {text}");
+        };
+        assert_eq!(*keep_over_ns, 20_000);
+        assert_eq!(calls.len(), 1);
+        assert_eq!(
+            (calls[0].name.as_str(), calls[0].calls, calls[0].total_ns),
+            ("cudaLaunchKernel", 9_999, 9_999 * 4_000)
+        );
+        assert!(!trace.partial());
+    }
 }
