@@ -87,3 +87,19 @@ fn driver_call(b: Bencher) {
         driver.site(D::CUPTI_CB_DOMAIN_DRIVER_API, 307, Site::CUPTI_API_EXIT);
     });
 }
+
+/// 4,096 launches, then every ring drained through the bounded trace's filter and written: the library's
+/// thread's work per launch is this less `runtime_launch`'s.
+#[divan::bench(sample_count = 50, sample_size = 1)]
+fn launches_then_drain(b: Bencher) {
+    let mut runtime = Call::new(c"cudaLaunchKernel", 0);
+    let mut driver = Call::new(c"cuLaunchKernel", 0);
+    let mut corr = 0u32;
+    b.counter(divan::counter::ItemsCount::new(4096usize)).bench_local(|| {
+        for _ in 0..4096 {
+            corr = corr.wrapping_add(1);
+            launch(&mut runtime, &mut driver, corr);
+        }
+        bench::flush();
+    });
+}

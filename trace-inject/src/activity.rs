@@ -1,7 +1,8 @@
 //! CUPTI's activity records: the GPU's copies, memsets and kernels and the host's synchronizations, each
 //! with its start, end, stream and the correlation id of the call that made it; and the events recorded in
 //! streams, which say what stream an event synchronization waited for. CUPTI fills buffers this
-//! module hands it; each full buffer is written to the trace and freed, so memory stays bounded.
+//! module hands it; each buffer CUPTI completes goes to the library's thread (`writer`), which reads its
+//! records into the trace and frees it, so memory stays bounded and nothing is read on CUPTI's calling thread.
 
 use crate::cupti::check;
 use crate::writer;
@@ -82,38 +83,51 @@ unsafe extern "C" fn completed(
     if buffer.is_null() {
         return;
     }
-    // A panic must not cross into CUPTI: the batch's lines are lost, the buffer is still freed.
-    // SAFETY: the arguments are CUPTI's, as `write_records` requires.
-    let _ = std::panic::catch_unwind(|| unsafe { write_records(ctx, stream_id, buffer, valid) });
-    // SAFETY: `buffer` was allocated by `requested` with BUFFER, and CUPTI is done with it.
-    unsafe { std::alloc::dealloc(buffer, BUFFER) };
-}
-
-/// Writes the records of a completed buffer, and CUPTI's count of dropped ones, to the trace.
-///
-/// # Safety
-/// `buffer` is one `requested` made, holding `valid` bytes of records CUPTI wrote; `ctx` and `stream_id` are
-/// the ones CUPTI passed with it.
-unsafe fn write_records(ctx: cudarc::driver::sys::CUcontext, stream_id: u32, buffer: *mut u8, valid: usize) {
-    let mut lines = Vec::new();
-    let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
-    // SAFETY: `buffer` is one `requested` made, holding `valid` bytes of records that CUPTI wrote; each
-    // record pointer it hands back points inside it.
-    while unsafe { sys::cuptiActivityGetNextRecord(buffer, valid, &mut record) } == sys::CUptiResult::CUPTI_SUCCESS {
-        // SAFETY: as above.
-        if let Some(line) = unsafe { line_of(record) } {
-            lines.push(line);
-        }
-    }
     let mut dropped = 0usize;
     // SAFETY: `ctx` and `stream_id` are the ones CUPTI passed; `dropped` is a valid place for the count.
     unsafe { sys::cuptiActivityGetNumDroppedRecords(ctx, stream_id, &mut dropped) };
-    if dropped > 0 {
-        lines.push(Line::Dropped { records: dropped as u64 });
+    // Read on the library's thread, not on the one CUPTI calls this from (it may be the program's).
+    writer::completed(Completed { buffer, valid, dropped });
+}
+
+/// A buffer CUPTI is done with, its records not yet read; freed when dropped.
+pub struct Completed {
+    buffer: *mut u8,
+    valid: usize,
+    dropped: usize,
+}
+
+// SAFETY: once CUPTI completed it, the buffer is ours alone (CUPTI never touches it again): whichever thread
+// holds the `Completed` may read and free it.
+unsafe impl Send for Completed {}
+
+impl Completed {
+    /// The lines of its records, and CUPTI's count of dropped ones.
+    pub fn lines(&self) -> Vec<Line> {
+        let mut lines = Vec::new();
+        let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
+        // SAFETY: `buffer` is one `requested` made, holding `valid` bytes of records that CUPTI wrote; each
+        // record pointer it hands back points inside it.
+        while unsafe { sys::cuptiActivityGetNextRecord(self.buffer, self.valid, &mut record) }
+            == sys::CUptiResult::CUPTI_SUCCESS
+        {
+            // SAFETY: as above.
+            if let Some(line) = unsafe { line_of(record) } {
+                lines.push(line);
+            }
+        }
+        if self.dropped > 0 {
+            lines.push(Line::Dropped { records: self.dropped as u64 });
+        }
+        lines
     }
-    writer::write_all(lines.iter());
-    // Every thread's calls go out with the records, so that a killed program keeps them up to here too.
-    writer::flush();
+}
+
+impl Drop for Completed {
+    fn drop(&mut self) {
+        // SAFETY: `buffer` was allocated by `requested` with BUFFER, and CUPTI is done with it; freed once.
+        unsafe { std::alloc::dealloc(self.buffer, BUFFER) };
+    }
 }
 
 /// The trace line of one record, for the kinds enabled. Fields are read one by one from the start of each

@@ -5,8 +5,9 @@
 //! single-consumer queue (`rtrb`), without a lock, an allocation or any formatting; on its outermost call it
 //! also says when that call began, so that the library's thread knows which calls are in flight. The library's
 //! own thread drains every ring each [`PASS_MS`], turns the records into lines, passes them through the bounded
-//! trace's filter (`async_lab_core::trace::bounded`; every line with `--all-records`) and writes them. GPU
-//! records (`activity`) and the other lines go through the same filter from the thread that has them. A
+//! trace's filter (`async_lab_core::trace::bounded`; every line with `--all-records`) and writes them, with the
+//! GPU records of the buffers CUPTI handed back (`activity`: read there too). The other lines (the setup, an
+//! error, the end) go through the same filter from the thread that has them. A
 //! program's thread takes the writer's lock only where its ring is full (the library's thread fell behind: it
 //! drains every ring itself, once) and where it writes after its ring is gone (a thread exiting).
 //!
@@ -53,6 +54,8 @@ static SINK: Mutex<Option<Sink>> = Mutex::new(None);
 static SINK_HOLDER: AtomicU64 = AtomicU64::new(0);
 /// Rings of threads that made their first call since the last pass.
 static NEW_RINGS: Mutex<Vec<Ring>> = Mutex::new(Vec::new());
+/// CUPTI's buffers of GPU records, handed over, not yet read.
+static BUFFERS: Mutex<Vec<crate::activity::Completed>> = Mutex::new(Vec::new());
 
 thread_local! {
     /// This thread is in a signal handler of the library: locks are only tried.
@@ -180,6 +183,12 @@ impl Sink {
         rings.retain(|r| !(r.rx.is_abandoned() && r.rx.is_empty()));
         rings.append(&mut self.rings);
         self.rings = rings;
+        let buffers = std::mem::take(&mut *relock(&BUFFERS));
+        for buffer in buffers {
+            for line in buffer.lines() {
+                self.feed(line, None);
+            }
+        }
         if let Shape::Bounded(filter) = &mut self.shape {
             filter.open(&open, &mut self.lines);
         }
@@ -399,6 +408,22 @@ fn direct(tid: u64, record: Option<Record>) {
     if let Some(record) = record {
         sink.record(tid, record);
         sink.emit();
+    }
+}
+
+/// A buffer of GPU records CUPTI is done with, to read on the next pass (from CUPTI's callback, on whatever
+/// thread CUPTI calls it: nothing is read or formatted there).
+pub fn completed(buffer: crate::activity::Completed) {
+    if !ours() {
+        return;
+    }
+    // In a handler that interrupted this very thread's pass the lock is not waited for: the buffer is lost.
+    if IN_HANDLER.with(Cell::get) {
+        if let Ok(mut b) = BUFFERS.try_lock() {
+            b.push(buffer);
+        }
+    } else {
+        relock(&BUFFERS).push(buffer);
     }
 }
 
