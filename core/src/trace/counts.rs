@@ -6,7 +6,6 @@
 //! the median and the longest are order statistics, which a grouping that keeps the order leaves in the same
 //! group, so they print as from every call.
 
-use super::calls::Summary;
 use super::format::CallCount;
 
 /// The calls a bounded trace counted without writing them (its last `counts` line).
@@ -24,51 +23,50 @@ impl Rest {
     }
 }
 
-/// `rows` (of the written calls, `durations` theirs by function) with the counted calls added.
-pub fn add(rows: &mut Vec<Summary>, durations: &std::collections::BTreeMap<&str, Vec<i64>>, rest: &Rest) {
+/// One function's calls, written and counted together.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Merged {
+    pub calls: usize,
+    pub total_ns: i64,
+    /// As printed, the median's and the longest's durations (see the module's doc).
+    pub median_ns: i64,
+    pub max_ns: i64,
+}
+
+/// The functions the rest counted.
+pub fn names(rest: &Rest) -> Vec<&str> {
     let mut names: Vec<&str> = rest.calls.iter().map(|c| c.name.as_str()).collect();
-    names.extend(durations.keys());
     names.sort_unstable();
     names.dedup();
-    for name in names {
-        // Each printed duration's group: (one of its durations, how many).
-        let mut groups: std::collections::HashMap<String, (i64, u64)> = std::collections::HashMap::new();
-        let mut add_one = |ns: i64, n: u64| groups.entry(crate::units::duration(ns as f64)).or_insert((ns, 0)).1 += n;
-        let written = durations.get(name).map_or(&[][..], Vec::as_slice);
-        for &ns in written {
-            add_one(ns, 1);
-        }
-        let mut total: i64 = written.iter().sum();
-        for c in rest.calls.iter().filter(|c| c.name == name) {
-            total += c.total_ns as i64;
-            for &[ns, n] in &c.durations {
-                add_one(ns as i64, n);
-            }
-        }
-        let mut groups: Vec<(i64, u64)> = groups.into_values().collect();
-        groups.sort_unstable();
-        let calls: u64 = groups.iter().map(|g| g.1).sum();
-        // The group holding the call a sort puts at calls / 2, as `calls::summary` takes the median.
-        let mut seen = 0;
-        let median_ns = groups
-            .iter()
-            .find(|g| {
-                seen += g.1;
-                seen > calls / 2
-            })
-            .map_or(0, |g| g.0);
-        let row = Summary {
-            name: name.to_owned(),
-            calls: calls as usize,
-            held_calls: rows.iter().find(|r| r.name == name).map_or(0, |r| r.held_calls),
-            total_ns: total,
-            max_ns: groups.last().map_or(0, |g| g.0),
-            median_ns,
-        };
-        match rows.iter_mut().find(|r| r.name == name) {
-            Some(r) => *r = row,
-            None => rows.push(row),
+    names
+}
+
+/// Function `name`'s calls: `written` (their durations) and those `rest` counted.
+pub fn merged(name: &str, written: &[i64], rest: &Rest) -> Merged {
+    // Each printed duration's group: (one of its durations, how many).
+    let mut groups: std::collections::HashMap<String, (i64, u64)> = std::collections::HashMap::new();
+    let mut add_one = |ns: i64, n: u64| groups.entry(crate::units::duration(ns as f64)).or_insert((ns, 0)).1 += n;
+    for &ns in written {
+        add_one(ns, 1);
+    }
+    let mut total: i64 = written.iter().sum();
+    for c in rest.calls.iter().filter(|c| c.name == name) {
+        total += c.total_ns as i64;
+        for &[ns, n] in &c.durations {
+            add_one(ns as i64, n);
         }
     }
-    rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+    let mut groups: Vec<(i64, u64)> = groups.into_values().collect();
+    groups.sort_unstable();
+    let calls: u64 = groups.iter().map(|g| g.1).sum();
+    // The group holding the call a sort puts at calls / 2, as `calls::summary` takes the median.
+    let mut seen = 0;
+    let median_ns = groups
+        .iter()
+        .find(|g| {
+            seen += g.1;
+            seen > calls / 2
+        })
+        .map_or(0, |g| g.0);
+    Merged { calls: calls as usize, total_ns: total, median_ns, max_ns: groups.last().map_or(0, |g| g.0) }
 }
