@@ -66,13 +66,11 @@ const EVENT_RECORDS: usize = 16;
 #[derive(Debug)]
 struct Call {
     domain: Domain,
-    name: String,
     start: u64,
     end: u64,
     corrs: Vec<u32>,
     /// Its `api` lines (its own last) and its location.
     lines: Vec<Line>,
-    names: Vec<String>,
 }
 
 impl Call {
@@ -182,17 +180,9 @@ impl Filter {
     /// at once), inside one (`Some(false)`), or is not known (`None`: decided by the next line of its thread).
     pub fn push(&mut self, line: Line, outermost: Option<bool>, out: &mut Vec<Line>) {
         match line {
-            Line::Api { domain, ref name, tid, corr, start, end, .. } => {
+            Line::Api { domain, tid, corr, start, end, .. } => {
                 self.now = self.now.max(end);
-                let call = Call {
-                    domain,
-                    name: name.clone(),
-                    start,
-                    end,
-                    corrs: vec![corr],
-                    names: vec![name.clone()],
-                    lines: vec![line],
-                };
+                let call = Call { domain, start, end, corrs: vec![corr], lines: vec![line] };
                 self.call(tid, call, outermost, out);
             }
             Line::Location { tid, corr, .. } => {
@@ -340,7 +330,6 @@ impl Filter {
                     call.corrs.push(c);
                 }
             }
-            call.names.extend(i.names);
             let own = call.lines.pop();
             call.lines.extend(i.lines);
             call.lines.extend(own);
@@ -376,7 +365,12 @@ impl Filter {
         let created = t.resources.iter().any(|&r| r >= call.start && r <= call.end);
         let startup = !self.gpu_seen && self.startup_kept < self.cfg.startup_calls;
         let pinned = self.pins.iter().any(|&(ptid, at, _)| ptid != tid && call.in_flight_at(at));
-        if held || created || startup || pinned || call.names.iter().any(|n| loading_name(n)) {
+        if held
+            || created
+            || startup
+            || pinned
+            || call.lines.iter().any(|l| matches!(l, Line::Api { name, .. } if loading_name(name)))
+        {
             if startup {
                 self.startup_kept += 1;
             }
@@ -505,11 +499,21 @@ impl Filter {
             }
         }
         for (tid, c) in counted {
-            let r = self.rest.entry((tid, c.domain, c.name)).or_default();
             let ns = c.end.saturating_sub(c.start);
+            // The call's own line is its last `api` line: its name is the function counted.
+            let Some(Line::Api { name, .. }) = c.lines.into_iter().rev().find(|l| matches!(l, Line::Api { .. })) else {
+                continue;
+            };
+            let r = self.rest.entry((tid, c.domain, name)).or_default();
             r.calls += 1;
             r.total_ns += ns;
-            r.groups.entry(crate::units::duration(ns as f64)).or_insert((ns, 0)).1 += 1;
+            let group = crate::units::duration(ns as f64);
+            match r.groups.get_mut(&group) {
+                Some(g) => g.1 += 1,
+                None => {
+                    r.groups.insert(group, (ns, 1));
+                }
+            }
             self.counts_changed = true;
         }
         while let Some(entry) = self.gpu.first_entry() {
