@@ -16,6 +16,8 @@
 //! - `indeterminate`: the readings contradict each other (the stream query and the GPU's clock disagree), or
 //!   whether the call waited for the work ahead was asked too long after the return (see `timing`). Said
 //!   rather than guessed.
+//! - `unknown` (a traced program only): the records the class would rest on are missing from the trace (the
+//!   program was killed before CUPTI handed them back, or CUPTI dropped them). Said rather than guessed.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -32,10 +34,12 @@ pub enum Class {
     Blocking,
     DeviceSync,
     Indeterminate,
+    /// A traced call whose GPU records are missing (`trace::calls`).
+    Unknown,
 }
 
 impl Class {
-    pub const ALL: [Class; 7] = [
+    pub const ALL: [Class; 8] = [
         Class::Async,
         Class::Staged,
         Class::WaitedForStream,
@@ -43,6 +47,7 @@ impl Class {
         Class::Blocking,
         Class::DeviceSync,
         Class::Indeterminate,
+        Class::Unknown,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -54,6 +59,7 @@ impl Class {
             Class::Blocking => "blocking",
             Class::DeviceSync => "device-sync",
             Class::Indeterminate => "indeterminate",
+            Class::Unknown => "unknown",
         }
     }
 

@@ -45,14 +45,20 @@ def step(program, name, call, about=""):
     finally:
         end = time.perf_counter_ns()
         pop()
-        line = {
-            "program": program,
-            "step": name,
-            "call": call,
-            "tid": threading.get_native_id(),
-            "start_ns": start,
-            "end_ns": end,
-            "about": about,
-        }
-        print(PREFIX + json.dumps(line), flush=True)
+        record(program, name, call, start, end, about)
         print(f"{program}: {name}: {(end - start) / 1e6:.3f} ms ({call})", file=sys.stderr, flush=True)
+
+
+def record(program, name, call, start_ns, end_ns, about=""):
+    """Prints one step the program timed itself (`time.perf_counter_ns()` at its start and end), on this
+    thread, without an NVTX range: for programs written the way users write them."""
+    line = {
+        "program": program,
+        "step": name,
+        "call": call,
+        "tid": threading.get_native_id(),
+        "start_ns": start_ns,
+        "end_ns": end_ns,
+        "about": about,
+    }
+    print(PREFIX + json.dumps(line), flush=True)

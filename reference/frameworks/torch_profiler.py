@@ -1,6 +1,8 @@
 """A PyTorch program that runs torch.profiler (which subscribes to CUPTI) after CUDA started: under
-`async-lab trace` the profiler finds CUPTI taken, and the tracer says so at the end; with `--yield-cupti` the
-tracer steps aside and the profiler records the CUDA activity.
+`async-lab trace` with a CUPTI that takes one subscriber (13.0, the H200's toolkit) the profiler finds CUPTI
+taken, and the tracer says so at the end; with `--yield-cupti` the tracer steps aside. With a CUPTI of 13.2 or
+later (`--cupti .../nvidia/cu13/lib/libcupti.so.13` of the nvidia-cuda-cupti wheel) the tracer subscribes as
+one of several, and the profiler may subscribe beside it (reference/frameworks/lifetime.sh checks both).
 
 Prints one JSON line: how many CUDA kernels the profiler saw (0 when it could not subscribe).
 

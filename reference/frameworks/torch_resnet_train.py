@@ -1,13 +1,14 @@
-"""A ResNet-18 training loop as users write one, for what `async-lab trace` costs a training step.
+"""A ResNet-18 training loop written the way users write one, for `async-lab trace`: no NVTX, no tracer in
+mind.
 
-torchvision's ResNet-18 (random weights) on random images (batch 64 of 3x160x160, 10 classes) served by a
-`DataLoader` with 2 worker processes (pinned batches with `--pin`), moved with `non_blocking=True`; forward,
-cross-entropy, backward, an SGD step with momentum, and `loss.item()`, where the loop waits for the GPU. About
-400 kernel launches a step: on an H200 the loop is bound by how fast the host launches them.
+Random 3×160×160 images and labels come from a `Dataset` through a `DataLoader` with two worker processes,
+64 a batch; each batch goes to the GPU with `.cuda(non_blocking=True)` (from pageable memory by default,
+from pinned memory with `--pin`, the loader's `pin_memory=True`); torchvision's ResNet-18, cross entropy,
+SGD; `loss.item()` logged every step.
 
-Each step is timed from the batch's arrival to `loss.item()`'s return (`time.perf_counter_ns`); the first
-`--warmup` steps (cuDNN's choices, the caching allocator's first blocks, lazy module loading) are left out.
-Prints one JSON line at the end: `{"median_step_ms": ..., "steps": ..., ...}`.
+Each step (the next batch from the loader through `loss.item()`) is timed with `time.perf_counter` and
+printed as an `async-lab-step` line (steps.py); the last line is one JSON object: the median step time after
+the warm-up steps, and how many steps it is the median of.
 
 Usage: python3 torch_resnet_train.py [--steps N] [--warmup N] [--pin]
 """
@@ -19,23 +20,28 @@ import time
 
 import torch
 import torchvision
+from torch.utils.data import DataLoader, Dataset
+
+from steps import record
+
+P = "torch_resnet_train"
 
 
-class RandomImages(torch.utils.data.Dataset):
-    """Images and labels from a pool of 256 random ones, so that the workers keep ahead of the GPU and the
-    step's time is the model's."""
+class RandomImages(Dataset):
+    """Random images and labels, as a stand-in for a folder of JPEGs: `n` items drawn from a pool of 256."""
 
-    def __init__(self, n, size):
+    def __init__(self, n, size=160, classes=1000, pool=256):
         g = torch.Generator().manual_seed(0)
         self.n = n
-        self.images = torch.randn(256, 3, size, size, generator=g)
-        self.labels = torch.randint(0, 10, (256,), generator=g)
+        self.images = torch.randn(pool, 3, size, size, generator=g)
+        self.labels = torch.randint(classes, (pool,), generator=g)
 
     def __len__(self):
         return self.n
 
     def __getitem__(self, i):
-        return self.images[i % 256], int(self.labels[i % 256])
+        k = i % len(self.images)
+        return self.images[k], int(self.labels[k])
 
 
 def main():
@@ -43,40 +49,37 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--pin", action="store_true")
-    ap.add_argument("--batch", type=int, default=64)
     args = ap.parse_args()
-    if args.steps <= 0 or args.warmup < 0:
-        ap.error("--steps must be positive and --warmup not negative")
-    dev = torch.device("cuda")
-    torch.manual_seed(0)
-    model = torchvision.models.resnet18(num_classes=10).to(dev)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    total = args.warmup + args.steps
-    data = RandomImages(total * args.batch, 160)
-    loader = torch.utils.data.DataLoader(
-        data, batch_size=args.batch, num_workers=2, pin_memory=args.pin, persistent_workers=False
-    )
+    if args.steps < 1 or args.warmup < 0:
+        ap.error("--steps must be at least 1 and --warmup at least 0")
+
+    batch = 64
+    dataset = RandomImages((args.warmup + args.steps) * batch)
+    loader = DataLoader(dataset, batch_size=batch, shuffle=True, num_workers=2, pin_memory=args.pin, drop_last=True)
+    model = torchvision.models.resnet18(num_classes=1000).cuda()
+    criterion = torch.nn.CrossEntropyLoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     model.train()
-    ms = []
-    t0 = time.perf_counter_ns()
-    for i, (xb, yb) in enumerate(loader):
-        xb, yb = xb.to(dev, non_blocking=True), yb.to(dev, non_blocking=True)
-        out = model(xb)
-        loss = torch.nn.functional.cross_entropy(out, yb)
-        opt.zero_grad(set_to_none=True)
+
+    times = []
+    start = time.perf_counter_ns()
+    for i, (images, labels) in enumerate(loader):
+        images = images.cuda(non_blocking=True)
+        labels = labels.cuda(non_blocking=True)
+        outputs = model(images)
+        loss = criterion(outputs, labels)
+        optimizer.zero_grad()
         loss.backward()
-        opt.step()
-        loss.item()
-        t1 = time.perf_counter_ns()
+        optimizer.step()
+        value = loss.item()
+        end = time.perf_counter_ns()
+        record(P, f"step-{i}", "cudaStreamSynchronize", start, end, "the next batch through loss.item()")
+        print(f"step {i}: loss {value:.4f}")
         if i >= args.warmup:
-            ms.append((t1 - t0) / 1e6)
-        t0 = t1
-    torch.cuda.synchronize()
-    print(json.dumps({
-        "program": "torch_resnet_train", "median_step_ms": statistics.median(ms), "steps": len(ms),
-        "mean_step_ms": statistics.fmean(ms), "min_step_ms": min(ms), "max_step_ms": max(ms),
-        "batch": args.batch, "pin": args.pin,
-    }), flush=True)
+            times.append((end - start) / 1e6)
+        start = time.perf_counter_ns()
+
+    print(json.dumps({"median_step_ms": round(statistics.median(times), 3), "steps": len(times)}))
 
 
 if __name__ == "__main__":

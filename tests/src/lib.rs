@@ -1,5 +1,6 @@
 //! Helpers for the workspace's GPU-free tests: where the inputs they test are (here), the synthetic recording
-//! the HTML tests render (`synthetic`), and the checks of a rendered page they share (`page`).
+//! the HTML tests render (`synthetic`), synthetic traces (`trace_synthetic`, and `synthetic_places` for
+//! programs placed by their own lines), and the checks of a rendered page they share (`page`).
 //!
 //! `cargo xtask test` builds the PTX and the `async-lab` binary first and passes their paths in `ASYNC_LAB_PTX`
 //! and `ASYNC_LAB_BIN`; run alone, the tests look in the usual places under `target/`. A missing input fails the
@@ -7,6 +8,7 @@
 
 pub mod page;
 pub mod synthetic;
+pub mod synthetic_places;
 pub mod trace_synthetic;
 
 use std::env;

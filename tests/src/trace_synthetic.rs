@@ -4,7 +4,7 @@
 //! Times are CUPTI-like ns from an arbitrary origin; one stream (13) for the program's work, another (14)
 //! for a second stream, thread 100 for the main thread and 200 for a second one.
 
-use async_lab_core::trace::format::{header, Domain, Line, Resource};
+use async_lab_core::trace::format::{header, Domain, Line, OverheadKind, Resource};
 
 /// The origin of the synthetic clock.
 pub const T0: u64 = 1_000_000_000_000;
@@ -175,6 +175,148 @@ pub fn lazy_load_beside_another_threads_wait() -> String {
     ])
 }
 
+/// CUPTI's overhead record of `kind` for the call `corr` (format 4).
+pub fn overhead(kind: OverheadKind, corr: u32, start: u64, end: u64) -> Line {
+    Line::Overhead { kind, start: T0 + start, end: T0 + end, corr: Some(corr), stream: None, queue_length: None }
+}
+
+/// A first launch under lazy loading behind a 33.2 ms kernel (`spin`, correlation 10) in its own stream
+/// (13), or with `other_stream` in stream 14, as on the H200: the launch was held 44.5 ms, the kernel ran
+/// 33.2 ms of it, then the load took 11.1 ms. Nothing on the thread shows when the load began, but with
+/// `record`, CUPTI's overhead record of the lazy load (`LAZY_FUNCTION_LOADING`, 40 µs after the kernel
+/// ended).
+pub fn lazy_load_after_drain(other_stream: bool, record: bool) -> String {
+    let mut lines = vec![
+        call("cudaLaunchKernel", 10, 0, 5 * US),
+        kernel("spin", if other_stream { 14 } else { 13 }, 10, 10 * US, 33_210 * US),
+        call("cudaLaunchKernel", 11, 20 * US, 44_500 * US),
+        driver_call("cuLaunchKernel", 11, 25 * US, 44_490 * US),
+        module_loaded(44_400 * US),
+        kernel("first", 13, 11, 44_520 * US, 44_530 * US),
+    ];
+    if record {
+        lines.push(overhead(OverheadKind::LazyFunctionLoading, 11, 33_250 * US, 44_380 * US));
+    }
+    trace(lines)
+}
+
+/// A launch into a stream whose launch queue is full: 3 ms after it began, the kernel ahead (correlation 10)
+/// ended and made room; the launch returned 40 µs later. With `record`, CUPTI's overhead record
+/// `COMMAND_BUFFER_FULL` covers the wait; without it the trace shows no full queue (its earlier launches are
+/// not in it).
+pub fn launch_into_a_full_queue(record: bool) -> String {
+    let mut lines = vec![
+        call("cudaLaunchKernel", 10, 0, 5 * US),
+        kernel("spin", 13, 10, 10 * US, 3_020 * US),
+        call("cudaLaunchKernel", 11, 20 * US, 3_060 * US),
+        kernel("next", 13, 11, 3_030 * US, 3_040 * US),
+    ];
+    if record {
+        lines.push(Line::Overhead {
+            kind: OverheadKind::CommandBufferFull,
+            start: T0 + 30 * US,
+            end: T0 + 3_030 * US,
+            corr: Some(11),
+            stream: Some(13),
+            queue_length: Some(1024),
+        });
+    }
+    trace(lines)
+}
+
+/// A program killed 0.3 s after its last call: six 250 ms device → host copies into pageable memory, each
+/// held for its whole transfer, each followed by a synchronize; with `records`, the copies' GPU records were
+/// handed back before the kill; without, none was (CUPTI still held them). No `end` line: the section was cut
+/// short.
+pub fn killed_after_held_copies(records: bool) -> String {
+    let mut lines = vec![header(4242, vec!["killed".into()], Some(130001))];
+    for k in 0..6u64 {
+        let t = k * 300 * MS;
+        let corr = 10 + 2 * k as u32;
+        lines.push(call("cudaMemcpyAsync", corr, t, t + 250 * MS));
+        if records {
+            lines.push(Line::Memcpy {
+                copy_kind: 2,
+                src_kind: 3,
+                dst_kind: 1,
+                bytes: 1 << 30,
+                start: T0 + t + 20 * US,
+                end: T0 + t + 250 * MS - 10 * US,
+                stream: 7,
+                corr,
+            });
+        }
+        lines.push(call("cudaStreamSynchronize", corr + 1, t + 250 * MS + 5 * US, t + 250 * MS + 9 * US));
+    }
+    lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect()
+}
+
+/// `reference/frameworks/killed.py` as its trace would read: six times a 250 ms GPU sleep
+/// (`spin_kernel`) on stream 7, then a 4 MiB device → pageable copy held until the sleep ended, and its
+/// stream synchronized; killed 0.3 s after the last (no `end` line). CUPTI handed back every record that
+/// ended before `handed_back_until` (ms after the first call; none later: the program was killed first).
+pub fn killed_program(handed_back_until: u64) -> String {
+    let mut lines = vec![header(4242, vec!["python3".into(), "killed.py".into()], Some(130001))];
+    let kept = |end: u64| end < handed_back_until * MS;
+    for k in 0..6u64 {
+        let t = 100 * MS + k * 260 * MS;
+        let (sleep, copy) = (100 + 3 * k as u32, 101 + 3 * k as u32);
+        lines.push(call("cudaLaunchKernel", sleep, t, t + 6 * US));
+        lines.push(driver_call("cuLaunchKernel", sleep, t + US, t + 5 * US));
+        if kept(t + 250 * MS) {
+            lines.push(kernel("_ZN2at4cuda12_GLOBAL__N_111spin_kernelEl", 7, sleep, t + 10 * US, t + 250 * MS));
+        }
+        lines.push(call("cudaMemcpyAsync", copy, t + 20 * US, t + 250 * MS + 700 * US));
+        lines.push(driver_call("cuMemcpyDtoHAsync_v2", copy, t + 25 * US, t + 250 * MS + 690 * US));
+        if kept(t + 250 * MS + 600 * US) {
+            lines.push(Line::Memcpy {
+                copy_kind: 2,
+                src_kind: 3,
+                dst_kind: 1,
+                bytes: 4 << 20,
+                start: T0 + t + 250 * MS + 5 * US,
+                end: T0 + t + 250 * MS + 600 * US,
+                stream: 7,
+                corr: copy,
+            });
+        }
+        lines.push(call("cudaStreamSynchronize", copy + 1, t + 250 * MS + 710 * US, t + 250 * MS + 715 * US));
+    }
+    lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect()
+}
+
+/// `reference/frameworks/torch_profiler.py` traced with a CUPTI that takes several subscribers: the tracer
+/// subscribed as one of several, the profiler (libkineto in libtorch_cpu.so) subscribed beside it 2 s in,
+/// CUPTI took it (`accepted`), and the tracer went on recording the 20 profiled kernels; without
+/// `several`, CUPTI refused the profiler (one subscriber).
+pub fn profiler_beside_the_tracer(several: bool) -> String {
+    let mut lines = vec![
+        header(4242, vec!["python3".into(), "torch_profiler.py".into()], Some(if several { 130500 } else { 130001 })),
+        Line::Setup {
+            clock: async_lab_core::trace::format::ClockPair { cupti_ns: T0, monotonic_ns: 0 },
+            api_calls: async_lab_core::trace::format::ApiCalls::MayHold,
+            locate_over_ns: 1_000_000,
+            python: None,
+            several_subscribers: Some(several),
+        },
+        Line::Conflict {
+            t: T0 + 2_000 * MS,
+            tid: 100,
+            library: "/v/site-packages/torch/lib/libtorch_cpu.so".into(),
+            call: "cuptiSubscribe".into(),
+            yielded: false,
+            accepted: Some(several),
+        },
+    ];
+    for k in 0..20u64 {
+        let t = 2_100 * MS + k * 20 * US;
+        lines.push(call("cudaLaunchKernel", 200 + k as u32, t, t + 8 * US));
+        lines.push(kernel("mul", 7, 200 + k as u32, t + 10 * US, t + 12 * US));
+    }
+    lines.push(Line::End { t: T0 + 3_000 * MS });
+    lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect()
+}
+
 /// Every synthetic trace, by name.
 pub fn all() -> Vec<(&'static str, String)> {
     vec![
@@ -187,6 +329,10 @@ pub fn all() -> Vec<(&'static str, String)> {
         ("launch-is-async", launch_is_async()),
         ("event-wait", event_wait(true)),
         ("lazy-load-beside-another-threads-wait", lazy_load_beside_another_threads_wait()),
+        ("lazy-load-after-drain-its-stream", lazy_load_after_drain(false, true)),
+        ("lazy-load-after-drain-other-stream", lazy_load_after_drain(true, true)),
+        ("launch-into-a-full-queue", launch_into_a_full_queue(true)),
+        ("killed-after-held-copies", killed_after_held_copies(false)),
     ]
 }
 
@@ -386,6 +532,7 @@ pub fn located_training_loop() -> String {
                 py("train.py", 60, "<module>"),
             ],
             native: vec![],
+            took_ns: None,
         });
         lines.push(Line::Memcpy {
             copy_kind: 2,
@@ -424,6 +571,7 @@ pub fn located_training_loop() -> String {
                     line: Some(12),
                 },
             ],
+            took_ns: None,
         },
         Line::Nvtx { tid: 100, start: T0 + 309 * MS, end: T0 + 320 * MS, name: "optimizer step".into(), domain: None },
         call("cudaMalloc", 60, 310 * MS, 312 * MS),

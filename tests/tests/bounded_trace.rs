@@ -76,7 +76,7 @@ fn answer(p: &ProcessTrace) -> Vec<String> {
     for t in a.held(min, false) {
         let c = &a.program.calls[t.index];
         out.push(text::explain(&a.program, t));
-        out.push(text::explain_location(&a.locations, c));
+        out.push(text::explain_location(&a.locations, c, &a.places[t.index]));
     }
     out
 }

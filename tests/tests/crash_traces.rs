@@ -4,6 +4,7 @@
 //! way it ended: the signal, `_exit`, an `end` line for `exit`, nothing for SIGKILL (its periodic flush had
 //! the call by then) and for SIGINT (Python handles it).
 
+use async_lab_core::class::Class;
 use async_lab_core::trace::calls;
 use async_lab_core::trace::format::{Line, Trace};
 use async_lab_core::trace::scene::Program;
@@ -63,6 +64,11 @@ fn each_way_of_dying_leaves_a_trace_that_holds_its_last_held_call() {
         };
         assert_eq!(p.ended_by.as_deref(), want, "{name}");
         assert_eq!(p.partial, mode != "exit", "{name}");
+        // Every way but SIGKILL flushed CUPTI's records first: the held call reads the wait they show. Killed
+        // (traced at b38fd50, before CUPTI's buffers were handed back on the periodic flush), the trace holds no
+        // GPU record, and the call says so instead of reading as a call that waited for nothing.
+        let want = if mode == "kill" { Class::Unknown } else { Class::DeviceSync };
+        assert_eq!(held.class, want, "{name}: {}", held.cause);
     }
 }
 

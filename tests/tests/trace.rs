@@ -141,6 +141,8 @@ fn a_programs_own_steps_are_put_beside_the_calls_they_are_about() {
         clock: ClockPair { cupti_ns: syn::T0, monotonic_ns: mono },
         api_calls: ApiCalls::All,
         locate_over_ns: 20_000,
+        python: None,
+        several_subscribers: None,
     }];
     lines.extend(syn::trace_lines_copy_waits_for_its_stream());
     let text = syn::trace(lines);
@@ -471,4 +473,156 @@ fn on_the_h200_the_traced_default_run_is_counted_as_docs_trace_md_says() {
         .filter(|r| r.agrees() == Some(false))
         .all(|r| !r.id.starts_with("wait/") && !r.id.starts_with("runtime/wait/")));
     insta::assert_snapshot!("h200-default-against", against::markdown(&rows));
+}
+
+/// The lab's K4: a first launch under lazy loading waits for the device before its module loads. Nothing on
+/// the thread shows when the load began, so the kernel that ended 11 ms before the return ran "during it, not
+/// waited for"; CUPTI's overhead record says the load began right after the kernel ended (load after drain):
+/// then the launch waited for it, for its stream or for the device, as the lab's experiment shows.
+#[test]
+fn a_lazy_load_after_a_drain_waited_for_the_kernel_that_ended_right_before_it() {
+    use async_lab_core::class::Class;
+    let cases = [
+        (
+            false,
+            Class::WaitedForStream,
+            "lazy module load waited for the kernel spin ahead in its stream",
+            "load/first-launch/lazy/same",
+        ),
+        (
+            true,
+            Class::DeviceSync,
+            "lazy module load waited for other streams' work: the kernel spin on stream 14",
+            "load/first-launch/lazy/other",
+        ),
+    ];
+    for (other_stream, class, words, case) in cases {
+        let (p, t) = classified(&syn::lazy_load_after_drain(other_stream, false));
+        let launch = t.iter().find(|t| p.calls[t.index].corr == 11).unwrap();
+        assert_eq!(launch.class, Class::Async, "without the record: {}", launch.cause);
+        assert!(launch.held.overlapped.iter().any(|o| o.what.contains("spin")), "{:?}", launch.held.overlapped);
+
+        let (p, t) = classified(&syn::lazy_load_after_drain(other_stream, true));
+        let launch = t.iter().find(|t| p.calls[t.index].corr == 11).unwrap();
+        assert_eq!(launch.class, class, "{}", launch.cause);
+        assert!(launch.cause.starts_with(&format!("33.2 ms {words}")), "{}", launch.cause);
+        assert!(launch.cause.ends_with("then 11.3 ms the call itself: lazy module load"), "{}", launch.cause);
+        assert!(launch.held.overlapped.is_empty(), "{:?}", launch.held.overlapped);
+        assert!(launch.basis.as_ref().unwrap().case.ends_with(case), "{:?}", launch.basis);
+        let explained = async_lab_core::trace::text::explain(&p, launch);
+        assert!(
+            explained.contains(
+                "CUPTI's overhead record LAZY_FUNCTION_LOADING: a function's code loaded at its first use (lazy \
+                 loading), from 33.2 ms to 44.4 ms after the call began"
+            ),
+            "{explained}"
+        );
+    }
+}
+
+/// CUPTI's `COMMAND_BUFFER_FULL` record names the full queue: the launch waited for room, which the kernel
+/// ahead made as it ended, as the lab's K5 shows; without the record the trace shows no full queue, and a
+/// launch is not known to wait for its stream otherwise.
+#[test]
+fn a_full_queue_record_names_the_wait_for_room() {
+    use async_lab_core::class::Class;
+    let (p, t) = classified(&syn::launch_into_a_full_queue(false));
+    let launch = t.iter().find(|t| p.calls[t.index].corr == 11).unwrap();
+    assert_eq!(launch.class, Class::Async, "{}", launch.cause);
+    let (p, t) = classified(&syn::launch_into_a_full_queue(true));
+    let launch = t.iter().find(|t| p.calls[t.index].corr == 11).unwrap();
+    assert_eq!(launch.class, Class::WaitedForStream, "{}", launch.cause);
+    assert!(
+        launch.cause.starts_with("launch queue full: waited for the kernel spin ahead in its stream, correlation 10"),
+        "{}",
+        launch.cause
+    );
+    assert!(launch.basis.as_ref().unwrap().case.contains("launch/queue-depth"), "{:?}", launch.basis);
+    let explained = async_lab_core::trace::text::explain(&p, launch);
+    assert!(
+        explained.contains("COMMAND_BUFFER_FULL: the launch queue (a command buffer of 1024) was full"),
+        "{explained}"
+    );
+}
+
+/// A program killed before CUPTI handed its records back: its held copies have no GPU record, so no class
+/// that needs one; their synchronizes, which the attribution finds held by nothing, may have waited for the
+/// lost work. With the records handed back, each copy reads what its record shows.
+#[test]
+fn calls_whose_gpu_records_were_lost_read_unknown() {
+    use async_lab_core::class::Class;
+    let (p, t) = classified(&syn::killed_after_held_copies(false));
+    assert_eq!(t.len(), 12);
+    for c in &t {
+        assert_eq!(c.class, Class::Unknown, "{} {}", p.calls[c.index].name, c.cause);
+        let want = if p.calls[c.index].name == "cudaMemcpyAsync" {
+            "its GPU records were lost: the program was killed"
+        } else {
+            "what it waited for may be among the GPU records missing: the program was killed"
+        };
+        assert_eq!(c.cause, want);
+    }
+    let table = async_lab_core::trace::text::held_table(&p, &t, 20_000, 20);
+    assert!(table.contains("6 calls that enqueued GPU work"), "{table}");
+    assert!(
+        table.contains("12 of 12 calls read unknown: the GPU records their classes would rest on are missing"),
+        "{table}"
+    );
+
+    let (p, t) = classified(&syn::killed_after_held_copies(true));
+    for c in &t {
+        let want = if p.calls[c.index].name == "cudaMemcpyAsync" { Class::Blocking } else { Class::Async };
+        assert_eq!(c.class, want, "{} {}", p.calls[c.index].name, c.cause);
+    }
+}
+
+/// A committed trace cut as a killed program's would be: the GPU records that ended after some time are not
+/// there, nor the `end` line. The calls whose records are missing read `unknown`: the copy back, whose record
+/// ended after the cut, and the calls after it that the attribution finds held by nothing though they may
+/// have waited for that copy (the synchronize, which did; the frees, which the lab has seen drain the
+/// device); every other call keeps its class.
+#[test]
+fn a_cut_trace_says_which_calls_lost_their_records() {
+    use async_lab_core::class::Class;
+    use async_lab_core::trace::format::Line;
+    let path = async_lab_tests::project_root()
+        .join("recordings/trace-seed_program-pinned-lazy-h200-driver580.159.04-2026-12-03-761b4dc.jsonl");
+    let whole = Trace::load(&path).unwrap();
+    let before = Program::of(&whole.processes[0]);
+    let classes_before = calls::classify(&before);
+    // Cut right after the kernel's end: the 2 GiB copy back (correlation 127) and the synchronize's record
+    // (129) ended later.
+    let cut_at = whole.processes[0]
+        .lines
+        .iter()
+        .find_map(|l| match l {
+            Line::Kernel { end, .. } => Some(*end),
+            _ => None,
+        })
+        .unwrap();
+    let mut cut = whole.clone();
+    cut.processes[0].lines.retain(|l| match l {
+        Line::Memcpy { end, .. } | Line::Memset { end, .. } | Line::Kernel { end, .. } | Line::Sync { end, .. } => {
+            *end <= cut_at
+        }
+        Line::End { .. } => false,
+        _ => true,
+    });
+    let cut = Trace::parse(&async_lab_core::trace::trim::to_text(&cut)).unwrap();
+    assert!(cut.partial());
+    let after = Program::of(&cut.processes[0]);
+    let classes_after = calls::classify(&after);
+    assert_eq!(classes_before.len(), classes_after.len());
+    let mut unknown = Vec::new();
+    for (b, a) in classes_before.iter().zip(&classes_after) {
+        let call = &after.calls[a.index];
+        if a.class == Class::Unknown {
+            unknown.push(call.corr);
+        } else {
+            assert_eq!(a.class, b.class, "{} {}: {}", call.name, call.corr, a.cause);
+        }
+    }
+    assert_eq!(unknown, [127, 129, 131, 132]);
+    let copy = classes_after.iter().find(|t| after.calls[t.index].corr == 127).unwrap();
+    assert_eq!(copy.cause, "its GPU records were lost: the program was killed");
 }

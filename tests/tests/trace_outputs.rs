@@ -84,11 +84,21 @@ fn the_by_location_table_leads_with_the_users_line_and_puts_start_up_on_its_own(
 fn explain_names_the_frames_and_ranges_of_a_call() {
     let trace = Trace::parse(&syn::located_training_loop()).unwrap();
     let a = Analysis::of(&trace.processes[0]);
-    let call = |corr: u32| a.program.calls.iter().find(|c| c.corr == corr).unwrap();
-    let s = async_lab_core::trace::text::explain_location(&a.locations, call(11));
-    assert!(s.starts_with("where: train.py:41 train_step\nPython frames, innermost first:\n"), "{s}");
+    let at = |corr: u32| a.program.calls.iter().position(|c| c.corr == corr).unwrap();
+    let explain = |corr: u32| {
+        async_lab_core::trace::text::explain_location(&a.locations, &a.program.calls[at(corr)], &a.places[at(corr)])
+    };
+    let s = explain(11);
+    // The place with the NVTX range beside it, then the chain from the script's line to the package's.
+    assert!(
+        s.starts_with(
+            "where: train.py:41 train_step [nvtx: epoch 1]\nfrom there to the call: train.py:41 → torch/_tensor.py:1000\n\
+             Python frames, innermost first:\n"
+        ),
+        "{s}"
+    );
     assert!(s.contains("site-packages/torch/_tensor.py:1000 item") && s.contains("epoch 1"), "{s}");
-    let s = async_lab_core::trace::text::explain_location(&a.locations, call(50));
+    let s = explain(50);
     assert!(s.contains("step (app+0x2000) at /home/me/app/main.cu:12"), "{s}");
 }
 
@@ -280,9 +290,8 @@ fn format_json_prints_one_report_and_fail_on_held_names_each_call() {
     assert_eq!(lines.len(), 5, "{err}");
     assert!(lines[1..].iter().filter(|l| l.contains("cudaMemcpy held") && l.contains("class waited-for-stream at train.py:41 train_step")).count() == 3, "{err}");
     assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with("  corr 50 cudaStreamSynchronize held") && l.ends_with("at main.cu:12 step")),
+        lines.iter().any(|l| l.starts_with("  corr 50 cudaStreamSynchronize held")
+            && l.ends_with("at main.cu:12 step [nvtx: epoch 1]")),
         "{err}"
     );
     let text = String::from_utf8_lossy(&o.stdout);

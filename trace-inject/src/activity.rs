@@ -1,25 +1,43 @@
 //! CUPTI's activity records: the GPU's copies, memsets and kernels and the host's synchronizations, each
-//! with its start, end, stream and the correlation id of the call that made it; and the events recorded in
-//! streams, which say what stream an event synchronization waited for. CUPTI fills buffers this
-//! module hands it; each buffer CUPTI completes goes to the library's thread (`writer`), which reads its
-//! records into the trace and frees it, so memory stays bounded and nothing is read on CUPTI's calling thread.
+//! with its start, end, stream and the correlation id of the call that made it; the events recorded in
+//! streams, which say what stream an event synchronization waited for; and the driver's overheads (a lazy
+//! load, a launch that waited for room in a full queue), with the call that caused them. CUPTI fills buffers
+//! this module hands it; each buffer CUPTI hands back goes to the library's thread (`writer`), which reads
+//! its records into the trace and frees it, so memory stays bounded and nothing is read on the thread CUPTI
+//! calls back on.
+//!
+//! CUPTI hands a buffer back when it is full, and whenever [`hand_back`] asks for every buffer whose records
+//! are all complete (the library's flusher does, every `ending::FLUSH_MS`): so a program killed by SIGKILL
+//! loses only the records of work that ended after the last such flush, or that shares a buffer with work
+//! still running. Each buffer comes back once, and is freed once written; only the flush at the end (exit, a
+//! signal) also hands back buffers with records still incomplete, whose work never ended.
+//!
+//! Where CUPTI took the tracer as one of several subscribers (`cupti::Subscriber::several`), buffers and
+//! record kinds are the tracer's own (the per-subscriber functions of CUPTI 13.2): a profiler that subscribes
+//! beside it has its own.
 
-use crate::cupti::check;
+use crate::cupti::{check, Subscriber};
 use crate::writer;
-use async_lab_core::trace::format::{Failure, Line};
+use async_lab_core::trace::format::{Failure, Line, OverheadKind};
 use cudarc::cupti::sys::{self, CUpti_ActivityKind as K};
 use std::alloc::Layout;
+use std::ffi::c_void;
 use std::ptr::addr_of;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
-/// One activity buffer: CUPTI's samples use 8 MiB; smaller buffers are handed back sooner.
-const BUFFER: Layout = match Layout::from_size_align(4 << 20, 8) {
-    Ok(l) => l,
-    Err(_) => panic!("a valid layout"),
-};
+/// One activity buffer, where [`BUFFER_VAR`] does not say: CUPTI's samples use 8 MiB. A buffer whose records
+/// are not all complete (a busy GPU always has work in flight) comes back only when full: a smaller one comes
+/// back sooner, at the price of one more hand-back (a write to the file) per this many bytes of records.
+const BUFFER_DEFAULT: usize = 1 << 20;
+/// The size of a buffer in KiB (for measuring what the size costs).
+const BUFFER_VAR: &str = "ASYNC_LAB_BUFFER_KIB";
+/// Set to 0: buffers come back only when full, not on the periodic flush (for measuring what it costs).
+const HAND_BACK_VAR: &str = "ASYNC_LAB_FLUSH_RECORDS";
 
-/// How often CUPTI hands back partly filled buffers: with the writer's flusher, what SIGKILL loses stays under a
-/// second.
-const FLUSH_PERIOD_MS: u32 = crate::ending::FLUSH_MS as u32;
+static BUFFER: AtomicUsize = AtomicUsize::new(BUFFER_DEFAULT);
+static HAND_BACK: AtomicBool = AtomicBool::new(true);
+/// The tracer's subscriber where CUPTI took it as one of several (its records are read through it).
+static SUBSCRIBER: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
 const KINDS: [(K, &str); 4] = [
     (K::CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"),
@@ -28,106 +46,247 @@ const KINDS: [(K, &str); 4] = [
     (K::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"),
 ];
 
-/// Registers the buffer callbacks and enables the record kinds.
-pub fn enable() -> Result<(), (Failure, String)> {
-    // SAFETY: both are `extern "C"` functions with CUPTI's signatures, alive as long as the process.
-    let code = unsafe { sys::cuptiActivityRegisterCallbacks(Some(requested), Some(completed)) };
-    check(code, "cuptiActivityRegisterCallbacks")?;
-    for (kind, word) in KINDS {
-        // Each kind may be left off, for measuring what it costs (`switches::KINDS_VAR`).
-        if !crate::switches::listed(crate::switches::KINDS_VAR, word) {
-            continue;
+/// CUPTI 13.2's per-subscriber functions, looked up in the loaded CUPTI (the binding's are for one CUDA
+/// version, and an older CUPTI has none).
+type RegisterV2 = unsafe extern "C" fn(
+    sys::CUpti_SubscriberHandle,
+    sys::CUpti_BuffersCallbackRequestFunc_v2,
+    sys::CUpti_BuffersCallbackCompleteFunc_v2,
+) -> sys::CUptiResult;
+type EnableV2 = unsafe extern "C" fn(sys::CUpti_SubscriberHandle, K, *mut c_void) -> sys::CUptiResult;
+type NextRecordV2 = unsafe extern "C" fn(
+    sys::CUpti_SubscriberHandle,
+    *mut u8,
+    usize,
+    *mut *mut sys::CUpti_Activity,
+) -> sys::CUptiResult;
+type DroppedV2 = unsafe extern "C" fn(
+    sys::CUpti_SubscriberHandle,
+    cudarc::driver::sys::CUcontext,
+    u32,
+    *mut usize,
+) -> sys::CUptiResult;
+
+/// `name` in the loaded CUPTI, where it has it.
+///
+/// # Safety
+/// `F` is the function type CUPTI's header declares for `name`.
+unsafe fn lookup<F: Copy>(name: &[u8]) -> Option<F> {
+    // SAFETY: looking a symbol up reads the bound library's symbol table; the caller names its type.
+    unsafe { sys::culib().get::<F>(name).ok().map(|f| *f) }
+}
+
+/// Registers the buffer callbacks and enables the record kinds, for `subscriber` alone where CUPTI took it
+/// as one of several.
+pub fn enable(subscriber: &Subscriber) -> Result<(), (Failure, String)> {
+    if let Some(kib) = std::env::var(BUFFER_VAR).ok().and_then(|v| v.parse::<usize>().ok()).filter(|&k| k >= 64) {
+        BUFFER.store(kib << 10, Ordering::Relaxed);
+    }
+    HAND_BACK.store(std::env::var_os(HAND_BACK_VAR).is_none_or(|v| v != "0"), Ordering::Relaxed);
+    let on = |kind: K| -> sys::CUptiResult {
+        let handle = SUBSCRIBER.load(Ordering::Relaxed);
+        // SAFETY: `EnableV2` is cuptiActivityEnable_v2's type (cupti_activity.h, 13.2).
+        match (handle.is_null(), unsafe { lookup::<EnableV2>(b"cuptiActivityEnable_v2\0") }) {
+            // SAFETY: `handle` is the tracer's live subscriber; a null configuration asks for every field.
+            (false, Some(enable_v2)) => unsafe { enable_v2(handle.cast(), kind, std::ptr::null_mut()) },
+            // SAFETY: enabling a record kind has no pointer arguments.
+            _ => unsafe { sys::cuptiActivityEnable(kind) },
         }
-        // SAFETY: enabling a record kind has no pointer arguments.
-        check(unsafe { sys::cuptiActivityEnable(kind) }, "cuptiActivityEnable")?;
+    };
+    let register_v2 = if subscriber.several {
+        // SAFETY: `RegisterV2` is cuptiActivityRegisterCallbacks_v2's type (cupti_activity.h, 13.2).
+        unsafe { lookup::<RegisterV2>(b"cuptiActivityRegisterCallbacks_v2\0") }
+    } else {
+        None
+    };
+    match register_v2 {
+        Some(register_v2) => {
+            // SAFETY: the subscriber CUPTI just made; both callbacks are `extern "C"` functions with CUPTI's
+            // signatures, alive as long as the process.
+            let code = unsafe { register_v2(subscriber.handle, Some(requested_v2), Some(completed_v2)) };
+            check(code, "cuptiActivityRegisterCallbacks_v2")?;
+            SUBSCRIBER.store(subscriber.handle.cast(), Ordering::Relaxed);
+        }
+        None => {
+            // SAFETY: both are `extern "C"` functions with CUPTI's signatures, alive as long as the process.
+            let code = unsafe { sys::cuptiActivityRegisterCallbacks(Some(requested), Some(completed)) };
+            check(code, "cuptiActivityRegisterCallbacks")?;
+        }
+    }
+    // Each kind may be left off, for measuring what it costs (`switches::KINDS_VAR`).
+    let wanted = |word: &str| crate::switches::listed(crate::switches::KINDS_VAR, word);
+    for (kind, word) in KINDS {
+        if wanted(word) {
+            check(on(kind), "cuptiActivityEnable")?;
+        }
     }
     // Optional: a CUPTI without event records (before CUDA 12.8) still traces; its event waits then name no
     // stream. `ASYNC_LAB_TRACE_EVENTS=0` leaves them off, for measuring what they cost.
-    if std::env::var_os("ASYNC_LAB_TRACE_EVENTS").is_none_or(|v| v != "0")
-        && crate::switches::listed(crate::switches::KINDS_VAR, "event")
-    {
-        // SAFETY: as above.
-        let _ = unsafe { sys::cuptiActivityEnable(K::CUPTI_ACTIVITY_KIND_CUDA_EVENT) };
+    if std::env::var_os("ASYNC_LAB_TRACE_EVENTS").is_none_or(|v| v != "0") && wanted("event") {
+        let _ = on(K::CUPTI_ACTIVITY_KIND_CUDA_EVENT);
     }
-    // GPU records reach the trace at least every second, not only when a buffer fills: a long program that
-    // is killed keeps its records up to then.
-    // SAFETY: no pointer arguments; the period is in ms.
-    check(unsafe { sys::cuptiActivityFlushPeriod(FLUSH_PERIOD_MS) }, "cuptiActivityFlushPeriod")?;
+    // Optional: a CUPTI without overhead records still traces, by the rules that do without them.
+    if wanted("overhead") {
+        let _ = on(K::CUPTI_ACTIVITY_KIND_OVERHEAD);
+    }
     Ok(())
 }
 
-/// Hands every record CUPTI still holds to `completed` (at exit).
+/// Asks CUPTI for every buffer whose records are all complete, full or not (the periodic flush): none is
+/// handed back twice, and none whose work is still running.
+pub fn hand_back() {
+    if HAND_BACK.load(Ordering::Relaxed) {
+        // SAFETY: no pointer arguments; 0 is the default flush (complete buffers only).
+        unsafe { sys::cuptiActivityFlushAll(0) };
+    }
+}
+
+/// Hands every record CUPTI still holds to `completed` (at exit, and in the signal handlers).
 pub fn flush_all() {
     // SAFETY: no pointer arguments; 1 is CUPTI_ACTIVITY_FLAG_FLUSH_FORCED (also incomplete buffers).
     unsafe { sys::cuptiActivityFlushAll(1) };
 }
 
 unsafe extern "C" fn requested(buffer: *mut *mut u8, size: *mut usize, max_records: *mut usize) {
-    // SAFETY: BUFFER's size is not zero.
-    let p = unsafe { std::alloc::alloc(BUFFER) };
+    let layout = Layout::from_size_align(BUFFER.load(Ordering::Relaxed), 8).ok();
+    // SAFETY: a layout of at least 64 KiB is not zero-sized.
+    let p = layout.map_or(std::ptr::null_mut(), |l| unsafe { std::alloc::alloc(l) });
     // SAFETY: CUPTI passes valid places for the three answers; a null buffer tells it to drop records.
     unsafe {
         *buffer = p;
-        *size = if p.is_null() { 0 } else { BUFFER.size() };
+        *size = match layout {
+            Some(l) if !p.is_null() => l.size(),
+            _ => 0,
+        };
         *max_records = 0;
     }
 }
 
+unsafe extern "C" fn requested_v2(
+    buffer: *mut *mut u8,
+    size: *mut usize,
+    max_records: *mut usize,
+    _info: *mut sys::CUpti_BufferCallbackRequestInfo,
+) {
+    // SAFETY: CUPTI's places, as for `requested`.
+    unsafe { requested(buffer, size, max_records) }
+}
+
 unsafe extern "C" fn completed(
-    ctx: cudarc::driver::sys::CUcontext,
-    stream_id: u32,
+    _ctx: cudarc::driver::sys::CUcontext,
+    _stream_id: u32,
     buffer: *mut u8,
-    _size: usize,
+    size: usize,
     valid: usize,
 ) {
+    // SAFETY: CUPTI's arguments, as `hand_over` requires.
+    unsafe { hand_over(buffer, size, valid) }
+}
+
+unsafe extern "C" fn completed_v2(
+    buffer: *mut u8,
+    size: usize,
+    valid: usize,
+    _info: *mut sys::CUpti_BufferCallbackCompleteInfo,
+) {
+    // SAFETY: CUPTI's arguments, as `hand_over` requires.
+    unsafe { hand_over(buffer, size, valid) }
+}
+
+/// Hands a buffer CUPTI is done with to the library's thread (`writer`), which reads its records on its next
+/// pass and frees it: nothing is read or formatted on the thread CUPTI calls back on (it may be the program's).
+///
+/// # Safety
+/// `buffer` is null or one `requested` made with `size` bytes, holding `valid` bytes of records CUPTI wrote,
+/// and CUPTI is done with it.
+unsafe fn hand_over(buffer: *mut u8, size: usize, valid: usize) {
     if buffer.is_null() {
         return;
     }
-    let mut dropped = 0usize;
-    // SAFETY: `ctx` and `stream_id` are the ones CUPTI passed; `dropped` is a valid place for the count.
-    unsafe { sys::cuptiActivityGetNumDroppedRecords(ctx, stream_id, &mut dropped) };
-    // Read on the library's thread, not on the one CUPTI calls this from (it may be the program's).
-    writer::completed(Completed { buffer, valid, dropped });
+    writer::completed(Completed { buffer, size, valid });
 }
 
-/// A buffer CUPTI is done with, its records not yet read; freed when dropped.
+/// A buffer CUPTI handed back, its records not yet read; freed when dropped.
 pub struct Completed {
     buffer: *mut u8,
+    size: usize,
     valid: usize,
-    dropped: usize,
 }
 
-// SAFETY: once CUPTI completed it, the buffer is ours alone (CUPTI never touches it again): whichever thread
-// holds the `Completed` may read and free it.
+// SAFETY: once CUPTI handed it back, the buffer is ours alone (CUPTI never touches it again): whichever thread
+// holds the `Completed` may read and free it, once.
 unsafe impl Send for Completed {}
+
+impl Drop for Completed {
+    fn drop(&mut self) {
+        if let Ok(layout) = Layout::from_size_align(self.size, 8) {
+            // SAFETY: `requested` allocated `buffer` with this size (CUPTI hands back the size it was given) and
+            // alignment, and CUPTI is done with it; a `Completed` is dropped once.
+            unsafe { std::alloc::dealloc(self.buffer, layout) };
+        }
+    }
+}
 
 impl Completed {
     /// The lines of its records, and CUPTI's count of dropped ones.
     pub fn lines(&self) -> Vec<Line> {
-        let mut lines = Vec::new();
-        let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
-        // SAFETY: `buffer` is one `requested` made, holding `valid` bytes of records that CUPTI wrote; each
-        // record pointer it hands back points inside it.
-        while unsafe { sys::cuptiActivityGetNextRecord(self.buffer, self.valid, &mut record) }
-            == sys::CUptiResult::CUPTI_SUCCESS
-        {
-            // SAFETY: as above.
-            if let Some(line) = unsafe { line_of(record) } {
-                lines.push(line);
-            }
-        }
-        if self.dropped > 0 {
-            lines.push(Line::Dropped { records: self.dropped as u64 });
-        }
-        lines
+        // A panic must not unwind through the library's thread: the batch's lines are lost, the buffer is
+        // still freed.
+        // SAFETY: `buffer` is one `requested` made, holding `valid` bytes of records CUPTI wrote.
+        std::panic::catch_unwind(|| unsafe { read_records(self.buffer, self.valid) }).unwrap_or_default()
     }
 }
 
-impl Drop for Completed {
-    fn drop(&mut self) {
-        // SAFETY: `buffer` was allocated by `requested` with BUFFER, and CUPTI is done with it; freed once.
-        unsafe { std::alloc::dealloc(self.buffer, BUFFER) };
+/// The records of a buffer CUPTI handed back, and CUPTI's count of dropped ones.
+///
+/// # Safety
+/// `buffer` is one `requested` made, holding `valid` bytes of records CUPTI wrote.
+unsafe fn read_records(buffer: *mut u8, valid: usize) -> Vec<Line> {
+    let handle = SUBSCRIBER.load(Ordering::Relaxed);
+    // The subscriber's own record walk and dropped count where it has them (CUPTI 13.3), else the global ones.
+    let (next_v2, dropped_v2) = if handle.is_null() {
+        (None, None)
+    } else {
+        // SAFETY: the types are those of cupti_activity.h (13.3) for these names.
+        unsafe {
+            (
+                lookup::<NextRecordV2>(b"cuptiActivityGetNextRecord_v2\0"),
+                lookup::<DroppedV2>(b"cuptiActivityGetNumDroppedRecords_v2\0"),
+            )
+        }
+    };
+    let mut lines = Vec::new();
+    let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
+    loop {
+        // SAFETY: `buffer` is one `requested` made, holding `valid` bytes of records that CUPTI wrote; each
+        // record pointer it hands back points inside it; `handle` is the tracer's live subscriber.
+        let code = unsafe {
+            match next_v2 {
+                Some(next) => next(handle.cast(), buffer, valid, &mut record),
+                None => sys::cuptiActivityGetNextRecord(buffer, valid, &mut record),
+            }
+        };
+        if code != sys::CUptiResult::CUPTI_SUCCESS {
+            break;
+        }
+        // SAFETY: as above.
+        if let Some(line) = unsafe { line_of(record) } {
+            lines.push(line);
+        }
     }
+    let mut dropped = 0usize;
+    // SAFETY: a null context and stream 0 ask for the count of the global queue (every buffer is global since
+    // CUDA 6.0); `dropped` is a valid place for the count.
+    unsafe {
+        match dropped_v2 {
+            Some(f) => f(handle.cast(), std::ptr::null_mut(), 0, &mut dropped),
+            None => sys::cuptiActivityGetNumDroppedRecords(std::ptr::null_mut(), 0, &mut dropped),
+        }
+    };
+    if dropped > 0 {
+        lines.push(Line::Dropped { records: dropped as u64 });
+    }
+    lines
 }
 
 /// The trace line of one record, for the kinds enabled. Fields are read one by one from the start of each
@@ -201,9 +360,69 @@ unsafe fn line_of(r: *const sys::CUpti_Activity) -> Option<Line> {
     } else if kind == K::CUPTI_ACTIVITY_KIND_CUDA_EVENT as u32 {
         type M = sys::CUpti_ActivityCudaEvent;
         Some(Line::Event { event: field!(M, eventId), stream: field!(M, streamId), corr: field!(M, correlationId) })
+    } else if kind == K::CUPTI_ACTIVITY_KIND_OVERHEAD as u32 {
+        // SAFETY: `r` is an overhead record of the loaded CUPTI, of its version.
+        unsafe { overhead_of(r, crate::cupti::version()) }
     } else {
         None
     }
+}
+
+/// The trace line of an overhead record written by a CUPTI of API `version`, for the driver's overheads (a
+/// lazy load, a full launch queue, a compilation); `None` for CUPTI's own. Its details, where CUPTI attached
+/// them, are freed here, as CUPTI asks.
+///
+/// # Safety
+/// `r` points to an overhead record that a CUPTI of API `version` wrote: `CUpti_ActivityOverhead` before 21
+/// (CUDA 12.3), `CUpti_ActivityOverhead2` (with the correlation id) from 21, `CUpti_ActivityOverhead3` (with
+/// the pointer to its details, which the client frees) from 22 (CUDA 12.4) and in every 13.x (130000 on).
+unsafe fn overhead_of(r: *const sys::CUpti_Activity, version: u32) -> Option<Line> {
+    type M = sys::CUpti_ActivityOverhead3;
+    macro_rules! field {
+        ($f:ident) => {
+            // SAFETY: every version of the record begins with the fields of `CUpti_ActivityOverhead`, and the
+            // later fields are read only for the versions that have them (below); unaligned as the records
+            // are packed.
+            unsafe { addr_of!((*r.cast::<M>()).$f).read_unaligned() }
+        };
+    }
+    // The two kinds are 32-bit C enums, read as the integers they are: a newer CUPTI may write values this
+    // binding does not know.
+    // SAFETY: as in `field!`.
+    let (raw, object) = unsafe {
+        (
+            addr_of!((*r.cast::<M>()).overheadKind).cast::<u32>().read_unaligned(),
+            addr_of!((*r.cast::<M>()).objectKind).cast::<u32>().read_unaligned(),
+        )
+    };
+    type O = sys::CUpti_ActivityOverheadKind;
+    let corr = if version >= 21 { Some(field!(correlationId)).filter(|&c| c != 0) } else { None };
+    let data: *mut c_void = if version >= 22 { field!(overheadData) } else { std::ptr::null_mut() };
+    let full = O::CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL as u32;
+    let queue_length = (raw == full && !data.is_null()).then(|| {
+        // SAFETY: a command-buffer-full record's details are a `CUpti_ActivityOverheadCommandBufferFullData`.
+        unsafe { data.cast::<sys::CUpti_ActivityOverheadCommandBufferFullData>().read_unaligned().commandBufferLength }
+    });
+    if !data.is_null() {
+        // SAFETY: CUPTI allocated the details for the client to free with `free`, once; nothing reads them after.
+        unsafe { libc::free(data) };
+    }
+    let kind = match raw {
+        k if k == O::CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING as u32 => OverheadKind::LazyFunctionLoading,
+        k if k == O::CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING as u32 => {
+            OverheadKind::RuntimeTriggeredModuleLoading
+        }
+        k if k == full => OverheadKind::CommandBufferFull,
+        k if k == O::CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER as u32 => OverheadKind::DriverCompiler,
+        // CUPTI's own overheads (its buffers, its instrumentation): not the program's.
+        _ => return None,
+    };
+    let id: sys::CUpti_ActivityObjectKindId = field!(objectId);
+    // SAFETY: every bit pattern of the union is integers; for a stream object it holds the device, context
+    // and stream ids (`dcs`), and for any other the value is not used.
+    let stream_id = unsafe { id.dcs.streamId };
+    let stream = (object == sys::CUpti_ActivityObjectKind::CUPTI_ACTIVITY_OBJECT_STREAM as u32).then_some(stream_id);
+    Some(Line::Overhead { kind, start: field!(start), end: field!(end), corr, stream, queue_length })
 }
 
 #[cfg(test)]
@@ -316,5 +535,89 @@ mod tests {
         let mut b = buffer();
         kind(&mut b, K::CUPTI_ACTIVITY_KIND_DRIVER);
         assert_eq!(read(&b), None);
+    }
+
+    type O = sys::CUpti_ActivityOverhead3;
+
+    /// An overhead record of `overhead` kind on `object` (CUPTI's object kind), its time and correlation id.
+    fn overhead(overhead: sys::CUpti_ActivityOverheadKind, object: u32, corr: u32) -> Vec<u64> {
+        let mut b = buffer();
+        kind(&mut b, K::CUPTI_ACTIVITY_KIND_OVERHEAD);
+        let r = b.as_mut_ptr().cast::<O>();
+        // SAFETY: the two kinds are 32-bit fields of the record, written as the integers they are.
+        unsafe {
+            std::ptr::addr_of_mut!((*r).overheadKind).cast::<u32>().write_unaligned(overhead as u32);
+            std::ptr::addr_of_mut!((*r).objectKind).cast::<u32>().write_unaligned(object);
+        }
+        put!(b, O, start, 1_000u64);
+        put!(b, O, end, 45_000u64);
+        put!(b, O, correlationId, corr);
+        b
+    }
+
+    fn read_overhead(buf: &[u64], version: u32) -> Option<Line> {
+        // SAFETY: the buffer holds an overhead record with every field of `CUpti_ActivityOverhead3`.
+        unsafe { overhead_of(buf.as_ptr().cast(), version) }
+    }
+
+    #[test]
+    fn a_lazy_load_record_reads_its_time_and_the_call_that_caused_it() {
+        type OK = sys::CUpti_ActivityOverheadKind;
+        let b = overhead(OK::CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING, 2, 125);
+        let want = |corr| Line::Overhead {
+            kind: OverheadKind::LazyFunctionLoading,
+            start: 1_000,
+            end: 45_000,
+            corr,
+            stream: None,
+            queue_length: None,
+        };
+        assert_eq!(read_overhead(&b, 130_001), Some(want(Some(125))));
+        // The correlation id came with CUPTI 12.3 (API 21): an older record has none to read.
+        assert_eq!(read_overhead(&b, 20), Some(want(None)));
+        // A record of no call (CUPTI writes 0) names none.
+        let b = overhead(OK::CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING, 2, 0);
+        assert!(matches!(
+            read_overhead(&b, 22),
+            Some(Line::Overhead { kind: OverheadKind::RuntimeTriggeredModuleLoading, corr: None, .. })
+        ));
+        // CUPTI's own overheads are not the program's.
+        let b = overhead(OK::CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH, 2, 0);
+        assert_eq!(read_overhead(&b, 130_001), None);
+    }
+
+    #[test]
+    fn a_full_queue_record_reads_its_stream_and_the_queues_length_and_frees_the_details() {
+        type OK = sys::CUpti_ActivityOverheadKind;
+        type D = sys::CUpti_ActivityOverheadCommandBufferFullData;
+        let mut b = overhead(OK::CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL, 5, 3_001);
+        let r = b.as_mut_ptr().cast::<O>();
+        // SAFETY: a stream object's ids are the union's `dcs` part; written without forming a reference.
+        unsafe {
+            let id = std::ptr::addr_of_mut!((*r).objectId).cast::<sys::CUpti_ActivityObjectKindId__bindgen_ty_2>();
+            id.write_unaligned(sys::CUpti_ActivityObjectKindId__bindgen_ty_2 {
+                deviceId: 0,
+                contextId: 1,
+                streamId: 13,
+            });
+        }
+        // The details as CUPTI gives them: allocated for the reader to free.
+        // SAFETY: malloc of a non-zero size; the pointer is checked, then written as the details' type.
+        let data = unsafe { libc::malloc(std::mem::size_of::<D>()) }.cast::<D>();
+        assert!(!data.is_null());
+        // SAFETY: `data` holds one `D`.
+        unsafe { data.write(D { commandBufferLength: 1024, channelID: 2, channelType: 1 }) };
+        put!(b, O, overheadData, data.cast::<c_void>());
+        assert_eq!(
+            read_overhead(&b, 130_500),
+            Some(Line::Overhead {
+                kind: OverheadKind::CommandBufferFull,
+                start: 1_000,
+                end: 45_000,
+                corr: Some(3_001),
+                stream: Some(13),
+                queue_length: Some(1024),
+            })
+        );
     }
 }

@@ -1,13 +1,13 @@
 //! CUPTI's callbacks: the runtime and driver API calls that can hold their thread (`selection::may_hold`;
 //! every call with [`ALL_VAR`]), each written when it returns, with its enter and exit times, and where it
-//! held longer than the trace's threshold ([`LOCATE_VAR`]) where it was made (`location`); the resource
+//! held longer than the trace's threshold ([`LOCATE_VAR`]) where it was made (`location`, as `budget` allows); the resource
 //! events a call may wait on (a context created, a module loaded); the program's NVTX ranges (`nvtx`); and,
 //! on each thread's first call in a context, the ids of its default streams.
 
 use crate::clock::now as timestamp;
-use crate::cupti::check;
+use crate::cupti::{check, Subscriber};
 use crate::switches::{self, DOMAINS_VAR};
-use crate::{location, nvtx, writer};
+use crate::{budget, location, nvtx, writer};
 use async_lab_core::trace::format::{ApiCalls, Domain, Failure, Line, Resource};
 use async_lab_core::trace::selection;
 use cudarc::cupti::sys::{self, CUpti_CallbackDomain as D, CUpti_CallbackIdResource as R};
@@ -34,41 +34,12 @@ static HANDLE: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 static YIELDED: AtomicBool = AtomicBool::new(false);
 static LOCATE_OVER: AtomicU64 = AtomicU64::new(LOCATE_DEFAULT_NS);
 
-/// What taking locations may cost a thread: this many ns of each [`BUDGET_WINDOW_NS`] (1%). Walking a
-/// stack through CUDA's libraries takes milliseconds where they have no fast unwind tables, and a program
-/// whose launches often hold past the threshold would otherwise pay that on every one; past the budget a
-/// held call is written without its location.
-const BUDGET_NS: u64 = 10_000_000;
-const BUDGET_WINDOW_NS: u64 = 1_000_000_000;
-
 thread_local! {
     /// How many more of this thread's calls may ask CUPTI for the default streams' ids: asked until CUPTI
     /// answers (it cannot while the call that creates the context returns), then never again.
     static STREAMS_TRIES: Cell<u8> = const { Cell::new(32) };
     /// The traced calls this thread is inside (a runtime call and the driver calls it makes).
     static DEPTH: Cell<u32> = const { Cell::new(0) };
-    /// The start of this thread's budget window and what locations cost it there.
-    static SPENT: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
-}
-
-/// Whether this thread may take a location now (its budget not spent).
-fn may_locate(now: u64) -> bool {
-    SPENT.with(|s| {
-        let (window, spent) = s.get();
-        if now >= window.saturating_add(BUDGET_WINDOW_NS) {
-            s.set((now, 0));
-            true
-        } else {
-            spent < BUDGET_NS
-        }
-    })
-}
-
-fn spent(ns: u64) {
-    SPENT.with(|s| {
-        let (window, spent) = s.get();
-        s.set((window, spent + ns));
-    });
 }
 
 /// Which calls are traced and which are located, as the environment says.
@@ -93,22 +64,12 @@ pub fn unsubscribe() {
     }
 }
 
-/// Subscribes to the calls `api_calls` names, the two resource events and NVTX.
-pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<(), (Failure, String)> {
+/// Subscribes to the calls `api_calls` names, the two resource events and NVTX (`cupti::subscribe`: as one
+/// of several subscribers where CUPTI allows it).
+pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<Subscriber, (Failure, String)> {
     LOCATE_OVER.store(locate_over_ns, Ordering::Relaxed);
-    let mut handle: sys::CUpti_SubscriberHandle = std::ptr::null_mut();
-    // SAFETY: `handle` is a valid place for the subscriber CUPTI writes; `on_callback` is an `extern "C"`
-    // function with CUPTI's callback signature, alive as long as the process (this library is never unloaded).
-    let code = unsafe { sys::cuptiSubscribe(&mut handle, Some(on_callback), std::ptr::null_mut()) };
-    if code == sys::CUptiResult::CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED {
-        return Err((
-            Failure::CuptiTaken,
-            "CUPTI already has a subscriber: another tool (nsys, ncu, compute-sanitizer, ...) is tracing this \
-             program, and CUPTI allows one"
-                .into(),
-        ));
-    }
-    check(code, "cuptiSubscribe")?;
+    let subscriber = crate::cupti::subscribe(Some(on_callback))?;
+    let handle = subscriber.handle;
     HANDLE.store(handle.cast(), Ordering::SeqCst);
     let sizes = [
         (D::CUPTI_CB_DOMAIN_RUNTIME_API, sys::CUpti_runtime_api_trace_cbid::CUPTI_RUNTIME_TRACE_CBID_SIZE as u32),
@@ -154,7 +115,7 @@ pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<(), (Failur
         // SAFETY: `handle` is the subscriber just made.
         let _ = unsafe { sys::cuptiEnableDomain(1, handle, D::CUPTI_CB_DOMAIN_NVTX) };
     }
-    Ok(())
+    Ok(subscriber)
 }
 
 /// CUPTI calls this on the thread of each call's enter and exit, and of each resource event.
@@ -230,10 +191,11 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
     writer::api(domain, name, cbid, corr, start, end, outermost);
     // The outermost call alone: a driver call that held inside a runtime call made it hold as well, and
     // the runtime call's location is the same stack seen from further out.
-    if outermost && end.saturating_sub(start) > LOCATE_OVER.load(Ordering::Relaxed) && may_locate(end) {
+    let held = end.saturating_sub(start);
+    if outermost && held > LOCATE_OVER.load(Ordering::Relaxed) && budget::may_locate(held) {
         let tid = writer::tid();
         writer::append(&location::here(tid, corr), end);
-        spent(timestamp().saturating_sub(end));
+        budget::spent(timestamp().saturating_sub(end));
     }
     if outermost {
         writer::in_call(0);

@@ -1,8 +1,10 @@
 //! Another subscriber to CUPTI: CUPTI takes one, and the tracer holds it. Where `async-lab trace` preloads
 //! this library (`LD_PRELOAD`), its `cuptiSubscribe` comes before CUPTI's for the program's libraries (a
 //! profiler: PyTorch's kineto, ...): each attempt is written as a `Line::Conflict` naming the caller's file,
-//! and forwarded to CUPTI, which refuses it as before. With [`YIELD_VAR`] set the tracer steps aside first:
-//! it flushes what it holds, unsubscribes and stops writing, and the other subscriber gets CUPTI.
+//! and forwarded to CUPTI, which refuses it where it takes one subscriber, and takes it beside the tracer where
+//! the tracer subscribed as one of several (CUPTI 13.2 and later, `cupti::subscribe`): the line says which.
+//! With [`YIELD_VAR`] set the tracer steps aside first: it flushes what it holds, unsubscribes and stops
+//! writing, and the other subscriber gets CUPTI.
 
 use crate::{activity, callbacks, cupti, location, writer};
 use async_lab_core::trace::format::Line;
@@ -25,21 +27,42 @@ fn caller() -> String {
     found
 }
 
-/// Writes the conflict and, with [`YIELD_VAR`], steps aside.
-fn another_subscriber(call: &str) {
+/// What the tracer saw of another library's subscribing, before CUPTI answered it.
+struct Seen {
+    t: u64,
+    library: String,
+    yielded: bool,
+}
+
+/// Another library asks for a subscriber: who, and with [`YIELD_VAR`] the tracer steps aside first (flushes
+/// what it holds, unsubscribes); `None` where the tracer holds no subscriber.
+fn another_subscriber() -> Option<Seen> {
     if !callbacks::subscribed() || !writer::ours() {
-        return;
+        return None;
     }
     let yielded = std::env::var_os(YIELD_VAR).is_some_and(|v| v == "1");
-    let line =
-        Line::Conflict { t: cupti::timestamp(), tid: writer::tid(), library: caller(), call: call.into(), yielded };
+    let seen = Seen { t: cupti::timestamp(), library: caller(), yielded };
     if yielded {
         activity::flush_all();
-        writer::write(&line);
-        writer::flush();
         callbacks::unsubscribe();
-    } else {
-        writer::write(&line);
+    }
+    Some(seen)
+}
+
+/// Writes the conflict with CUPTI's answer to the other library: refused (CUPTI takes one subscriber), or
+/// taken beside the tracer (a CUPTI that takes several).
+fn answered(call: &str, seen: Option<Seen>, code: sys::CUptiResult) {
+    let Some(s) = seen else { return };
+    writer::write(&Line::Conflict {
+        t: s.t,
+        tid: writer::tid(),
+        library: s.library,
+        call: call.into(),
+        yielded: s.yielded,
+        accepted: Some(code == sys::CUptiResult::CUPTI_SUCCESS),
+    });
+    if s.yielded {
+        writer::flush();
     }
 }
 
@@ -77,20 +100,22 @@ pub unsafe extern "C" fn cuptiSubscribe(
     callback: sys::CUpti_CallbackFunc,
     userdata: *mut c_void,
 ) -> sys::CUptiResult {
-    let _ = std::panic::catch_unwind(|| another_subscriber("cuptiSubscribe"));
+    let seen = std::panic::catch_unwind(another_subscriber).ok().flatten();
     let f = real(c"cuptiSubscribe");
     if f.is_null() {
         return sys::CUptiResult::CUPTI_ERROR_NOT_INITIALIZED;
     }
     // SAFETY: CUPTI's `cuptiSubscribe`, of this signature, called with the caller's own arguments.
-    unsafe {
+    let code = unsafe {
         let f: unsafe extern "C" fn(
             *mut sys::CUpti_SubscriberHandle,
             sys::CUpti_CallbackFunc,
             *mut c_void,
         ) -> sys::CUptiResult = std::mem::transmute(f);
         f(subscriber, callback, userdata)
-    }
+    };
+    let _ = std::panic::catch_unwind(|| answered("cuptiSubscribe", seen, code));
+    code
 }
 
 /// `cuptiSubscribe_v2`, as the program's libraries see it.
@@ -104,13 +129,13 @@ pub unsafe extern "C" fn cuptiSubscribe_v2(
     userdata: *mut c_void,
     params: *mut sys::CUpti_SubscriberParams,
 ) -> sys::CUptiResult {
-    let _ = std::panic::catch_unwind(|| another_subscriber("cuptiSubscribe_v2"));
+    let seen = std::panic::catch_unwind(another_subscriber).ok().flatten();
     let f = real(c"cuptiSubscribe_v2");
     if f.is_null() {
         return sys::CUptiResult::CUPTI_ERROR_NOT_INITIALIZED;
     }
     // SAFETY: CUPTI's `cuptiSubscribe_v2`, of this signature, called with the caller's own arguments.
-    unsafe {
+    let code = unsafe {
         let f: unsafe extern "C" fn(
             *mut sys::CUpti_SubscriberHandle,
             sys::CUpti_CallbackFunc,
@@ -118,5 +143,7 @@ pub unsafe extern "C" fn cuptiSubscribe_v2(
             *mut sys::CUpti_SubscriberParams,
         ) -> sys::CUptiResult = std::mem::transmute(f);
         f(subscriber, callback, userdata, params)
-    }
+    };
+    let _ = std::panic::catch_unwind(|| answered("cuptiSubscribe_v2", seen, code));
+    code
 }

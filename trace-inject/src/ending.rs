@@ -2,7 +2,8 @@
 //! trace (this library's lines and CUPTI's buffered GPU records) before the program's own handler or the
 //! default action runs; `_exit` and `_Exit` (which skip `atexit`) flush first too, where `async-lab trace`
 //! preloads this library (`LD_PRELOAD`) so that its definitions come before libc's; and a thread flushes
-//! every [`FLUSH_MS`], which bounds what SIGKILL loses.
+//! every [`FLUSH_MS`] (CUPTI's buffers whose records are complete, then the lines), which bounds what SIGKILL
+//! loses.
 //!
 //! A signal the program handles itself (Python's SIGINT handler, which only sets a flag and raises
 //! `KeyboardInterrupt` later) is flushed and passed on, and no `signal` line is written: the program goes
@@ -15,8 +16,9 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-/// How often the flusher thread hands the lines to the file (CUPTI's flush period is the same).
-pub const FLUSH_MS: u64 = 500;
+/// How often the flusher thread has CUPTI hand back its complete buffers and hands the lines to the file:
+/// a program killed 0.3 s after a call keeps the call and its GPU records (a flush comes within any 0.2 s).
+pub const FLUSH_MS: u64 = 200;
 
 const SIGNALS: [(c_int, &str); 5] = [
     (libc::SIGSEGV, "SIGSEGV"),
@@ -59,6 +61,7 @@ pub fn install() {
         if !writer::ours() {
             return;
         }
+        activity::hand_back();
         writer::flush();
     });
 }

@@ -13,16 +13,19 @@
 mod activity;
 #[doc(hidden)]
 pub mod bench;
+mod budget;
 mod callbacks;
 mod clock;
 mod conflict;
 mod cupti;
 mod ending;
 mod location;
+mod modules;
 mod nvtx;
 mod python;
 mod record;
 mod switches;
+mod unwind;
 mod writer;
 
 pub use writer::OUT_DIR_VAR;
@@ -64,8 +67,11 @@ fn start() {
     };
     writer::write_header(version);
     let (api_calls, locate_over_ns) = callbacks::settings();
-    writer::write(&Line::Setup { clock: clock_pair(), api_calls, locate_over_ns });
-    if let Err((failure, message)) = callbacks::subscribe(api_calls, locate_over_ns).and_then(|()| activity::enable()) {
+    let subscribed = callbacks::subscribe(api_calls, locate_over_ns);
+    let several_subscribers = subscribed.as_ref().ok().map(|s| s.several);
+    let python = python::setup();
+    writer::write(&Line::Setup { clock: clock_pair(), api_calls, locate_over_ns, python, several_subscribers });
+    if let Err((failure, message)) = subscribed.and_then(|s| activity::enable(&s)) {
         return fail(failure, message);
     }
     // SAFETY: `finish` is an `extern "C"` function without arguments that lives as long as the process.

@@ -10,8 +10,8 @@ pub const KEEP_OVER_VAR: &str = "ASYNC_LAB_KEEP_OVER_NS";
 /// The callback domains subscribed, a comma-separated list of `runtime`, `driver`, `resource`, `nvtx`
 /// (default: all four; `none`: none).
 pub const DOMAINS_VAR: &str = "ASYNC_LAB_TRACE_DOMAINS";
-/// The GPU record kinds enabled, a comma-separated list of `memcpy`, `memset`, `kernel`, `sync`, `event`
-/// (default: all five; `none`: none). `ASYNC_LAB_TRACE_EVENTS=0` leaves `event` out too.
+/// The GPU record kinds enabled, a comma-separated list of `memcpy`, `memset`, `kernel`, `sync`, `event`,
+/// `overhead` (default: all six; `none`: none). `ASYNC_LAB_TRACE_EVENTS=0` leaves `event` out too.
 pub const KINDS_VAR: &str = "ASYNC_LAB_TRACE_KINDS";
 /// `on` (default); `unwritten`: every line made on the library's thread, none written to the file; `none`:
 /// the callbacks take their times and record nothing.

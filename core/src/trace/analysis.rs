@@ -8,6 +8,7 @@ use super::format::ProcessTrace;
 use super::location::{Locations, Place};
 use super::scene::Program;
 use super::startup;
+use super::waiting;
 
 /// A process, classified and located.
 pub struct Analysis<'a> {
@@ -27,7 +28,7 @@ impl<'a> Analysis<'a> {
         let program = Program::of(process);
         let traced = calls::classify(&program);
         let locations = Locations::of(process);
-        let places = program.calls.iter().map(|c| locations.place(c)).collect();
+        let places = waiting::places(&locations, &program.calls);
         let startup = startup::startup_calls(process, &program);
         Analysis { process, program, traced, locations, places, startup }
     }

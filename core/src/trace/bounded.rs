@@ -11,7 +11,7 @@
 //! - it may be start-up: it loads or creates (`startup::loading_name`, a resource event on its thread while it
 //!   ran), or it came before the first GPU record (the first call that enqueued work is among those).
 //!
-//! A kept call's own GPU records and synchronizations are kept with it. Every resource event, default-streams,
+//! A kept call's own GPU records, synchronizations and the driver's overheads it caused are kept with it. Every resource event, default-streams,
 //! setup, error, conflict, signal, dropped and end line is kept, and each NVTX range that holds a kept call's
 //! start. Of the rest of the calls only their counts are written ([`Line::Counts`]: per thread and function,
 //! how many calls, their time, their durations grouped as the tables print them), so the tables per function
@@ -214,6 +214,15 @@ impl Filter {
             | Line::Kernel { corr, start, end, .. } => {
                 self.gpu_seen = true;
                 if self.kept_corrs.contains(&corr) || self.overlaps_held(start, end) {
+                    out.push(line);
+                } else {
+                    self.hold_gpu(corr, end, line);
+                }
+            }
+            // The driver's overheads go with the call that caused them (and those of no call, always).
+            Line::Overhead { corr: None, .. } => out.push(line),
+            Line::Overhead { corr: Some(corr), end, .. } => {
+                if self.kept_corrs.contains(&corr) {
                     out.push(line);
                 } else {
                     self.hold_gpu(corr, end, line);
@@ -567,6 +576,7 @@ fn corr_of(l: &Line) -> Option<u32> {
         | Line::Kernel { corr, .. }
         | Line::Sync { corr, .. }
         | Line::Event { corr, .. } => Some(*corr),
+        Line::Overhead { corr, .. } => *corr,
         _ => None,
     }
 }

@@ -77,11 +77,19 @@ pub fn by_location(
     let up: Vec<&Traced> = traced.iter().filter(|t| startup[t.index]).collect();
     let start = (!up.is_empty())
         .then(|| Startup { calls: up.len(), total_ns: up.iter().map(|t| p.calls[t.index].span.len()).sum() });
-    let mut groups: BTreeMap<&Place, Vec<&Traced>> = BTreeMap::new();
+    let mut groups: BTreeMap<_, Vec<&Traced>> = BTreeMap::new();
     for t in traced.iter().filter(|t| !startup[t.index] && t.held.total_ns > min_held_ns) {
-        groups.entry(&places[t.index]).or_default().push(t);
+        groups.entry(places[t.index].key()).or_default().push(t);
     }
-    let mut rows: Vec<Row> = groups.into_iter().map(|(place, calls)| row(place, &calls)).collect();
+    // Each row named by the place of its call that held longest (the calls of one line differ only in their
+    // chain below it).
+    let mut rows: Vec<Row> = groups
+        .into_values()
+        .map(|calls| {
+            let longest = calls.iter().max_by_key(|t| (t.held.total_ns, std::cmp::Reverse(t.index))).map(|t| t.index);
+            row(&places[longest.unwrap_or_default()], &calls)
+        })
+        .collect();
     rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.place.cmp(&b.place)));
     ByLocation { startup: start, after_startup, rows }
 }
@@ -176,7 +184,7 @@ pub fn table(t: &ByLocation, min_held_ns: i64, top: usize) -> String {
     table.set_header(["where", "calls", "total held", "median", "class", "largest cause"]);
     for r in t.rows.iter().take(top) {
         table.add_row([
-            Cell::new(&r.place.words),
+            Cell::new(r.place.shown()),
             Cell::new(r.calls).set_alignment(CellAlignment::Right),
             Cell::new(duration(r.total_ns)).set_alignment(CellAlignment::Right),
             Cell::new(duration(r.median_ns)).set_alignment(CellAlignment::Right),

@@ -1,9 +1,16 @@
 //! Each call of a traced program through the attribution and the classes, as the lab's own experiments go:
 //! what held the thread, for how long, and in words ("lazy module load waited for the 2 GiB host → device
 //! copy ahead in its stream, correlation 122").
+//!
+//! A call whose class would rest on GPU records the trace lacks reads `unknown` instead, with why
+//! ([`missing_words`]): a call that enqueued GPU work with none of it in the trace, in a section cut short
+//! (the program was killed) or whose CUPTI dropped records; and a call without work of its own that the
+//! attribution finds held by nothing, where work whose records are missing may have held it. A call that
+//! enqueues nothing (a synchronize) is still judged from the records there are.
 
 use super::capability::{self, Allowed, Entry, Shown, Way};
-use super::scene::{Program, WorkKind};
+use super::format::OverheadKind;
+use super::scene::{Lost, Program, WorkKind};
 use crate::attribution::{attribute, Cause, Held, Segment, Span};
 use crate::classify::{class_of_held, Class};
 
@@ -105,8 +112,62 @@ pub fn traced(p: &Program, i: usize) -> Traced {
     held.overlapped.sort_by_key(|s| s.span.start);
     let module_loads = p.module_loads_in(i);
     let contexts = p.contexts_in(i);
+    let class = class_of_held(&held);
+    if let Some(why) = missing_words(p, i, class, &functions) {
+        return Traced {
+            index: i,
+            class: Class::Unknown,
+            held,
+            module_loads,
+            contexts,
+            cause: why,
+            basis: None,
+            not_claimed,
+        };
+    }
     let cause = cause_words(p, i, &held, module_loads, contexts);
-    Traced { index: i, class: class_of_held(&held), held, module_loads, contexts, cause, basis, not_claimed }
+    Traced { index: i, class, held, module_loads, contexts, cause, basis, not_claimed }
+}
+
+/// Why call `i`'s class would rest on GPU records the trace lacks, where it would (`None`: it does not):
+/// it enqueued GPU work and none of it is in the trace (`Program::missing_records`); or it has no work of its
+/// own, the attribution found nothing that held it (`async`), the lab has seen its function wait, and work
+/// whose records are missing may have been under way while it ran: enqueued before it returned, and, in a
+/// section cut short, the call returned after the last record the trace holds ended (in one whose CUPTI
+/// dropped records, it began before that work could have ended, as long as the longest work the trace holds).
+fn missing_words(p: &Program, i: usize, class: Class, functions: &[&str]) -> Option<String> {
+    let lost = p.lost.as_ref()?;
+    let missing = p.missing_records();
+    if missing.binary_search(&i).is_ok() {
+        return Some(match lost {
+            Lost::Dropped(_) => format!("its GPU records are missing: {}", lost.words()),
+            Lost::Cut { .. } => format!("its GPU records were lost: {}", lost.words()),
+        });
+    }
+    if class != Class::Async || !p.own_work(i).is_empty() {
+        return None;
+    }
+    let c = &p.calls[i];
+    // The missing calls enqueued before this one returned (they are in the order they began).
+    let before = &missing[..missing.partition_point(|&k| p.calls[k].span.start < c.span.end)];
+    let may_have_held = match lost {
+        Lost::Cut { .. } => !before.is_empty() && c.span.end > p.records_end,
+        Lost::Dropped(_) => {
+            let (work, call) = (p.longest_work_ns(), p.longest_call_ns());
+            before
+                .iter()
+                .rev()
+                .map(|&k| &p.calls[k])
+                .take_while(|u| u.span.start + call + work > c.span.start)
+                .any(|u| c.span.start < u.span.end + work)
+        }
+    };
+    let table = capability::lab();
+    let waits = [Way::Stream, Way::Device]
+        .iter()
+        .any(|&w| matches!(table.allows(functions, w, Shown::default()), Allowed::Yes(_)));
+    (may_have_held && waits)
+        .then(|| format!("what it waited for may be among the GPU records missing: {}", lost.words()))
 }
 
 /// What the lab's table says of one way a call waited.
@@ -163,11 +224,14 @@ fn shown(p: &Program, i: usize) -> Shown {
     let own = p.own_work(i);
     let c = &p.calls[i];
     let loads_by_name = std::iter::once(&c.name).chain(&c.inner).any(|n| is_load(n));
+    let overheads = p.overheads_of(i);
+    // The driver's overhead records say it too: a load at a first use, a launch queue full.
+    let queue_full = overheads.iter().any(|o| o.kind == OverheadKind::CommandBufferFull);
     Shown {
         pageable: own.iter().any(|w| w.pageable()),
         managed: own.iter().any(|w| w.managed()),
-        module_load: p.module_loads_in(i) > 0 || loads_by_name,
-        full_queue: p.queued_before(i) >= capability::lab().queue_depth.unwrap_or(f64::INFINITY) as usize,
+        module_load: p.module_loads_in(i) > 0 || loads_by_name || overheads.iter().any(|o| o.is_load()),
+        full_queue: queue_full || p.queued_before(i) >= capability::lab().queue_depth.unwrap_or(f64::INFINITY) as usize,
         host_to_host: own.iter().any(|w| matches!(w.kind, WorkKind::Copy { copy_kind: 9, .. })),
     }
 }
@@ -242,7 +306,9 @@ pub fn cause_words(p: &Program, i: usize, held: &Held, module_loads: usize, cont
 /// longest alone where none is), in time order: (length, words).
 fn parts(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usize) -> Vec<(i64, String)> {
     let c = &p.calls[i];
-    let loading = module_loads > 0;
+    let overheads = p.overheads_of(i);
+    let loading = module_loads > 0 || overheads.iter().any(|o| o.is_load());
+    let queue_full = overheads.iter().any(|o| o.kind == OverheadKind::CommandBufferFull);
     // A load the program called itself is at run time; one a launch or lookup made inside is lazy.
     let at_run_time = is_load(&c.name);
     let lazily = !at_run_time && std::iter::once(&c.name).chain(&c.inner).any(|n| may_load_lazily(n));
@@ -294,6 +360,8 @@ fn parts(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usiz
                 match (loading, lazily) {
                     (true, true) => format!("lazy module load waited for {what}"),
                     (true, false) => format!("module load waited for {what}"),
+                    // The driver's record says the launch queue was full: the call waited for room in it.
+                    _ if queue_full => format!("launch queue full: waited for {what}"),
                     _ => format!("waited for {what}"),
                 }
             }

@@ -57,7 +57,7 @@ impl Way {
             Class::WaitedForThread => Some(Way::Thread),
             Class::Blocking => Some(Way::OwnWork),
             Class::Async | Class::Staged => Some(Way::Nothing),
-            Class::Indeterminate => None,
+            Class::Indeterminate | Class::Unknown => None,
         }
     }
 

@@ -18,7 +18,13 @@ pub const TRACE_FORMAT: &str = "async-lab-trace";
 /// up (`Line::Setup`: the clock pair, which calls it traced), where held calls came from
 /// (`Line::Location`), NVTX ranges (`Line::Nvtx`), the ids of the default streams (`Line::DefaultStreams`),
 /// another CUPTI subscriber (`Line::Conflict`) and how a process that did not exit ended (`Line::Signal`).
-/// Version 4 added the counts of the calls a bounded trace does not write (`Line::Counts`).
+/// Version 4 added the Python interpreter the library found and how it reads frames (`Setup::python`),
+/// reads Python frames without the GIL (`Location::python` is no longer empty where `gil` is `not-held`),
+/// what taking a location cost (`Line::Location`'s `took_ns`), the text of the source lines where held
+/// calls were made (`Line::Source`, written by `async-lab trace` after the program ended), the driver's
+/// overhead records (`Line::Overhead`: a lazy load, a full launch queue, with the call that caused it) and
+/// whether CUPTI took another subscriber beside the tracer (`Line::Conflict`'s `accepted`), and the counts of
+/// the calls a bounded trace does not write (`Line::Counts`).
 /// Versions 1 to 3 read as before: they hold none of these.
 pub const TRACE_VERSION: u32 = 4;
 
@@ -48,6 +54,24 @@ pub enum Failure {
     CuptiTaken,
     /// Any other CUPTI error while setting up.
     CuptiError,
+}
+
+/// What the driver spent an overhead record's time on (CUPTI's `CUpti_ActivityOverheadKind`, named as CUPTI
+/// names it without its prefix). CUPTI's own overheads are not written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum OverheadKind {
+    /// A function's code loaded at its first use (lazy loading, CUPTI 12.3 and later).
+    LazyFunctionLoading,
+    /// A module the runtime loaded at a first use (CUPTI 12.3 and later).
+    RuntimeTriggeredModuleLoading,
+    /// The launch queue (the driver's command buffer) was full: the call waited for room (CUPTI 12.4 and later).
+    CommandBufferFull,
+    /// The driver compiled code (PTX to the GPU's code).
+    DriverCompiler,
+    /// A kind a newer CUPTI writes that this reader does not know.
+    #[serde(other)]
+    Other,
 }
 
 /// One line of a trace.
@@ -95,6 +119,22 @@ pub enum Line {
     Resource { event: Resource, t: u64, tid: u64 },
     /// CUPTI dropped this many records (its buffers were full).
     Dropped { records: u64 },
+    /// Time the driver spent on the host on something other than the call's own work (version 4): CUPTI's
+    /// overhead record, with the call that caused it.
+    Overhead {
+        kind: OverheadKind,
+        start: u64,
+        end: u64,
+        /// The correlation id of the call that caused it (CUPTI 12.3 and later; none where CUPTI gives 0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        corr: Option<u32>,
+        /// The stream it belongs to, where CUPTI's record names one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stream: Option<u32>,
+        /// For `CommandBufferFull`: the command buffer's length (CUPTI 12.4 and later).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        queue_length: Option<u32>,
+    },
     /// The injection library could not trace; nothing else follows.
     Error { error: Failure, message: String },
     /// The process ended and every record was flushed.
@@ -108,10 +148,20 @@ pub enum Line {
         api_calls: ApiCalls,
         /// Calls that held their thread longer than this have a `Line::Location`.
         locate_over_ns: u64,
+        /// The Python interpreter in the process and how its frames are read (version 4); absent where the
+        /// process runs no Python (or the trace is older).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        python: Option<PythonSetup>,
+        /// Whether CUPTI took the tracer as one of several subscribers (version 4; a CUPTI of 13.2 or later
+        /// asked with `cuptiSubscribe_v2`), so that a profiler of the program may subscribe beside it; `None`
+        /// in older traces and where subscribing failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        several_subscribers: Option<bool>,
     },
     /// Where a call that held its thread longer than `Setup::locate_over_ns` was made: the calling thread's
-    /// Python frames (innermost first) where it held the GIL, its native frames (innermost first). Written
-    /// right after the call's own line, with its thread and correlation id.
+    /// Python frames (innermost first), read without the GIL since version 4 (before, only where it held the
+    /// GIL), and its native frames (innermost first). Written right after the call's own line, with its
+    /// thread and correlation id.
     Location {
         tid: u64,
         corr: u32,
@@ -120,6 +170,9 @@ pub enum Line {
         python: Vec<PyFrame>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         native: Vec<NativeFrame>,
+        /// What taking it cost the calling thread, in ns (version 4).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        took_ns: Option<u64>,
     },
     /// An NVTX range the program pushed and popped (or started and ended), written when it closed: a call
     /// made on `tid` between `start` and `end` was made inside it.
@@ -142,11 +195,24 @@ pub enum Line {
     /// Another library of the program asked CUPTI for a subscriber while the tracer held it: `library` is
     /// the file of the caller (a profiler: PyTorch's kineto, ...). `yielded`: the tracer stepped aside
     /// (`--yield-cupti`) and traced nothing after `t`; else the other library was refused and recorded
-    /// nothing.
-    Conflict { t: u64, tid: u64, library: String, call: String, yielded: bool },
+    /// nothing. `accepted` (version 4): what CUPTI answered the other library, where the tracer saw it: `true`
+    /// where CUPTI took it beside the tracer (a CUPTI of 13.2 or later, which takes several subscribers).
+    Conflict {
+        t: u64,
+        tid: u64,
+        library: String,
+        call: String,
+        yielded: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        accepted: Option<bool>,
+    },
     /// The process was ended by a signal (SIGSEGV, SIGBUS, SIGABRT, SIGTERM, SIGINT) or by `_exit`: the
     /// library flushed what it held before the program went on to its own handler; no `end` line follows.
     Signal { t: u64, signal: String },
+    /// The text of a source line a held call was made at (a program's own Python or native line), read from
+    /// its file by `async-lab trace` after the program ended, so that a replay elsewhere shows it (version
+    /// 4). `file` is the path as the location's frame gives it; `text` is the line without its indentation.
+    Source { file: String, line: u32, text: String },
     /// The trace is bounded (version 4; `async-lab trace` without `--all-records`): it holds the calls that
     /// held their thread longer than `keep_over_ns` with what explains them, the start-up calls, and of every
     /// other call only these counts (see `trace::bounded`). Cumulative: a process's last `counts` line counts.
@@ -192,17 +258,44 @@ pub enum ApiCalls {
     MayHold,
 }
 
-/// Whether the calling thread held Python's GIL when its call returned.
+/// Whether the calling thread held Python's GIL when its call returned: what the framework did around the
+/// call, for information. Since version 4 the frames are read either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Gil {
-    /// It held the GIL: `python` holds its frames.
+    /// It held the GIL.
     Held,
-    /// The process runs Python but this thread did not hold the GIL (the framework released it around the
-    /// call, or the thread is not a Python thread): its Python frames cannot be read safely.
+    /// The process runs Python but this thread did not hold the GIL: the framework released it around the
+    /// call (PyTorch, JAX and CuPy do), or the thread is not a Python thread. Version 4 traces still hold the
+    /// frames of a Python thread; version 3 traces hold none here.
     NotHeld,
     /// No Python interpreter in the process.
     NoPython,
+}
+
+/// The Python interpreter the injection library found in the process (`Setup::python`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PythonSetup {
+    /// Its version as it says it (`3.12.3`).
+    pub version: String,
+    /// How the library reads its threads' frames.
+    pub reader: PyReader,
+    /// Why the frames are not read, where the reader is `unknown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// How the injection library reads Python frames (each without the GIL, by reads that cannot fault).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PyReader {
+    /// Through the offsets table CPython 3.13 and later keep for debuggers (`_Py_DebugOffsets`).
+    DebugOffsets,
+    /// Through the layout of the version's structures, known to the library (3.10 to 3.12).
+    Layout,
+    /// Not read: a version the library does not know, or a layout that failed its check (`note` says
+    /// which); the process's `location` lines carry no Python frames.
+    Unknown,
 }
 
 /// One Python frame.
@@ -381,6 +474,12 @@ mod tests {
                 clock: ClockPair { cupti_ns: 5, monotonic_ns: 7 },
                 api_calls: ApiCalls::MayHold,
                 locate_over_ns: 20_000,
+                python: Some(PythonSetup {
+                    version: "3.14.0".into(),
+                    reader: PyReader::Unknown,
+                    note: Some("no layout for 3.14".into()),
+                }),
+                several_subscribers: None,
             },
             Line::Api {
                 domain: Domain::Runtime,
@@ -403,7 +502,9 @@ mod tests {
                     file: None,
                     line: None,
                 }],
+                took_ns: Some(38_000),
             },
+            Line::Source { file: "t.py".into(), line: 41, text: "v = loss.item()".into() },
             Line::Signal { t: 130, signal: "SIGSEGV".into() },
             Line::End { t: 1234 },
         ];
@@ -416,6 +517,35 @@ mod tests {
             assert_eq!(t.processes[0].lines, lines[1..complete], "cut at {at}");
             assert_eq!(t.partial(), complete < lines.len(), "cut at {at}");
         }
+    }
+
+    /// An overhead record reads back with its kind named as CUPTI names it; a kind a newer CUPTI writes reads
+    /// as `Other`, and a record without a correlation id (before CUPTI 12.3) as none.
+    #[test]
+    fn overhead_records_read_back_and_unknown_kinds_are_other() {
+        let lazy = Line::Overhead {
+            kind: OverheadKind::LazyFunctionLoading,
+            start: 10,
+            end: 20,
+            corr: Some(7),
+            stream: None,
+            queue_length: None,
+        };
+        let s = serde_json::to_string(&lazy).unwrap();
+        assert_eq!(s, r#"{"type":"overhead","kind":"LAZY_FUNCTION_LOADING","start":10,"end":20,"corr":7}"#);
+        assert_eq!(serde_json::from_str::<Line>(&s).unwrap(), lazy);
+        let newer = r#"{"type":"overhead","kind":"SOMETHING_NEW","start":1,"end":2}"#;
+        assert_eq!(
+            serde_json::from_str::<Line>(newer).unwrap(),
+            Line::Overhead {
+                kind: OverheadKind::Other,
+                start: 1,
+                end: 2,
+                corr: None,
+                stream: None,
+                queue_length: None
+            }
+        );
     }
 
     #[test]

@@ -28,3 +28,4 @@ pub mod startup;
 pub mod steps;
 pub mod text;
 pub mod trim;
+pub mod waiting;

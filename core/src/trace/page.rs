@@ -192,7 +192,7 @@ fn by_location_table(o: &mut String, n: usize, a: &Analysis, min_held_ns: i64, t
         let _ = writeln!(
             o,
             "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&r.place.words),
+            escape(&r.place.shown()),
             r.calls,
             duration(r.total_ns),
             duration(r.median_ns),

@@ -173,7 +173,8 @@ fn process(events: &mut Vec<Event>, flows: &mut u64, a: &Analysis, origin: i64, 
             "held": duration(t.held.total_ns),
             "held_ns": t.held.total_ns,
             "what held it": t.cause,
-            "location": a.places[t.index].words,
+            "location": a.places[t.index].shown(),
+            "chain": a.places[t.index].chain_words(),
             "start-up": a.startup[t.index],
         });
         events.push(slice(c.name.clone(), "api", pid, c.tid, c.span, None, args));

@@ -8,14 +8,19 @@
 //! - the holders: GPU work enqueued earlier (a lower correlation id) that overlapped the call, in its stream
 //!   (`Cause::Stream`) or in another (`Cause::Device`, also for a call with no stream); other threads' calls
 //!   in flight when it began (`Cause::Thread`);
-//! - the module loads (lazy loading) that happened on its thread while it ran.
+//! - the module loads (lazy loading) that happened on its thread while it ran;
+//! - the driver's overhead records with its correlation ids (format 4): when a lazy load began and ended, when
+//!   it waited for room in a full launch queue.
+//!
+//! Where a process's section was cut short (the program was killed) or CUPTI dropped records, some GPU
+//! records are missing: [`Program::lost`] says why, and [`Program::missing_records`] which calls lack them.
 //!
 //! Times in a trace are all CUPTI's, on one clock: CUPTI puts the GPU's times on the host's clock to within
 //! about a µs or two ([`CLOCK_ERROR_NS`]), and the callbacks' own timestamps, taken just inside the call's
 //! enter and just after its return, add a few more ([`RESOLUTION_NS`], what the attribution cannot tell
 //! apart).
 
-use super::format::{Domain, Line, ProcessTrace, Resource};
+use super::format::{Domain, Line, OverheadKind, ProcessTrace, Resource};
 use crate::attribution::{release_slack_ns, Cause, Holder, Release, Scene, Span};
 use crate::units::format_size;
 use std::collections::HashMap;
@@ -122,6 +127,64 @@ pub fn memory_words(kind: u8) -> &'static str {
     }
 }
 
+/// One of the driver's overhead records (CUPTI's, format 4).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Overhead {
+    pub kind: OverheadKind,
+    pub span: Span,
+    /// The call that caused it.
+    pub corr: Option<u32>,
+    pub stream: Option<u32>,
+    /// For a full launch queue: the command buffer's length.
+    pub queue_length: Option<u32>,
+}
+
+impl Overhead {
+    /// A module or function loaded at a first use.
+    pub fn is_load(&self) -> bool {
+        matches!(self.kind, OverheadKind::LazyFunctionLoading | OverheadKind::RuntimeTriggeredModuleLoading)
+    }
+
+    /// In words, for `--explain`: "CUPTI's overhead record LAZY_FUNCTION_LOADING: the function's code loaded
+    /// at its first use".
+    pub fn words(&self) -> String {
+        let what = match self.kind {
+            OverheadKind::LazyFunctionLoading => "a function's code loaded at its first use (lazy loading)".into(),
+            OverheadKind::RuntimeTriggeredModuleLoading => "the runtime loaded a module at its first use".into(),
+            OverheadKind::CommandBufferFull => match self.queue_length {
+                Some(n) => format!("the launch queue (a command buffer of {n}) was full: the call waited for room"),
+                None => "the launch queue was full: the call waited for room".into(),
+            },
+            OverheadKind::DriverCompiler => "the driver compiled code".into(),
+            OverheadKind::Other => "an overhead of a kind this async-lab does not know".into(),
+        };
+        let name = serde_json::to_value(self.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+        format!("CUPTI's overhead record {name}: {what}")
+    }
+}
+
+/// Why some of a process's GPU records are missing from its trace.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lost {
+    /// The section has no `end` line: the program was killed (or died by `signal`) before CUPTI handed its
+    /// last records back.
+    Cut { signal: Option<String> },
+    /// CUPTI dropped this many records (its buffers were full).
+    Dropped(u64),
+}
+
+impl Lost {
+    /// Why, in words: "the program was killed", "CUPTI dropped 12 records".
+    pub fn words(&self) -> String {
+        match self {
+            Lost::Cut { signal: None } => "the program was killed".into(),
+            Lost::Cut { signal: Some(s) } if s == "_exit" => "the program ended by _exit".into(),
+            Lost::Cut { signal: Some(s) } => format!("the program died by {s}"),
+            Lost::Dropped(n) => format!("CUPTI dropped {n} record{}", if *n == 1 { "" } else { "s" }),
+        }
+    }
+}
+
 /// A traced process, ready for the attribution.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Program {
@@ -143,6 +206,13 @@ pub struct Program {
     pub dropped: u64,
     /// The calls a bounded trace counted without writing them (format 4), where it is one.
     pub rest: Option<super::counts::Rest>,
+    /// The driver's overhead records, in the order they began.
+    pub overheads: Vec<Overhead>,
+    /// Why some GPU records may be missing (`None`: the section is whole and CUPTI dropped none).
+    pub lost: Option<Lost>,
+    /// The latest end of any GPU or synchronization record in the section (`i64::MIN` where it has none):
+    /// in a section cut short, what ended later was not handed back.
+    pub records_end: i64,
     /// Indexes, so that a long program's calls are each looked at in about constant time.
     index: Index,
 }
@@ -154,6 +224,10 @@ struct Index {
     stream_by_corr: HashMap<u32, u32>,
     /// The correlation ids of context synchronizations.
     context_syncs: std::collections::HashSet<u32>,
+    /// The overhead records of each correlation id, by their place in `overheads`.
+    overheads_by_corr: HashMap<u32, Vec<usize>>,
+    /// The calls that lack their GPU records (by index), in the order they began.
+    missing: Vec<usize>,
     longest_work: i64,
     longest_call: i64,
 }
@@ -213,9 +287,35 @@ impl Program {
                 Line::Counts { keep_over_ns, calls } => {
                     prog.rest = Some(super::counts::Rest { keep_over_ns: *keep_over_ns, calls: calls.clone() })
                 }
+                Line::Overhead { kind, start, end, corr, stream, queue_length } => prog.overheads.push(Overhead {
+                    kind: *kind,
+                    span: Span::new(*start as i64, *end as i64),
+                    corr: *corr,
+                    stream: *stream,
+                    queue_length: *queue_length,
+                }),
                 _ => {}
             }
         }
+        prog.records_end = p
+            .lines
+            .iter()
+            .filter_map(|l| match l {
+                Line::Memcpy { end, .. }
+                | Line::Memset { end, .. }
+                | Line::Kernel { end, .. }
+                | Line::Sync { end, .. } => Some(*end as i64),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(i64::MIN);
+        prog.lost = if p.partial && p.failure.is_none() {
+            Some(Lost::Cut { signal: p.ended_by.clone() })
+        } else if prog.dropped > 0 {
+            Some(Lost::Dropped(prog.dropped))
+        } else {
+            None
+        };
         // An event wait waits for the stream the event was last recorded in before the wait was called.
         records.sort_unstable();
         for (event, corr) in event_waits {
@@ -274,7 +374,16 @@ impl Program {
         for &(corr, stream) in &prog.syncs {
             index.stream_by_corr.entry(corr).or_insert(stream);
         }
+        prog.overheads.sort_by_key(|o| (o.span.start, o.corr));
+        for (i, o) in prog.overheads.iter().enumerate() {
+            if let Some(c) = o.corr {
+                index.overheads_by_corr.entry(c).or_default().push(i);
+            }
+        }
         prog.index = index;
+        if prog.lost.is_some() {
+            prog.index.missing = (0..prog.calls.len()).filter(|&i| prog.lacks_its_records(i)).collect();
+        }
         prog
     }
 
@@ -282,6 +391,40 @@ impl Program {
     /// `left_out` of its calls that a view does not show.
     pub fn calls_made(&self, left_out: usize) -> usize {
         self.calls.len() - left_out + self.rest.as_ref().map_or(0, super::counts::Rest::total)
+    }
+
+    /// Whether call `i` enqueues GPU work by what it is (a copy, a memset, a kernel launch: its own function
+    /// or a driver function it called) and its trace holds none of it, in a section whose records may be
+    /// missing (`lost`). A graph launch, a host function and a call that enqueues nothing are not such calls:
+    /// they may have no record of their own in a whole trace too.
+    fn lacks_its_records(&self, i: usize) -> bool {
+        let c = &self.calls[i];
+        self.lost.is_some()
+            && self.own_work(i).is_empty()
+            && std::iter::once(&c.name).chain(&c.inner).any(|n| enqueues(n))
+    }
+
+    /// The longest GPU work the trace holds, in ns.
+    pub fn longest_work_ns(&self) -> i64 {
+        self.index.longest_work
+    }
+
+    /// The longest call the trace holds, in ns.
+    pub fn longest_call_ns(&self) -> i64 {
+        self.index.longest_call
+    }
+
+    /// The calls that lack their GPU records (`lacks_its_records`), by index, in the order they began.
+    pub fn missing_records(&self) -> &[usize] {
+        &self.index.missing
+    }
+
+    /// The overhead records of call `i` (by its correlation ids), in the order they began.
+    pub fn overheads_of(&self, i: usize) -> Vec<&Overhead> {
+        let mut at: Vec<usize> =
+            self.calls[i].corrs.iter().filter_map(|c| self.index.overheads_by_corr.get(c)).flatten().copied().collect();
+        at.sort_unstable();
+        at.into_iter().map(|k| &self.overheads[k]).collect()
     }
 
     /// The GPU work of call `i`, in the order it began.
@@ -414,6 +557,15 @@ impl Program {
         holders.extend(threads);
         let mut marks = self.module_load_times_in(i);
         marks.extend(c.inner_spans.iter().flat_map(|s| [s.start, s.end]));
+        // The driver's own word on when the thread moved on: a load began (what ended right before it, the
+        // load waited for: load after drain), room came in a full launch queue.
+        for o in self.overheads_of(i) {
+            match o.kind {
+                _ if o.is_load() => marks.push(o.span.start),
+                OverheadKind::CommandBufferFull => marks.push(o.span.end),
+                _ => {}
+            }
+        }
         // A synchronization waits for its stream (a context synchronization, for everything) by what it is,
         // and its record says it did: the ends of what it waits for are releases, even where the stream's
         // host functions (which the trace does not see) ran on after its last GPU work.
@@ -453,4 +605,13 @@ pub fn programs(trace: &super::format::Trace) -> Vec<Program> {
 /// Index of calls by correlation id.
 pub fn by_corr(p: &Program) -> HashMap<u32, usize> {
     p.calls.iter().enumerate().map(|(i, c)| (c.corr, i)).collect()
+}
+
+/// A function that enqueues GPU work a record is made of: a copy, a memset, a kernel launch (not a host
+/// function's launch, not a graph's, whose records depend on its nodes).
+pub fn enqueues(name: &str) -> bool {
+    let f = name.split('(').next().unwrap_or(name);
+    (f.contains("Memcpy") || f.contains("Memset") || f.contains("LaunchKernel") || f.contains("LaunchCooperative"))
+        && !f.contains("Graph")
+        && !f.contains("HostFunc")
 }

@@ -23,7 +23,10 @@ pub fn held_table(p: &Program, traced: &[Traced], min_held_ns: i64, top: usize) 
     if held.is_empty() {
         return format!("No call held its thread longer than {over}.\n");
     }
-    let (enqueued, other): (Vec<&Traced>, Vec<&Traced>) = held.iter().partition(|t| !p.own_work(t.index).is_empty());
+    // A call whose GPU records were lost enqueued work too.
+    let (enqueued, other): (Vec<&Traced>, Vec<&Traced>) = held
+        .iter()
+        .partition(|t| !p.own_work(t.index).is_empty() || p.missing_records().binary_search(&t.index).is_ok());
     let longest = |n: usize| if n > top { format!(" (the {top} longest shown)") } else { String::new() };
     let mut out = format!(
         "{} of {} calls held their thread longer than {over}.\n\n",
@@ -53,6 +56,16 @@ pub fn held_table(p: &Program, traced: &[Traced], min_held_ns: i64, top: usize) 
     }
     if p.dropped > 0 {
         let _ = writeln!(out, "CUPTI dropped {} GPU records: some work is missing from the trace.", p.dropped);
+    }
+    let unknown = traced.iter().filter(|t| t.class == crate::class::Class::Unknown).count();
+    if let (Some(lost), true) = (&p.lost, unknown > 0) {
+        let _ = writeln!(
+            out,
+            "{unknown} of {} calls read unknown: the GPU records {} would rest on are missing ({}).",
+            traced.len(),
+            if unknown == 1 { "its class" } else { "their classes" },
+            lost.words()
+        );
     }
     out
 }
@@ -140,6 +153,17 @@ pub fn explain(p: &Program, t: &Traced) -> String {
         let how = if super::calls::is_load(&c.name) { "loaded at run time" } else { "lazy loading" };
         let _ = writeln!(out, "module loads inside it: {} ({how})", t.module_loads);
     }
+    // The driver's own records of what it did inside the call: the evidence for a load after a drain, a wait
+    // for room in a full launch queue.
+    for o in p.overheads_of(t.index) {
+        let _ = writeln!(
+            out,
+            "{}, from {} to {} after the call began",
+            o.words(),
+            duration(o.span.start - c.span.start),
+            duration(o.span.end - c.span.start)
+        );
+    }
     out.push_str("its time:\n");
     for s in &t.held.segments {
         let what = match s.cause {
@@ -193,10 +217,27 @@ pub fn explain(p: &Program, t: &Traced) -> String {
 }
 
 /// Where one call was made (for `--explain`): its Python frames, its native frames and the NVTX ranges it
-/// was made in, innermost first, and the innermost user frame the by-location table groups it by.
-pub fn explain_location(locations: &super::location::Locations, call: &super::scene::Call) -> String {
+/// was made in, innermost first, and its place (`place`: the innermost user frame the by-location table
+/// groups it by, with its text and the chain below it).
+pub fn explain_location(
+    locations: &super::location::Locations,
+    call: &super::scene::Call,
+    place: &super::location::Place,
+) -> String {
     let f = locations.frames(call);
-    let mut out = format!("where: {}\n", locations.place(call).words);
+    let mut out = format!("where: {}\n", place.shown());
+    match (&place.via, place.chain.is_empty()) {
+        (Some(via), false) => {
+            let _ = writeln!(out, "from there to thread {}'s call {}: {}", via.thread, via.corr, place.chain_words());
+        }
+        (None, false) => {
+            let _ = writeln!(out, "from there to the call: {}", place.chain_words());
+        }
+        _ => {}
+    }
+    if let Some(ns) = f.took_ns {
+        let _ = writeln!(out, "(taking its location cost the thread {})", duration(ns as i64));
+    }
     if !f.python.is_empty() {
         out.push_str("Python frames, innermost first:\n");
         for fr in f.python {

@@ -72,6 +72,8 @@ fn cut(p: &ProcessTrace, program: &Program, keep: &[usize]) -> ProcessTrace {
             Line::Api { corr, .. } | Line::Sync { corr, .. } | Line::Location { corr, .. } => corrs.contains(corr),
             // The records of the events a kept wait waited for: the stream it waited for is one of them.
             Line::Event { event, .. } => waited.contains(event),
+            // The driver's overheads inside a kept call (its lazy load, its wait for room in the queue).
+            Line::Overhead { corr, .. } => corr.is_none_or(|c| corrs.contains(&c)),
             Line::Memcpy { corr, start, end, .. }
             | Line::Memset { corr, start, end, .. }
             | Line::Kernel { corr, start, end, .. } => {
@@ -87,6 +89,7 @@ fn cut(p: &ProcessTrace, program: &Program, keep: &[usize]) -> ProcessTrace {
             | Line::DefaultStreams { .. }
             | Line::Conflict { .. }
             | Line::Signal { .. }
+            | Line::Source { .. }
             | Line::Counts { .. } => true,
         })
         .cloned()

@@ -202,8 +202,14 @@ fn versioned_toolkits(root: &Path) -> Vec<PathBuf> {
 
 /// The site-packages folders of the `python3` on PATH (and its user folder), or none without Python.
 fn python_site_packages() -> Vec<PathBuf> {
-    let script = "import site,sysconfig\nfor p in [sysconfig.get_paths()['purelib']]+site.getsitepackages()+[site.getusersitepackages()]: print(p)";
-    let Ok(out) = std::process::Command::new("python3")
+    site_packages_of("python3")
+}
+
+/// The site-packages folders of the Python interpreter `python` (and its user folder, and what its
+/// `PYTHONPATH` adds), or none where it does not run.
+pub fn site_packages_of(python: &str) -> Vec<PathBuf> {
+    let script = "import site,sys,sysconfig\nfor p in [sysconfig.get_paths()['purelib']]+site.getsitepackages()+[site.getusersitepackages()]+sys.path[1:]: print(p)";
+    let Ok(out) = std::process::Command::new(python)
         .args(["-c", script])
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

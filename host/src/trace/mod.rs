@@ -3,6 +3,7 @@
 //! same attribution and classes as the lab's experiments (`async_lab_core::trace`).
 
 pub mod conflicts;
+pub mod source;
 pub mod spawn;
 pub mod symbolize;
 
@@ -41,8 +42,10 @@ pub struct TraceArgs {
     /// Exit with 4 when any call held its thread longer than this (a CI gate).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub fail_on_held: Option<Duration>,
-    /// The CUPTI library (libcupti.so.*, or a folder holding one). Default: $ASYNC_LAB_CUPTI, then
-    /// LD_LIBRARY_PATH, CUDA_HOME, /usr/local/cuda* (and extras/CUPTI), Python's nvidia wheels.
+    /// The CUPTI library (libcupti.so.*, or a folder holding one). Default: $ASYNC_LAB_CUPTI, then (for a
+    /// Python program) the nvidia-cuda-cupti wheel in its Python's site-packages, then LD_LIBRARY_PATH,
+    /// CUDA_HOME, /usr/local/cuda* (and extras/CUPTI), Python's nvidia wheels. A CUPTI of 13.2 or later
+    /// takes the program's own profiler (torch.profiler) beside the tracer.
     #[arg(long, value_name = "PATH")]
     pub cupti: Option<PathBuf>,
     /// Read a trace file instead of running a program.
@@ -168,7 +171,8 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
     let (trace, program_ok) = match (&args.replay, args.program.first()) {
         (Some(path), _) => (Trace::load(path)?, true),
         (None, Some(program)) => {
-            let cupti = spawn::cupti(args.cupti.as_deref())?;
+            let cupti = spawn::cupti(args.cupti.as_deref(), program)?;
+            let preload_cupti = spawn::preloads_cupti(cupti.source);
             let inject = spawn::injection_library()?;
             spawn::no_other_injection(&inject)?;
             // The driver and the injection library open these from the program's own folder: absolute paths.
@@ -183,10 +187,12 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
                 locate_over_ns: args.locate_over.max(args.min_held).as_nanos() as u64,
                 yield_cupti: args.yield_cupti,
             };
-            let mut ran = spawn::run(program, &args.program[1..], &inject, &cupti, options)?;
+            let mut ran = spawn::run(program, &args.program[1..], &inject, (&cupti, preload_cupti), options)?;
             // The native frames of held calls get their functions and lines from the files they are in,
             // now that the program is done (it paid for the addresses alone).
             ran.text = symbolize::text(&ran.text);
+            // And the text of the program's own lines they were made at, for a replay without the files.
+            ran.text = source::text(&ran.text);
             if ran.processes == 0 {
                 bail!(
                     "{program} {} and no process of it loaded the injection library: it initialized no CUDA, or a \
@@ -244,7 +250,7 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         if let Some(corr) = args.explain {
             if let Some(t) = a.traced.iter().find(|t| a.program.calls[t.index].corr == corr) {
                 print!("{}", text::explain(&a.program, t));
-                print!("{}", text::explain_location(&a.locations, &a.program.calls[t.index]));
+                print!("{}", text::explain_location(&a.locations, &a.program.calls[t.index], &a.places[t.index]));
             }
             continue;
         }
@@ -334,7 +340,7 @@ fn tripped_lines(a: &Analysis, limit_ns: i64, after_startup: bool) -> Vec<String
                 c.name,
                 text::duration(t.held.total_ns),
                 t.class,
-                a.places[t.index].words
+                a.places[t.index].shown()
             )
         })
         .collect()

@@ -69,9 +69,25 @@ pub fn injection_library() -> anyhow::Result<PathBuf> {
     })
 }
 
-/// CUPTI, found like the runtime (`--cupti`, `$ASYNC_LAB_CUPTI`, `LD_LIBRARY_PATH`, the toolkit, the wheels).
-pub fn cupti(explicit: Option<&Path>) -> Result<locate::Found, NoCupti> {
-    locate::find_lib(&locate::CUPTI, &locate::Env::current_for(&locate::CUPTI, explicit)).map_err(|e| {
+/// Where CUPTI was found in the traced Python's own site-packages (`Found::source`).
+pub const PROGRAMS_PYTHON: &str = "the program's Python";
+
+/// CUPTI: `--cupti` or `$ASYNC_LAB_CUPTI`; else, where the program is a Python interpreter, the CUPTI wheel
+/// in its own site-packages (`nvidia-cuda-cupti`'s `nvidia/cu13/lib`: the CUPTI its profiler loads, and
+/// where pip puts a newer one); else found like the runtime (`LD_LIBRARY_PATH`, the toolkit, the wheels of
+/// the `python3` on PATH).
+pub fn cupti(explicit: Option<&Path>, program: &str) -> Result<locate::Found, NoCupti> {
+    let env = locate::Env::current_for(&locate::CUPTI, explicit);
+    if env.explicit.is_none() && env.var.is_none() && is_python(program) {
+        for site in locate::site_packages_of(program) {
+            for sub in locate::CUPTI.wheel_dirs {
+                if let Some(path) = locate::best_lib_in(&locate::CUPTI, &site.join(sub)) {
+                    return Ok(locate::Found { path, source: PROGRAMS_PYTHON });
+                }
+            }
+        }
+    }
+    locate::find_lib(&locate::CUPTI, &env).map_err(|e| {
         NoCupti(match e {
             locate::NotFound::Explicit(why) => format!("no usable CUPTI library: {why}"),
             locate::NotFound::Searched(_) => format!(
@@ -81,6 +97,20 @@ pub fn cupti(explicit: Option<&Path>) -> Result<locate::Found, NoCupti> {
             ),
         })
     })
+}
+
+/// Whether `program` is a Python interpreter (`python`, `python3`, `python3.12`, a path to one).
+pub fn is_python(program: &str) -> bool {
+    let file = Path::new(program).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    file.strip_prefix("python").is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// Whether CUPTI found from `source` is preloaded into the program: one named by the user or taken from a
+/// Python wheel may not be the one the program's libraries would load by name (PyTorch's kineto loads
+/// `libcupti.so.13` through its own search path), and two CUPTIs in one process do not share subscribers.
+/// The toolkit's, found on the paths the program itself searches, is not.
+pub fn preloads_cupti(source: &str) -> bool {
+    !matches!(source, "LD_LIBRARY_PATH" | "CUDA toolkit" | "system library")
 }
 
 /// Refuses to start when another tool's injection library is already set for this process's children
@@ -106,14 +136,40 @@ pub struct Ran {
     pub processes: usize,
 }
 
-/// Runs `program` with `args` under the injection library and gathers its trace.
-pub fn run(program: &str, args: &[String], inject: &Path, cupti: &Path, options: Options) -> anyhow::Result<Ran> {
+/// A folder holding `libcupti.so` (and CUPTI's own file name, where it is another) as links to `cupti`.
+fn cupti_names(folder: &Path, cupti: &Path) -> std::io::Result<()> {
+    let _ = std::fs::remove_dir_all(folder);
+    std::fs::create_dir_all(folder)?;
+    let target = std::fs::canonicalize(cupti)?;
+    std::os::unix::fs::symlink(&target, folder.join("libcupti.so"))?;
+    if let Some(name) = cupti.file_name().filter(|n| *n != "libcupti.so") {
+        std::os::unix::fs::symlink(&target, folder.join(name))?;
+    }
+    Ok(())
+}
+
+/// Runs `program` with `args` under the injection library and gathers its trace; `preload_cupti`: CUPTI is
+/// preloaded too (`preloads_cupti`).
+pub fn run(
+    program: &str,
+    args: &[String],
+    inject: &Path,
+    (cupti, preload_cupti): (&Path, bool),
+    options: Options,
+) -> anyhow::Result<Ran> {
     let dir = std::env::temp_dir().join(format!("async-lab-trace-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     // CUPTI's folder first on the program's library path, so that the binding's lookups by name find the
-    // same CUPTI the injection library loads by path.
-    let cupti_dir = cupti.parent().map(|d| d.display().to_string()).unwrap_or_default();
+    // same CUPTI the injection library loads by path. The binding asks for `libcupti.so` before
+    // `libcupti.so.13`, and a wheel's folder holds only the latter: a folder of our own with that name for
+    // the chosen file comes first, else the toolkit's `libcupti.so` further down the path would be bound (a
+    // second CUPTI in the process, which the injection library refuses).
+    let names = std::env::temp_dir().join(format!("async-lab-cupti-{}", std::process::id()));
+    let cupti_dir = match cupti_names(&names, cupti) {
+        Ok(()) => names.display().to_string(),
+        Err(_) => cupti.parent().map(|d| d.display().to_string()).unwrap_or_default(),
+    };
     let ld = match std::env::var("LD_LIBRARY_PATH") {
         Ok(old) if !old.is_empty() => format!("{cupti_dir}:{old}"),
         _ => cupti_dir,
@@ -122,10 +178,15 @@ pub fn run(program: &str, args: &[String], inject: &Path, cupti: &Path, options:
     let _ = ctrlc::set_handler(|| {});
     // Preloaded too, so that its `_exit` (which flushes the trace first) and `cuptiSubscribe` (which sees
     // another subscriber) come before libc's and CUPTI's.
-    let preload = match std::env::var("LD_PRELOAD") {
-        Ok(old) if !old.is_empty() => format!("{}:{old}", inject.display()),
-        _ => inject.display().to_string(),
-    };
+    let mut preload = inject.display().to_string();
+    if preload_cupti {
+        preload = format!("{preload}:{}", cupti.display());
+    }
+    if let Ok(old) = std::env::var("LD_PRELOAD").map(|o| o.trim().to_owned()) {
+        if !old.is_empty() {
+            preload = format!("{preload}:{old}");
+        }
+    }
     let mut command = Command::new(program);
     command
         .args(args)
@@ -165,5 +226,28 @@ pub fn run(program: &str, args: &[String], inject: &Path, cupti: &Path, options:
         text.push_str(whole);
     }
     let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&names);
     Ok(Ran { status, text, processes: files.len() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_interpreters_are_told_by_their_file_name() {
+        for p in ["python", "python3", "python3.12", "/usr/bin/python3", "/opt/venv/bin/python3.11"] {
+            assert!(is_python(p), "{p}");
+        }
+        for p in ["./my_program", "pythonista", "python3-config", "/usr/bin/ipython", "bash"] {
+            assert!(!is_python(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn a_cupti_the_program_would_not_find_itself_is_preloaded() {
+        assert!(preloads_cupti("--cupti") && preloads_cupti("ASYNC_LAB_CUPTI"));
+        assert!(preloads_cupti(PROGRAMS_PYTHON) && preloads_cupti("Python wheel"));
+        assert!(!preloads_cupti("CUDA toolkit") && !preloads_cupti("LD_LIBRARY_PATH"));
+    }
 }

@@ -115,6 +115,7 @@ mod tests {
                 NativeFrame { module: exe, offset, function: None, file: None, line: None },
                 NativeFrame { module: "/no/such/file.so".into(), offset: 16, function: None, file: None, line: None },
             ],
+            took_ns: None,
         };
         let other = "{\"type\":\"end\",\"t\":5}\n";
         let text = format!("{}\n{other}", serde_json::to_string(&location).unwrap());
