@@ -355,12 +355,14 @@ mod tests {
     #[test]
     fn walks_stay_sound_while_files_come_and_go() {
         let candidates = [c"libz.so.1", c"libutil.so.1", c"libanl.so.1"];
-        // SAFETY: dlopen of a system library by name, closed right after (a probe of which one exists).
         let name = candidates
             .into_iter()
-            .find(|n| unsafe {
-                let h = libc::dlopen(n.as_ptr(), libc::RTLD_NOW);
-                !h.is_null() && libc::dlclose(h) == 0
+            .find(|n| {
+                // SAFETY: dlopen of a system library by name, closed right after (a probe of which one exists).
+                unsafe {
+                    let h = libc::dlopen(n.as_ptr(), libc::RTLD_NOW);
+                    !h.is_null() && libc::dlclose(h) == 0
+                }
             })
             .expect("a system library to load");
         let stop = std::sync::atomic::AtomicBool::new(false);
