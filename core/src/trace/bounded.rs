@@ -11,7 +11,9 @@
 //! - it may be start-up: it loads or creates (`startup::loading_name`, a resource event on its thread while it
 //!   ran), or it came before the first GPU record (the first call that enqueued work is among those).
 //!
-//! A kept call's own GPU records, synchronizations and the driver's overheads it caused are kept with it. Every resource event, default-streams,
+//! A kept call's own GPU records, synchronizations and the driver's overheads it caused are kept with it, and
+//! its location: a stack written before (the same Python and native frames: a loop's `loss.item()`, step after
+//! step) as a `same-location` line naming the call it was first written for. Every resource event, default-streams,
 //! setup, error, conflict, signal, dropped and end line is kept, and each NVTX range that holds a kept call's
 //! start. Of the rest of the calls only their counts are written ([`Line::Counts`]: per thread and function,
 //! how many calls, their time, their durations grouped as the tables print them), so the tables per function
@@ -141,7 +143,14 @@ pub struct Filter {
     startup_kept: usize,
     /// Whether lines came with the library's word on whether each call is outermost.
     hinted: bool,
+    /// The frames of the locations written, with the call they were written for: a stack written again is
+    /// written as a `same-location` line (the latest [`STACKS`]).
+    stacks: HashMap<String, u32>,
+    stacks_order: VecDeque<String>,
 }
+
+/// Distinct stacks remembered for writing a repeated one once.
+const STACKS: usize = 4096;
 
 impl Filter {
     pub fn new(cfg: Config) -> Filter {
@@ -166,6 +175,8 @@ impl Filter {
             gpu_seen: false,
             startup_kept: 0,
             hinted: false,
+            stacks: HashMap::new(),
+            stacks_order: VecDeque::new(),
         }
     }
 
@@ -190,7 +201,7 @@ impl Filter {
                 self.settle(tid, out);
                 let t = self.threads.entry(tid).or_default();
                 if self.kept_corrs.contains(&corr) {
-                    out.push(line);
+                    self.location(line, out);
                 } else if let Some(c) = t.window.iter_mut().rev().find(|c| c.corrs.contains(&corr)) {
                     c.lines.push(line);
                 }
@@ -406,7 +417,13 @@ impl Filter {
                 }
             }
         }
-        out.extend(call.lines);
+        for line in call.lines {
+            if matches!(line, Line::Location { .. }) {
+                self.location(line, out);
+            } else {
+                out.push(line);
+            }
+        }
         let t = self.threads.entry(tid).or_default();
         t.kept.push_back((start, end));
         // The NVTX ranges that hold its start.
@@ -443,6 +460,31 @@ impl Filter {
                 if let Some(c) = th.window.remove(i) {
                     self.keep(o, c, false, out);
                 }
+            }
+        }
+    }
+
+    /// Writes a location: whole the first time its frames are seen, else as the same as the earlier one.
+    fn location(&mut self, line: Line, out: &mut Vec<Line>) {
+        let Line::Location { tid, corr, gil, ref python, ref native, took_ns } = line else {
+            return out.push(line);
+        };
+        if python.is_empty() && native.is_empty() {
+            return out.push(line);
+        }
+        // Writing to a String cannot fail: the frames, as the key of the stack.
+        let key = serde_json::to_string(&(gil, python, native)).unwrap_or_default();
+        match self.stacks.get(&key) {
+            Some(&as_corr) => out.push(Line::SameLocation { tid, corr, gil, as_corr, took_ns }),
+            None => {
+                self.stacks.insert(key.clone(), corr);
+                self.stacks_order.push_back(key);
+                if self.stacks_order.len() > STACKS {
+                    if let Some(old) = self.stacks_order.pop_front() {
+                        self.stacks.remove(&old);
+                    }
+                }
+                out.push(line);
             }
         }
     }
