@@ -41,6 +41,8 @@ W=$(mktemp -d)
 VARIANTS=${COST_VARIANTS:-untraced traced no-locations writer-none no-gpu-records no-callbacks all-records}
 PROGRAMS=${COST_PROGRAMS:-torch-train-step torch-small-ops c-launch-loop}
 exec > >(tee "$OUT/cost.log") 2>&1
+tee_pid=$!
+start=$SECONDS
 nvcc -O2 -g -arch=sm_90 -o "$W/enqueue_loop" "$here/../enqueue_loop.cu" || exit 1
 GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)
 echo "$GPU"
@@ -144,3 +146,9 @@ print((max(t) - min(t)) / 1e9 if t else 0)' "$OUT/trace-torch_resnet_train-$shap
   fi
   gzip -f "$OUT/trace-torch_resnet_train-all-records.jsonl"
 fi
+echo "=== done after $((SECONDS-start)) s"
+ls -la "$OUT"
+# The log is whole once tee has read everything: close its input, then wait for it (never a bare `wait`).
+exec >&- 2>&-
+wait "$tee_pid" 2>/dev/null
+exit 0
