@@ -13,7 +13,10 @@
 #   kernels-only    the kernel records alone among the GPU records
 #   no-callbacks    no callback domain (the GPU records alone)
 #   runtime-only    the runtime's callbacks, not the driver's (each launch is a runtime call and a driver call)
-# $COST_VARIANTS (default "untraced traced no-locations writer-none no-gpu-records no-callbacks all-records")
+#   api-records     CUPTI's API records of every call in place of the API callbacks (read by nothing): beside
+#                   no-callbacks, what taking calls from records instead of callbacks would cost
+# $COST_VARIANTS (default "untraced traced no-locations writer-none no-gpu-records no-callbacks api-records
+# all-records")
 # and $COST_PROGRAMS (default "torch-train-step torch-small-ops c-launch-loop") pick which.
 #
 # BIN_DIR holds async-lab and libasync_lab_inject.so (`cargo xtask bundle`); nvcc builds the C loop. Writes
@@ -26,8 +29,8 @@
 # steps): both traces into OUT (trace-torch_resnet_train-bounded.jsonl,
 # trace-torch_resnet_train-all-records.jsonl.gz), their bytes per second in the log.
 #
-# Time on the H200 (estimated, not yet run): about 110 s a round with the default variants (the training step
-# about 9 s a run, the small ops 5 s, the C loop 2 s), 3 rounds about 5.5 minutes, the two traces 30 s more.
+# Time on the H200 (estimated, not yet run): about 100 s a round with the default variants (the training step
+# about 8 s a run, the small ops 4 s, the C loop 1 s), 3 rounds about 5 minutes, the two traces 30 s more.
 # Each run is cut at 90 s.
 # Usage: reference/frameworks/cost.sh BIN_DIR [ROUNDS] [OUT]   (default 3 rounds)
 set -u -o pipefail
@@ -38,7 +41,7 @@ OUT=${3:-$(mktemp -d)}
 mkdir -p "$OUT"
 AL="$BIN/async-lab"
 W=$(mktemp -d)
-VARIANTS=${COST_VARIANTS:-untraced traced no-locations writer-none no-gpu-records no-callbacks all-records}
+VARIANTS=${COST_VARIANTS:-untraced traced no-locations writer-none no-gpu-records no-callbacks api-records all-records}
 PROGRAMS=${COST_PROGRAMS:-torch-train-step torch-small-ops c-launch-loop}
 exec > >(tee "$OUT/cost.log") 2>&1
 tee_pid=$!
@@ -69,6 +72,8 @@ run() { # variant program...
     kernels-only) traced ASYNC_LAB_TRACE_KINDS=kernel -- "$@" ;;
     no-callbacks) traced ASYNC_LAB_TRACE_DOMAINS=none -- "$@" ;;
     runtime-only) traced ASYNC_LAB_TRACE_DOMAINS=runtime,resource,nvtx -- "$@" ;;
+    api-records) traced ASYNC_LAB_TRACE_DOMAINS=resource,nvtx \
+      ASYNC_LAB_TRACE_KINDS=memcpy,memset,kernel,sync,event,overhead,api -- "$@" ;;
     *) echo "unknown variant $v" >&2; return 1 ;;
   esac
 }

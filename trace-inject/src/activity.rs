@@ -129,6 +129,11 @@ pub fn enable(subscriber: &Subscriber) -> Result<(), (Failure, String)> {
     if wanted("overhead") {
         let _ = on(K::CUPTI_ACTIVITY_KIND_OVERHEAD);
     }
+    // For measuring only: what CUPTI's API records would cost in place of callbacks (no line is made of them).
+    if crate::switches::named(crate::switches::KINDS_VAR, "api") {
+        let _ = on(K::CUPTI_ACTIVITY_KIND_RUNTIME);
+        let _ = on(K::CUPTI_ACTIVITY_KIND_DRIVER);
+    }
     Ok(())
 }
 

@@ -11,7 +11,8 @@ pub const KEEP_OVER_VAR: &str = "ASYNC_LAB_KEEP_OVER_NS";
 /// (default: all four; `none`: none).
 pub const DOMAINS_VAR: &str = "ASYNC_LAB_TRACE_DOMAINS";
 /// The GPU record kinds enabled, a comma-separated list of `memcpy`, `memset`, `kernel`, `sync`, `event`,
-/// `overhead` (default: all six; `none`: none). `ASYNC_LAB_TRACE_EVENTS=0` leaves `event` out too.
+/// `overhead` (default: all six; `none`: none), and `api`, named only: CUPTI's API records of every runtime and
+/// driver call as well (read by nothing: for measuring what they cost beside the callbacks). `ASYNC_LAB_TRACE_EVENTS=0` leaves `event` out too.
 pub const KINDS_VAR: &str = "ASYNC_LAB_TRACE_KINDS";
 /// `on` (default); `unwritten`: every line made on the library's thread, none written to the file; `none`:
 /// the callbacks take their times and record nothing.
@@ -26,6 +27,11 @@ pub fn listed(var: &str, name: &str) -> bool {
         Ok(list) => list.split(',').any(|n| n.trim() == name),
         Err(_) => true,
     }
+}
+
+/// Whether `name` is named in variable `var` (never where it is unset).
+pub fn named(var: &str, name: &str) -> bool {
+    std::env::var(var).is_ok_and(|list| list.split(',').any(|n| n.trim() == name))
 }
 
 /// What the writer does with the lines.
