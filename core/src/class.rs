@@ -16,6 +16,11 @@
 //! - `indeterminate`: the readings contradict each other (the stream query and the GPU's clock disagree), or
 //!   whether the call waited for the work ahead was asked too long after the return (see `timing`). Said
 //!   rather than guessed.
+//! - `driver-work` (a traced program's calls only): nothing else held it, the driver's own work on the calling
+//!   thread did: creating a context, loading a module or a library, or a millisecond or more of the call's
+//!   host-side work (pinning or unpinning memory, allocating). The lab's experiments time such calls on
+//!   purpose and call them `async`, with their time in "held for"; in a trace, `async` on a 111 ms context
+//!   creation would read "returned at once".
 //! - `unknown` (a traced program only): the records the class would rest on are missing from the trace (the
 //!   program was killed before CUPTI handed them back, or CUPTI dropped them). Said rather than guessed.
 
@@ -34,12 +39,13 @@ pub enum Class {
     Blocking,
     DeviceSync,
     Indeterminate,
+    DriverWork,
     /// A traced call whose GPU records are missing (`trace::calls`).
     Unknown,
 }
 
 impl Class {
-    pub const ALL: [Class; 8] = [
+    pub const ALL: [Class; 9] = [
         Class::Async,
         Class::Staged,
         Class::WaitedForStream,
@@ -47,6 +53,7 @@ impl Class {
         Class::Blocking,
         Class::DeviceSync,
         Class::Indeterminate,
+        Class::DriverWork,
         Class::Unknown,
     ];
 
@@ -59,6 +66,7 @@ impl Class {
             Class::Blocking => "blocking",
             Class::DeviceSync => "device-sync",
             Class::Indeterminate => "indeterminate",
+            Class::DriverWork => "driver-work",
             Class::Unknown => "unknown",
         }
     }

@@ -17,7 +17,7 @@
 # `pip install --no-deps --target CUPTI_SITE nvidia-cuda-cupti==13.5.25` filled (its
 # nvidia/cu13/lib/libcupti.so.13); without it the runs that need the newer CUPTI are skipped (and say so).
 # Writes OUT_DIR/log.txt and OUT_DIR/lifetime.tar.xz (every trace, every program's output, the replays).
-# About 3 minutes. Usage: reference/frameworks/lifetime.sh BIN_DIR OUT_DIR [CUPTI_SITE]
+# About 3 minutes (under 2 with LIFETIME_COST=0, which leaves part 4 out). Usage: reference/frameworks/lifetime.sh BIN_DIR OUT_DIR [CUPTI_SITE]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=$(cd "${1:?usage: lifetime.sh BIN_DIR OUT_DIR [CUPTI_SITE]}" && pwd)
@@ -156,6 +156,8 @@ PY
   fi
 done
 
+# LIFETIME_COST=0 leaves part 4 out (a run that measures the cost elsewhere).
+if [ "${LIFETIME_COST:-1}" != 0 ]; then
 echo "=== 4. what handing buffers back costs ($((SECONDS-start)) s)"
 run() { # variant program...
   local v=$1; shift
@@ -197,6 +199,8 @@ for (prog, variant, what), r in sorted(runs.items(), key=lambda kv: (kv[0][0], k
     m = statistics.median(r)
     print(f"{prog:5} {what:17} {variant:13} median {m:8.3f}  spread {min(r):.3f}-{max(r):.3f}  n={len(r)}  ratio {m / base:.3f}")
 PY
+
+fi
 
 echo "=== done after $((SECONDS-start)) s"
 (cd "$W" && rm -f t.jsonl lazy_load enqueue_loop && tar cf - . | xz -T0 -6 > "$OUT/lifetime.tar.xz")

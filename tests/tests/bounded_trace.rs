@@ -7,7 +7,7 @@ use async_lab_core::trace::analysis::Analysis;
 use async_lab_core::trace::bounded::{Config, Filter};
 use async_lab_core::trace::format::{Line, ProcessTrace, Trace};
 use async_lab_core::trace::scene::Program;
-use async_lab_core::trace::{by_location, calls, json, text, trim};
+use async_lab_core::trace::{json, text, trim};
 use async_lab_tests::{project_root, trace_files};
 use std::path::PathBuf;
 
@@ -66,12 +66,12 @@ fn bounded(p: &ProcessTrace, cfg: Config, hinted: bool) -> ProcessTrace {
 fn answer(p: &ProcessTrace) -> Vec<String> {
     let a = Analysis::of(p);
     let min = MIN_HELD as i64;
+    let view =
+        |after_startup| text::View { min_held_ns: min, top: usize::MAX, after_startup, skip_first: 0, width: None };
     let mut out = vec![
-        text::held_table(&a.program, &a.traced, min, usize::MAX),
-        text::summary_table(&calls::summary(&a.program, &a.traced, min), min),
-        by_location::table(&a.by_location(min, false), min, usize::MAX),
-        by_location::table(&a.by_location(min, true), min, usize::MAX),
-        serde_json::to_string_pretty(&json::process(&a, min, false)).unwrap(),
+        text::process(&a, &view(false)),
+        text::process(&a, &view(true)),
+        serde_json::to_string_pretty(&json::process(&a, min, false, 0)).unwrap(),
     ];
     for t in a.held(min, false) {
         let c = &a.program.calls[t.index];

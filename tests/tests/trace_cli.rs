@@ -34,9 +34,13 @@ fn a_replayed_trace_prints_the_held_calls_longest_first_and_a_summary() {
     let o = run(&["trace", "--replay", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let s = out(&o);
-    let first_row = s.lines().find(|l| l.contains("cuda")).unwrap();
+    // The verdict first, then the findings with their remedies, then the tables.
+    assert!(s.starts_with("Verdict: "), "{s}");
+    let (finding, table) = (s.find("loading code").unwrap(), s.find("│ held").unwrap());
+    assert!(finding < table && s[finding..table].contains("CUDA_MODULE_LOADING=EAGER"), "{s}");
+    let first_row = s.lines().find(|l| l.starts_with('│') && l.contains("cuda")).unwrap();
     assert!(first_row.contains("cudaLaunchKernel") && first_row.contains("38.1 ms"), "{s}");
-    assert!(s.contains("lazy module load waited for the 2GiB host → device copy"), "{s}");
+    assert!(first_row.contains("lazy module load waited for the 2GiB host →"), "{s}");
     assert!(s.contains("Per API function"), "{s}");
 }
 
@@ -50,7 +54,13 @@ fn the_calls_that_enqueued_work_have_the_first_table_even_when_others_held_longe
     let s = out(&o);
     let lines: Vec<&str> = s.lines().collect();
     let at = |says: &str| lines.iter().position(|l| l.contains(says)).unwrap_or_else(|| panic!("{says}:\n{s}"));
-    let (launch, alloc) = (at("│ 133.0 ms   cudaLaunchKernel"), at("│ 133.0 ms   cudaMallocHost"));
+    let row = |call: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with("│ 133.0 ms") && l.contains(call))
+            .unwrap_or_else(|| panic!("{call}:\n{s}"))
+    };
+    let (launch, alloc) = (row("cudaLaunchKernel"), row("cudaMallocHost"));
     let (enqueued, other) = (at("1 call that enqueued GPU work"), at("1 call without GPU work of its own"));
     assert!(enqueued < launch && launch < other && other < alloc, "{s}");
 
@@ -74,7 +84,10 @@ fn explain_tells_one_call_segment_by_segment() {
     let o = run(&["trace", "--replay", f.to_str().unwrap(), "--explain", "11"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let s = out(&o);
-    assert!(s.starts_with("cudaLaunchKernel (correlation 11"), "{s}");
+    assert!(s.starts_with("cudaLaunchKernel (thread 100, --explain 11)"), "{s}");
+    // Its finding and the remedy, with the lab's experiments behind the numbers.
+    assert!(s.contains("finding: loading code") && s.contains("fix: Load the code before the loop"), "{s}");
+    assert!(s.contains("the lab: a first launch under lazy loading"), "{s}");
     assert!(s.contains("driver calls inside it: cuLibraryLoadData") && s.contains("its stream:"), "{s}");
     let o = run(&["trace", "--replay", f.to_str().unwrap(), "--explain", "999"]);
     one_clear_line(&o, 1, "no call with correlation id 999");

@@ -72,7 +72,7 @@ fn the_by_location_table_leads_with_the_users_line_and_puts_start_up_on_its_own(
     assert_eq!(cause.cause, "stream");
     assert!(cause.what.starts_with("the kernel backward ahead in its stream") && !cause.what.contains("correlation"));
     assert!(first.median_ns > 7_900_000 && first.median_ns < 8_100_000, "{}", first.median_ns);
-    let text = async_lab_core::trace::by_location::table(&t, MIN_HELD, 20);
+    let text = async_lab_core::trace::by_location::table(&t, MIN_HELD, 20, Some(120));
     assert!(text.starts_with("start-up: 120.0 ms (1 call"), "{text}");
     // Start-up calls leave the held list with --after-startup, and stay counted on their own line.
     assert!(a.held(MIN_HELD, false).iter().any(|t| a.startup[t.index]));
@@ -134,9 +134,9 @@ fn the_json_report_validates_against_the_schema_and_round_trips() {
     for (name, text) in texts {
         let trace = Trace::parse(&text).unwrap();
         for after_startup in [false, true] {
-            let report = json::report(&trace, MIN_HELD, after_startup);
+            let report = json::report(&trace, MIN_HELD, after_startup, 0);
             assert_eq!(report.schema, "async-lab-trace-report");
-            assert_eq!(report.version, 1);
+            assert_eq!(report.version, 2);
             let value = serde_json::to_value(&report).unwrap();
             let errors: Vec<String> =
                 validator.iter_errors(&value).map(|e| format!("{e} at {}", e.instance_path())).collect();
@@ -147,7 +147,7 @@ fn the_json_report_validates_against_the_schema_and_round_trips() {
     }
     // The schema says something: a report without its calls' class does not validate.
     let trace = Trace::parse(&syn::located_training_loop()).unwrap();
-    let mut value = serde_json::to_value(json::report(&trace, MIN_HELD, false)).unwrap();
+    let mut value = serde_json::to_value(json::report(&trace, MIN_HELD, false, 0)).unwrap();
     value["processes"][0]["held_calls"][0].as_object_mut().unwrap().remove("class");
     assert!(!validator.is_valid(&value));
 }
@@ -242,9 +242,11 @@ fn the_perfetto_export_of_the_seed_program_has_the_flow_from_the_copy_to_the_fir
         .expect("the launch's slice");
     assert_eq!(launch["args"]["class"], "waited-for-stream");
     assert!(launch["args"]["what held it"].as_str().unwrap().contains("2GiB host → device copy"), "{launch}");
-    let corr = &launch["args"]["corr"];
-    let (from, to) =
-        flows.values().find(|(_, f)| slice_at(&slices, f)["args"]["corr"] == *corr).expect("a flow into the launch");
+    let corr = &launch["args"]["--explain id"];
+    let (from, to) = flows
+        .values()
+        .find(|(_, f)| slice_at(&slices, f)["args"]["--explain id"] == *corr)
+        .expect("a flow into the launch");
     let copy = slice_at(&slices, from);
     assert_eq!(copy["cat"], "gpu");
     assert!(copy["name"].as_str().unwrap().starts_with("the 2GiB host → device copy"), "{copy}");
@@ -288,10 +290,20 @@ fn format_json_prints_one_report_and_fail_on_held_names_each_call() {
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines[0], "async-lab: 4 calls held their thread longer than --fail-on-held 4.0 ms:", "{err}");
     assert_eq!(lines.len(), 5, "{err}");
-    assert!(lines[1..].iter().filter(|l| l.contains("cudaMemcpy held") && l.contains("class waited-for-stream at train.py:41 train_step")).count() == 3, "{err}");
+    // Time held and class first, the --explain id last.
+    assert_eq!(
+        lines[1..]
+            .iter()
+            .filter(|l| l.contains(", waited-for-stream: cudaMemcpy at train.py:41 train_step")
+                && l.contains("(--explain "))
+            .count(),
+        3,
+        "{err}"
+    );
     assert!(
-        lines.iter().any(|l| l.starts_with("  corr 50 cudaStreamSynchronize held")
-            && l.ends_with("at main.cu:12 step [nvtx: epoch 1]")),
+        lines.iter().any(|l| l.starts_with("  held ")
+            && l.contains(": cudaStreamSynchronize at main.cu:12 step [nvtx: epoch 1]")
+            && l.ends_with("(--explain 50)")),
         "{err}"
     );
     let text = String::from_utf8_lossy(&o.stdout);

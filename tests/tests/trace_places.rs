@@ -96,7 +96,8 @@ fn places_need_neither_source_lines_nor_the_gil_free_reader() {
 fn the_table_json_explain_and_perfetto_show_the_place_with_its_text() {
     let f = file("python.jsonl", &syn::python_training_step());
     let path = f.to_str().unwrap();
-    let o = run(&["trace", "--replay", path]);
+    // Whole rows, one line each (the table's width is tested on its own).
+    let o = run(&["trace", "--replay", path, "--wide"]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
     let table = text.split("By place in the program:").nth(1).unwrap();
@@ -132,7 +133,7 @@ fn the_table_json_explain_and_perfetto_show_the_place_with_its_text() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|e| e["cat"] == "api" && e["args"]["corr"] == 30)
+        .find(|e| e["cat"] == "api" && e["args"]["--explain id"] == 30)
         .unwrap()
         .clone();
     assert_eq!(slice["args"]["location"], "train.py:35 main: value = loss.item()");
@@ -154,5 +155,6 @@ fn keep_held_keeps_the_source_lines() {
     assert_eq!(sources, 2);
     let again = run(&["trace", "--replay", cut.to_str().unwrap()]);
     assert_eq!(table(&again), table(&o));
-    assert!(table(&again).contains("value = loss.item()"));
+    let wide = run(&["trace", "--replay", cut.to_str().unwrap(), "--wide"]);
+    assert!(table(&wide).contains("value = loss.item()"));
 }

@@ -7,7 +7,7 @@
 use crate::clock::now as timestamp;
 use crate::cupti::{check, Subscriber};
 use crate::switches::{self, DOMAINS_VAR};
-use crate::{budget, location, nvtx, writer};
+use crate::{attach, budget, location, nvtx, writer};
 use async_lab_core::trace::format::{ApiCalls, Domain, Failure, Line, Resource};
 use async_lab_core::trace::selection;
 use cudarc::cupti::sys::{self, CUpti_CallbackDomain as D, CUpti_CallbackIdResource as R};
@@ -179,16 +179,26 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
         return;
     }
     let end = timestamp();
-    let outermost = DEPTH.with(|d| {
-        d.set(d.get().saturating_sub(1));
-        d.get() == 0
+    let (entered, outermost) = DEPTH.with(|d| {
+        let was = d.get();
+        d.set(was.saturating_sub(1));
+        (was > 0, was <= 1)
     });
+    // A call in flight when the library subscribed (loaded into a running program: `attach`) returns
+    // without its enter having been seen: its start is unknown, so it has no line.
+    if !entered {
+        return;
+    }
     // SAFETY: the enter callback of this same call wrote it.
     let start = unsafe { slot.read() };
     // SAFETY: as above, for the call's correlation id and name (a C string CUPTI keeps for the whole run).
     let (corr, name) = unsafe { (addr_of!((*data).correlationId).read(), addr_of!((*data).functionName).read()) };
     // The hot path: one record into this thread's ring, nothing formatted or allocated (the name is CUPTI's).
     writer::api(domain, name, cbid, corr, start, end, outermost);
+    if outermost {
+        // SAFETY: `name` is null or CUPTI's C string, as read above.
+        unsafe { attach::returned(corr, name, start, end) };
+    }
     // The outermost call alone: a driver call that held inside a runtime call made it hold as well, and
     // the runtime call's location is the same stack seen from further out.
     let held = end.saturating_sub(start);

@@ -9,8 +9,12 @@
 //!
 //! `async-lab trace` sets the variables; the library never stops the program: whatever goes wrong is one
 //! `error` line in the trace, which the command turns into its message.
+//!
+//! A program may also load it itself, after CUDA started (the `async_lab` Python package does, through
+//! `ctypes`): `attach` subscribes then, and gates blocks of the program's code.
 
 mod activity;
+mod attach;
 #[doc(hidden)]
 pub mod bench;
 mod budget;

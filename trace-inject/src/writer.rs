@@ -299,11 +299,18 @@ pub fn open() -> bool {
     open_at(&path, switches::writer()).is_ok()
 }
 
-/// Opens the trace at `path`, its lines handled as `writer` says, and starts the library's thread.
+/// Opens the trace at `path`, its lines handled as `writer` says, in place of any open one (the threads' rings
+/// go on into the new one), and starts the library's thread.
 pub fn open_at(path: &std::path::Path, writer: Writer) -> std::io::Result<()> {
     let file = File::create(path)?;
     OFF.store(writer == Writer::Off, Ordering::Relaxed);
-    *relock(&SINK) = Some(Sink::new(file, writer));
+    {
+        let mut sink = relock(&SINK);
+        let rings = sink.take().map(|s| s.rings).unwrap_or_default();
+        let mut fresh = Sink::new(file, writer);
+        fresh.rings = rings;
+        *sink = Some(fresh);
+    }
     let first = OPENED_BY.swap(std::process::id(), Ordering::Relaxed) == 0;
     if first {
         let _ = std::thread::Builder::new().name("async-lab-drain".into()).spawn(|| loop {
@@ -319,6 +326,12 @@ pub fn open_at(path: &std::path::Path, writer: Writer) -> std::io::Result<()> {
         });
     }
     Ok(())
+}
+
+/// Opens the trace at `path` with every line written (the gate's own file, `attach`, which reads it back), in
+/// place of any open one.
+pub fn open_whole(path: &std::path::Path) -> std::io::Result<()> {
+    open_at(path, Writer::On { all: true, keep_over_ns: switches::KEEP_OVER_DEFAULT_NS })
 }
 
 /// The header: this process, its command line, CUPTI's version; only the first call writes it.

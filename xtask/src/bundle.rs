@@ -36,7 +36,7 @@ impl flags::Bundle {
         size += copy(&ptx, "async_lab_kernels.ptx")?;
         size += copy(&host_target_dir().join("release/libasync_lab_inject.so"), "libasync_lab_inject.so")?;
         // The stand-in driver library the build made: run.sh starts async-lab on it where there is no driver.
-        let stub = release_stub()?;
+        let stub = stub("release")?;
         sh.create_dir(out.join("no-driver")).context("creating no-driver/")?;
         size += copy(&stub, "no-driver/libcuda.so.1")?;
         let run_sh = out.join("run.sh");
@@ -55,10 +55,10 @@ impl flags::Bundle {
     }
 }
 
-/// The stub `libcuda.so.1` of the newest release build of async-lab (`driver/build.rs` makes it in the OUT_DIR
-/// of `async-lab-driver`).
-fn release_stub() -> anyhow::Result<std::path::PathBuf> {
-    let build = host_target_dir().join("release/build");
+/// The stub `libcuda.so.1` of the newest `profile` (`release`, `debug`) build of async-lab (`driver/build.rs`
+/// makes it in the OUT_DIR of `async-lab-driver`).
+pub(crate) fn stub(profile: &str) -> anyhow::Result<std::path::PathBuf> {
+    let build = host_target_dir().join(profile).join("build");
     let mut found: Vec<(std::time::SystemTime, std::path::PathBuf)> = fs::read_dir(&build)
         .with_context(|| format!("listing {}", build.display()))?
         .filter_map(|e| e.ok())

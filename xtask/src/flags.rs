@@ -16,6 +16,11 @@ Tasks:
                         and the HTML report loaded in headless Chromium
   bundle [--out DIR]    build-ptx, build async-lab (release), and put it, the PTX and run.sh in DIR
                         (default target/bundle), ready to copy to a GPU machine
+  wheel [--debug] [--out DIR]
+                        build-ptx, build async-lab (release; --debug: the debug build, stripped) and
+                        pack the Python wheel async_lab-VERSION-py3-none-manylinux_2_N_x86_64.whl in DIR
+                        (default target/wheels): `pip install` it for the async-lab command, the
+                        in-program gate and the pytest plugin (docs/python.md)
   class-changes --since REV
                         the recordings' classes at git revision REV beside today's (from the replay
                         snapshots): a Markdown table of what changed and why
@@ -28,6 +33,7 @@ pub(crate) enum Task {
     Run(Run),
     Test(Test),
     Bundle(Bundle),
+    Wheel(Wheel),
     ClassChanges(ClassChanges),
 }
 
@@ -50,6 +56,14 @@ pub(crate) struct Test;
 
 /// `cargo xtask bundle [--out DIR]`
 pub(crate) struct Bundle {
+    /// As given on the command line: relative to the directory `cargo xtask` was started in.
+    pub(crate) out: Option<PathBuf>,
+}
+
+/// `cargo xtask wheel [--debug] [--out DIR]`
+pub(crate) struct Wheel {
+    /// Pack the debug build (what `cargo xtask test` has built) instead of building the release one.
+    pub(crate) debug: bool,
     /// As given on the command line: relative to the directory `cargo xtask` was started in.
     pub(crate) out: Option<PathBuf>,
 }
@@ -96,6 +110,22 @@ impl Task {
                 }
                 Ok(Task::Bundle(Bundle { out }))
             }
+            "wheel" => {
+                let (mut debug, mut out) = (false, None);
+                let mut rest = rest.into_iter();
+                while let Some(arg) = rest.next() {
+                    if arg == "--debug" {
+                        debug = true;
+                    } else if arg == "--out" {
+                        out = Some(PathBuf::from(rest.next().context("`--out` needs a directory")?));
+                    } else if let Some(dir) = arg.to_str().and_then(|a| a.strip_prefix("--out=")) {
+                        out = Some(PathBuf::from(dir));
+                    } else {
+                        bail!("unexpected argument {arg:?} for `wheel`; see `cargo xtask help`");
+                    }
+                }
+                Ok(Task::Wheel(Wheel { debug, out }))
+            }
             "class-changes" => match rest.as_slice() {
                 [flag, rev] if flag == "--since" => {
                     Ok(Task::ClassChanges(ClassChanges { since: rev.to_str().context("REV is not UTF-8")?.to_owned() }))
@@ -114,6 +144,7 @@ fn task_name(task: &Task) -> &'static str {
         Task::Run(_) => "run",
         Task::Test(_) => "test",
         Task::Bundle(_) => "bundle",
+        Task::Wheel(_) => "wheel",
         Task::ClassChanges(_) => "class-changes",
     }
 }
@@ -139,5 +170,15 @@ mod tests {
         assert!(parse(&["bundle", "--out"]).is_err());
         assert!(parse(&["test", "--nope"]).is_err());
         assert!(parse(&["nope"]).is_err());
+    }
+
+    #[test]
+    fn wheel_takes_debug_and_an_output_directory() {
+        let Ok(Task::Wheel(wheel)) = parse(&["wheel", "--debug", "--out=/tmp/w"]) else { panic!("not a wheel task") };
+        assert!(wheel.debug);
+        assert_eq!(wheel.out, Some(PathBuf::from("/tmp/w")));
+        let Ok(Task::Wheel(wheel)) = parse(&["wheel"]) else { panic!("not a wheel task") };
+        assert!(!wheel.debug && wheel.out.is_none());
+        assert!(parse(&["wheel", "--release"]).is_err());
     }
 }

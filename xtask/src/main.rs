@@ -1,5 +1,5 @@
 //! The project's tasks, in Rust instead of shell scripts: build the kernels' PTX, run the host program, run
-//! every check that CI runs, and pack a bundle for a GPU machine.
+//! every check that CI runs, and pack a bundle for a GPU machine or a Python wheel.
 //!
 //! This binary is wired in through the cargo alias in `.cargo/config.toml` (`cargo xtask <task>`, see
 //! `cargo xtask help`). It always works from the repository root, runs every external program through
@@ -15,6 +15,7 @@ mod run;
 mod test;
 #[cfg(test)]
 mod tidy;
+mod wheel;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -54,6 +55,7 @@ fn try_main() -> anyhow::Result<()> {
         flags::Task::Run(cmd) => cmd.run(&sh),
         flags::Task::Test(cmd) => cmd.run(&sh),
         flags::Task::Bundle(cmd) => cmd.run(&sh),
+        flags::Task::Wheel(cmd) => cmd.run(&sh),
         flags::Task::ClassChanges(cmd) => class_changes::run(&sh, &cmd.since),
     }
 }

@@ -3,7 +3,9 @@
 //! Formatting (both workspaces), the core crate's dependencies (nothing that links CUDA or builds C), the PTX
 //! build and a check of the module, the CUDA stub's symbol list against cust_raw's bindings, clippy, the workspace's tests (which get the paths of the PTX and of the debug
 //! `async-lab` binary through `ASYNC_LAB_PTX` and `ASYNC_LAB_BIN`), and the HTML report loaded in a real
-//! browser (headless Chromium, which `.ci/run` installs). Nothing here needs a GPU.
+//! browser (headless Chromium, which `.ci/run` installs), and the Python wheel built from the debug binaries,
+//! installed into a fresh virtual environment (pytest from PyPI) and checked from there. Nothing here needs a
+//! GPU.
 
 use std::collections::BTreeSet;
 use std::env;
@@ -21,7 +23,7 @@ use crate::{flags, host_target_dir, project_root, ptx_path};
 impl flags::Test {
     pub(crate) fn run(self, sh: &Shell) -> anyhow::Result<()> {
         let channel = pinned_channel()?;
-        let steps: [(&str, &dyn Fn() -> anyhow::Result<()>); 11] = [
+        let steps: [(&str, &dyn Fn() -> anyhow::Result<()>); 12] = [
             ("rustfmt: host workspace", &|| fmt_host(sh)),
             ("async-lab-core links no CUDA and builds no C", &|| check_core_dependencies(sh)),
             ("rustfmt: gpu-kernels", &|| fmt_gpu_kernels(sh, &channel)),
@@ -33,6 +35,9 @@ impl flags::Test {
             ("cargo test --workspace", &|| run_tests(sh)),
             ("HTML report in headless Chromium", &|| check_report_in_chromium(sh)),
             ("trace page: by-location table and zoom in headless Chromium", &|| check_trace_page_in_chromium(sh)),
+            ("Python wheel: installed into a fresh virtual environment, its command, replay, pytest plugin and tests", &|| {
+                check_wheel(sh)
+            }),
         ];
 
         let count = steps.len();
@@ -378,6 +383,59 @@ fn check_trace_page_in_chromium(sh: &Shell) -> anyhow::Result<()> {
     }
     eprintln!(
         "{SEED_TRACE}'s page: by-location table in the DOM; zoomed, its lane shows {a:.0}..{b:.0} of {whole:.0} ns"
+    );
+    Ok(())
+}
+
+/// Where the wheel check works: the wheel, its virtual environment.
+const WHEEL_CHECK: &str = "target/wheel-check";
+
+/// Builds the wheel from the debug binaries (`cargo xtask wheel --debug`), installs it and pytest into a fresh
+/// virtual environment, and from the installed copy runs `async-lab --version`, `python -m async_lab trace
+/// --replay` of a committed trace, `pytest --help` (which must list the plugin's option) and the package's
+/// tests (`python/tests`, which fail rather than skip where the installed package lacks a file).
+fn check_wheel(sh: &Shell) -> anyhow::Result<()> {
+    let dir = project_root().join(WHEEL_CHECK);
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).with_context(|| format!("creating {WHEEL_CHECK}"))?;
+    let wheel = crate::wheel::build(sh, true, &dir)?;
+    let venv = dir.join("venv");
+    cmd!(sh, "python3 -m venv {venv}").run().context("making a virtual environment (python3 -m venv)")?;
+    let (python, bin) = (venv.join("bin/python"), venv.join("bin"));
+    cmd!(sh, "{python} -m pip install --quiet --disable-pip-version-check {wheel} pytest")
+        .run()
+        .context("installing the wheel and pytest into the virtual environment")?;
+    // Away from the source tree, and without bytecode files in it.
+    let _dir = sh.push_dir(&dir);
+    let _bytecode = sh.push_env("PYTHONDONTWRITEBYTECODE", "1");
+    let command = bin.join("async-lab");
+    let version = cmd!(sh, "{command} --version").read().context("the installed `async-lab --version` failed")?;
+    let want = format!("async-lab {}", env!("CARGO_PKG_VERSION"));
+    if version.trim() != want {
+        bail!("the installed `async-lab --version` printed {version:?}, not {want:?}");
+    }
+    let trace = project_root().join(SEED_TRACE);
+    let replay = cmd!(sh, "{python} -m async_lab trace --replay {trace}")
+        .read()
+        .context("the installed `python -m async_lab trace --replay` failed")?;
+    if !replay.contains("cudaLaunchKernel") || !replay.contains("waited-for-stream") {
+        bail!("`python -m async_lab trace --replay {SEED_TRACE}` did not print the seed's held launch:\n{replay}");
+    }
+    let pytest = bin.join("pytest");
+    let help = cmd!(sh, "{pytest} --help").read().context("`pytest --help` failed with the plugin installed")?;
+    if !help.contains("--async-lab-fail-on-held") {
+        bail!(
+            "`pytest --help` does not list --async-lab-fail-on-held: the wheel's pytest11 entry point was not loaded"
+        );
+    }
+    let tests = project_root().join("python/tests");
+    cmd!(sh, "{python} -m pytest {tests} -q -p no:cacheprovider")
+        .env("ASYNC_LAB_EXPECT_INSTALLED", "1")
+        .run()
+        .context("the Python package's tests failed on the installed wheel")?;
+    eprintln!(
+        "{}: installed; async-lab --version, trace --replay, pytest --help and python/tests pass",
+        wheel.display()
     );
     Ok(())
 }

@@ -106,6 +106,8 @@ struct Thread {
 struct Rest {
     calls: u64,
     total_ns: u64,
+    first_ns: u64,
+    last_ns: u64,
     /// Durations grouped as `units::duration` prints them: (one duration of the group, how many).
     groups: BTreeMap<String, (u64, u64)>,
 }
@@ -326,6 +328,8 @@ impl Filter {
                 name: name.clone(),
                 calls: r.calls,
                 total_ns: r.total_ns,
+                first_ns: r.first_ns,
+                last_ns: r.last_ns,
                 durations: {
                     let mut g: Vec<[u64; 2]> = r.groups.values().map(|&(ns, n)| [ns, n]).collect();
                     g.sort_unstable();
@@ -556,6 +560,8 @@ impl Filter {
                 continue;
             };
             let r = self.rest.entry((tid, c.domain, name)).or_default();
+            r.first_ns = if r.calls == 0 { c.start } else { r.first_ns.min(c.start) };
+            r.last_ns = r.last_ns.max(c.end);
             r.calls += 1;
             r.total_ns += ns;
             let group = crate::units::duration(ns as f64);

@@ -6,9 +6,9 @@
 use super::calls::Traced;
 use super::location::Place;
 use super::scene::Program;
-use super::text::duration;
+use super::words::duration;
 use crate::attribution::Cause;
-use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, CellAlignment, Table};
+use comfy_table::{Cell, CellAlignment};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -22,9 +22,11 @@ pub struct LargestCause {
     pub words: String,
     /// Its time over all the place's calls.
     pub ns: i64,
-    /// What the longest of its segments waited for, in words, without its correlation id (empty for `own` and
-    /// `call`).
+    /// The work that held it most over the place's calls (a kernel by its name, a copy by its size and
+    /// direction, summed over its pieces), in words, without correlation ids (empty for `own` and `call`).
     pub what: String,
+    /// How long that work held it.
+    pub what_ns: i64,
 }
 
 /// One place's held calls.
@@ -104,22 +106,26 @@ fn row(place: &Place, calls: &[&Traced]) -> Row {
     let mut classes: Vec<ClassCount> =
         classes.into_iter().map(|(c, n)| ClassCount { class: c.to_owned(), calls: n }).collect();
     classes.sort_by(|a, b| b.calls.cmp(&a.calls).then_with(|| a.class.cmp(&b.class)));
-    // Per cause: its time in all, and its longest segment's words.
-    let mut causes: BTreeMap<Cause, (i64, i64, &str)> = BTreeMap::new();
+    // Per cause: its time in all, and per kind of work that held it (correlation ids cut), its time.
+    let mut causes: BTreeMap<Cause, (i64, BTreeMap<&str, i64>)> = BTreeMap::new();
     for s in calls.iter().flat_map(|t| &t.held.segments) {
-        let e = causes.entry(s.cause).or_insert((0, -1, ""));
+        let e = causes.entry(s.cause).or_default();
         e.0 += s.span.len();
-        if s.span.len() > e.1 {
-            e.1 = s.span.len();
-            e.2 = &s.what;
+        if !s.what.is_empty() {
+            *e.1.entry(super::words::without_correlation(&s.what)).or_default() += s.span.len();
         }
     }
-    let largest_cause = causes.into_iter().max_by_key(|&(cause, (ns, _, _))| (ns, std::cmp::Reverse(cause))).map(
-        |(cause, (ns, _, what))| LargestCause {
-            cause: cause.slug().into(),
-            words: cause.words().into(),
-            ns,
-            what: without_correlation(what).to_owned(),
+    let largest_cause = causes.into_iter().max_by_key(|(cause, (ns, _))| (*ns, std::cmp::Reverse(*cause))).map(
+        |(cause, (ns, kinds))| {
+            let (what, what_ns) =
+                kinds.into_iter().max_by_key(|(w, ns)| (*ns, std::cmp::Reverse(*w))).unwrap_or(("", 0));
+            LargestCause {
+                cause: cause.slug().into(),
+                words: super::words::cause(cause).into(),
+                ns,
+                what: what.to_owned(),
+                what_ns,
+            }
         },
     );
     Row {
@@ -130,11 +136,6 @@ fn row(place: &Place, calls: &[&Traced]) -> Row {
         classes,
         largest_cause,
     }
-}
-
-/// A holder's words without the correlation id they end with: the place's calls each waited for their own.
-fn without_correlation(what: &str) -> &str {
-    what.rfind(", correlation ").map_or(what, |at| &what[..at])
 }
 
 /// "1 call", "3 calls".
@@ -150,54 +151,84 @@ pub fn class_words(r: &Row) -> String {
     }
 }
 
-/// The largest cause of a row in words: "its stream, 8.6 ms: the kernel spin ahead in its stream, ...".
+/// The largest cause of a row in words: "its stream 24.8 ms, 61% of it the kernel sm80_xmma_gemm… ahead in
+/// its stream".
 pub fn cause_words(r: &Row) -> String {
     match &r.largest_cause {
         None => String::new(),
-        Some(c) if c.what.is_empty() => format!("{}, {}", c.words, duration(c.ns)),
-        Some(c) => format!("{}, {}: {}", c.words, duration(c.ns), c.what),
+        Some(c) if c.what.is_empty() => format!("{} {}", c.words, duration(c.ns)),
+        Some(c) if super::words::percent(c.what_ns, c.ns) == "100%" => {
+            format!("{} {}: {}", c.words, duration(c.ns), c.what)
+        }
+        Some(c) => {
+            format!("{} {}, {} of it {}", c.words, duration(c.ns), super::words::percent(c.what_ns, c.ns), c.what)
+        }
     }
 }
 
 /// The table for the terminal, at most `top` places.
-pub fn table(t: &ByLocation, min_held_ns: i64, top: usize) -> String {
+pub fn table(t: &ByLocation, min_held_ns: i64, top: usize, width: Option<u16>) -> String {
     let mut out = String::new();
     match (&t.startup, t.after_startup) {
-        (Some(s), false) => out.push_str(&format!(
-            "start-up: {} ({}: context creation, module and library loading)\n",
-            duration(s.total_ns),
-            calls_word(s.calls)
+        (Some(s), false) => out.push_str(&super::layout::wrap(
+            &format!(
+                "start-up: {} ({}: context creation, module and library loading)",
+                duration(s.total_ns),
+                calls_word(s.calls)
+            ),
+            width,
+            "",
+            "",
         )),
-        (Some(s), true) => out.push_str(&format!(
-            "start-up: {} ({}), left out of every table (--after-startup)\n",
-            duration(s.total_ns),
-            calls_word(s.calls)
+        (Some(s), true) => out.push_str(&super::layout::wrap(
+            &format!(
+                "start-up: {} ({}), left out of every table (--after-startup)",
+                duration(s.total_ns),
+                calls_word(s.calls)
+            ),
+            width,
+            "",
+            "",
         )),
         (None, _) => {}
     }
     if t.rows.is_empty() {
-        out.push_str(&format!("No call after start-up held its thread longer than {}.\n", duration(min_held_ns)));
+        out.push_str(&super::layout::wrap(
+            &format!("No call after start-up held its thread longer than {}.", duration(min_held_ns)),
+            width,
+            "",
+            "",
+        ));
         return out;
     }
-    let mut table = Table::new();
-    table.load_preset(UTF8_BORDERS_ONLY);
+    let mut table = super::layout::table(width);
     table.set_header(["where", "calls", "total held", "median", "class", "largest cause"]);
+    // The place is what a reader looks for: it keeps a third of the width before the others wrap.
+    if let (Some(w), Some(column)) = (width, table.column_mut(0)) {
+        column.set_constraint(comfy_table::ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(w / 3)));
+    }
     for r in t.rows.iter().take(top) {
         table.add_row([
-            Cell::new(r.place.shown()),
+            Cell::new(super::words::shorten_words(&r.place.shown(), super::layout::name_limit(width))),
             Cell::new(r.calls).set_alignment(CellAlignment::Right),
             Cell::new(duration(r.total_ns)).set_alignment(CellAlignment::Right),
             Cell::new(duration(r.median_ns)).set_alignment(CellAlignment::Right),
             Cell::new(class_words(r)),
-            Cell::new(cause_words(r)),
+            Cell::new(super::words::shorten_words(&cause_words(r), super::layout::name_limit(width))),
         ]);
     }
     let shown = if t.rows.len() > top { format!(" (the {top} with most time shown)") } else { String::new() };
-    out.push_str(&format!(
-        "{} place{} in the program held their thread longer than {}{shown}:\n{table}\n",
-        t.rows.len(),
-        if t.rows.len() == 1 { "" } else { "s" },
-        duration(min_held_ns)
+    out.push_str(&super::layout::wrap(
+        &format!(
+            "{} place{} in the program held their thread longer than {}{shown}:",
+            t.rows.len(),
+            if t.rows.len() == 1 { "" } else { "s" },
+            duration(min_held_ns)
+        ),
+        width,
+        "",
+        "",
     ));
+    out.push_str(&format!("{table}\n"));
     out
 }

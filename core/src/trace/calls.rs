@@ -126,6 +126,9 @@ pub fn traced(p: &Program, i: usize) -> Traced {
         };
     }
     let cause = cause_words(p, i, &held, module_loads, contexts);
+    let loads_by_name = functions.iter().any(|n| is_load(n));
+    let class =
+        super::driver_work::class(&held, super::driver_work::DriverWork { contexts, module_loads, loads_by_name });
     Traced { index: i, class, held, module_loads, contexts, cause, basis, not_claimed }
 }
 
@@ -333,28 +336,18 @@ fn parts(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usiz
     for s in &held.segments {
         let words = match s.cause {
             Cause::Stream | Cause::Device | Cause::Thread => {
-                // Several holders of one cause (a synchronize behind a step's kernels) are one part: named by
-                // the one that held it most where that was most of the wait, else by how many and the last.
+                // Several holders of one cause (a synchronize behind a step's kernels) are one part, named by
+                // the work that held it most (`several`).
                 let whats = holders.iter().find(|(c, _)| *c == s.cause).map_or(&[][..], |(_, w)| &w[..]);
-                let total: i64 = whats.iter().map(|(_, ns)| ns).sum();
                 let one = match whats {
                     [_] | [] => s.what.clone(),
-                    [.., (last, _)] => match whats.iter().max_by_key(|(_, ns)| *ns) {
-                        Some((main, ns)) if *ns * 2 >= total => {
-                            let more = whats.len() - 1;
-                            format!(
-                                "{main} (and {more} more piece{} of earlier work)",
-                                if more == 1 { "" } else { "s" }
-                            )
-                        }
-                        _ => format!("{} pieces of earlier work, the last {last}", whats.len()),
-                    },
+                    _ => several(whats),
                 };
                 let what = match s.cause {
                     Cause::Thread => format!("another thread's call ({one})"),
                     Cause::Device if has_stream => format!("other streams' work: {one}"),
                     Cause::Device => format!("the device: {one}"),
-                    _ if one.contains(" pieces of earlier work, the last ") => format!("its stream: {one}"),
+                    _ if one.contains(" pieces of earlier work") => format!("its stream: {one}"),
                     _ => one,
                 };
                 match (loading, lazily) {
@@ -366,9 +359,9 @@ fn parts(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usiz
                 }
             }
             Cause::Own => match own.iter().find(|w| w.pageable()) {
-                Some(w) => format!("its own transfer, staged by the driver on the calling thread: {}", w.words()),
-                None if held.held_through_own_work() == Some(true) => "its own work ran while it waited".into(),
-                None => "its own work, in part".into(),
+                Some(w) => format!("pageable memory: the driver staged {} on this thread", w.words()),
+                None if held.held_through_own_work() == Some(true) => "its own GPU work ran while it waited".into(),
+                None => "its own GPU work, in part".into(),
             },
             Cause::Call => {
                 let mut what: Vec<&str> = Vec::new();
@@ -383,11 +376,13 @@ fn parts(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usiz
                     } else {
                         "a module load"
                     });
+                } else if at_run_time {
+                    what.push("loading a library or module");
                 }
                 if what.is_empty() {
-                    "the call itself".into()
+                    "driver work on this thread".into()
                 } else {
-                    format!("the call itself: {}", what.join(", "))
+                    what.join(", ")
                 }
             }
         };
@@ -405,6 +400,38 @@ fn parts(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usiz
         parts.into_iter().max_by_key(|(ns, _)| *ns).into_iter().collect()
     } else {
         worth
+    }
+}
+
+/// Several holders of one cause in words: the kind of work that held it most (a kernel's name, a copy's size
+/// and direction, summed over its pieces) with its share of the wait. One piece that held most of it is named
+/// as itself, with how many others; else how many pieces, and the kind that held longest.
+fn several(whats: &[(&str, i64)]) -> String {
+    let total: i64 = whats.iter().map(|(_, ns)| ns).sum::<i64>().max(1);
+    let mut kinds: Vec<(&str, i64, usize)> = Vec::new();
+    for (what, ns) in whats {
+        let kind = super::words::without_correlation(what);
+        match kinds.iter_mut().find(|k| k.0 == kind) {
+            Some(k) => {
+                k.1 += ns;
+                k.2 += 1;
+            }
+            None => kinds.push((kind, *ns, 1)),
+        }
+    }
+    let Some(&(kind, ns, pieces)) = kinds.iter().max_by_key(|k| k.1) else { return String::new() };
+    let share = ns * 100 / total;
+    let more = whats.len() - 1;
+    let s = |n: usize| if n == 1 { "" } else { "s" };
+    match whats.iter().max_by_key(|(_, ns)| *ns) {
+        Some((main, ns)) if *ns * 2 >= total => {
+            format!("{main}, {}% of the wait (and {more} more piece{} of earlier work)", ns * 100 / total, s(more))
+        }
+        _ => {
+            let kind = kind.strip_suffix(" ahead in its stream").unwrap_or(kind);
+            let times = if pieces > 1 { format!(" (×{pieces})") } else { String::new() };
+            format!("{} pieces of earlier work, {share}% of the wait {kind}{times}", whats.len())
+        }
     }
 }
 

@@ -56,7 +56,8 @@ impl Way {
             Class::DeviceSync => Some(Way::Device),
             Class::WaitedForThread => Some(Way::Thread),
             Class::Blocking => Some(Way::OwnWork),
-            Class::Async | Class::Staged => Some(Way::Nothing),
+            // `driver-work` is a trace's word for a call that waited for nothing but the driver's own work.
+            Class::Async | Class::Staged | Class::DriverWork => Some(Way::Nothing),
             Class::Indeterminate | Class::Unknown => None,
         }
     }

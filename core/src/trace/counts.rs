@@ -70,3 +70,16 @@ pub fn merged(name: &str, written: &[i64], rest: &Rest) -> Merged {
         .map_or(0, |g| g.0);
     Merged { calls: calls as usize, total_ns: total, median_ns, max_ns: groups.last().map_or(0, |g| g.0) }
 }
+
+/// Per thread, what the rest counted: (thread, calls, their time, the first's start, the last's end).
+pub fn per_thread(rest: &Rest) -> Vec<(u64, usize, i64, i64, i64)> {
+    let mut by: std::collections::BTreeMap<u64, (usize, i64, i64, i64)> = std::collections::BTreeMap::new();
+    for c in rest.calls.iter().filter(|c| c.calls > 0) {
+        let t = by.entry(c.tid).or_insert((0, 0, c.first_ns as i64, c.last_ns as i64));
+        t.0 += c.calls as usize;
+        t.1 += c.total_ns as i64;
+        t.2 = t.2.min(c.first_ns as i64);
+        t.3 = t.3.max(c.last_ns as i64);
+    }
+    by.into_iter().map(|(tid, (n, ns, first, last))| (tid, n, ns, first, last)).collect()
+}

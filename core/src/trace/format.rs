@@ -239,6 +239,11 @@ pub struct CallCount {
     pub name: String,
     pub calls: u64,
     pub total_ns: u64,
+    /// The first one's start and the last one's end.
+    #[serde(default)]
+    pub first_ns: u64,
+    #[serde(default)]
+    pub last_ns: u64,
     /// Their durations grouped as `units::duration` prints them: `[one duration of the group, how many]`, in
     /// the order of the durations, so that the tables' median and longest read as from every call.
     pub durations: Vec<[u64; 2]>,

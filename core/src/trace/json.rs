@@ -10,7 +10,9 @@ use super::analysis::Analysis;
 use super::by_location::ByLocation;
 use super::calls::Traced;
 use super::capability::{Condition, Way};
+use super::findings::Finding;
 use super::format::{Domain, Trace};
+use super::headline::Headline;
 use super::location::Place;
 use super::scene::{Work, WorkKind};
 use schemars::JsonSchema;
@@ -18,20 +20,25 @@ use serde::{Deserialize, Serialize};
 
 /// The report's `schema` field.
 pub const SCHEMA: &str = "async-lab-trace-report";
-/// The report's version: a field's meaning never changes within one; a reader checks it.
-pub const VERSION: u32 = 1;
+/// The report's version: a field's meaning never changes within one; a reader checks it. Version 2 added
+/// each process's `headline` and `findings`, the classes `driver-work` and `unknown`, a place's `own`,
+/// `text`, `chain`, `via` and `nvtx`, and the place's largest cause's `what_ns` (its `what` is now the work
+/// that held that cause most, no longer its longest segment's).
+pub const VERSION: u32 = 2;
 
 /// The whole report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     /// Always `async-lab-trace-report`.
     pub schema: String,
-    /// The schema's version (1).
+    /// The schema's version (2).
     pub version: u32,
     /// Calls that held their thread longer than this are listed (`--min-held`).
     pub min_held_ns: i64,
     /// Whether start-up calls were left out of the lists (`--after-startup`).
     pub after_startup: bool,
+    /// The program's first steps counted as warm-up (`--skip-first`).
+    pub skip_first: usize,
     /// One per traced process, in the trace's order.
     pub processes: Vec<Process>,
 }
@@ -46,6 +53,11 @@ pub struct Process {
     pub partial: bool,
     /// GPU records CUPTI dropped (its buffers were full).
     pub dropped_records: u64,
+    /// Each thread's time: held by CUDA (by cause), inside calls that returned at once, outside CUDA calls;
+    /// warm-up apart; and the verdict.
+    pub headline: Headline,
+    /// The calls held by CUDA grouped by place and cause, each with a remedy, the steady state's first.
+    pub findings: Vec<Finding>,
     /// The calls held longer than `min_held_ns`, longest first.
     pub held_calls: Vec<HeldCall>,
     pub by_location: ByLocation,
@@ -181,14 +193,17 @@ impl GpuWork {
     }
 }
 
-/// The report of `trace`: calls held longer than `min_held_ns`, start-up left out with `after_startup`.
-pub fn report(trace: &Trace, min_held_ns: i64, after_startup: bool) -> Report {
-    let processes = trace.processes.iter().map(|p| process(&Analysis::of(p), min_held_ns, after_startup)).collect();
-    Report { schema: SCHEMA.into(), version: VERSION, min_held_ns, after_startup, processes }
+/// The report of `trace`: calls held longer than `min_held_ns`, start-up left out with `after_startup`, the
+/// first `skip_first` steps counted as warm-up.
+pub fn report(trace: &Trace, min_held_ns: i64, after_startup: bool, skip_first: usize) -> Report {
+    let processes =
+        trace.processes.iter().map(|p| process(&Analysis::of(p), min_held_ns, after_startup, skip_first)).collect();
+    Report { schema: SCHEMA.into(), version: VERSION, min_held_ns, after_startup, skip_first, processes }
 }
 
 /// One process's part of the report.
-pub fn process(a: &Analysis, min_held_ns: i64, after_startup: bool) -> Process {
+pub fn process(a: &Analysis, min_held_ns: i64, after_startup: bool, skip_first: usize) -> Process {
+    let warm = super::warmup::warm_up(a, skip_first);
     let held: Vec<HeldCall> = a.held(min_held_ns, after_startup).into_iter().map(|t| held_call(a, t)).collect();
     let up: Vec<&Traced> = a.traced.iter().filter(|t| a.startup[t.index]).collect();
     let totals = Totals {
@@ -203,6 +218,8 @@ pub fn process(a: &Analysis, min_held_ns: i64, after_startup: bool) -> Process {
         program: a.process.program.clone(),
         partial: a.process.partial,
         dropped_records: a.program.dropped,
+        headline: super::headline::headline(a, &warm, &super::headline::totals(&a.program)),
+        findings: super::findings::findings(a, &warm, after_startup),
         held_calls: held,
         by_location: a.by_location(min_held_ns, after_startup),
         totals,
@@ -256,7 +273,7 @@ pub fn held_call(a: &Analysis, t: &Traced) -> HeldCall {
                 condition: e.condition,
             }),
             overlapped: t.held.overlapped.iter().map(|o| o.what.clone()).collect(),
-            not_claimed: t.not_claimed.iter().map(|n| format!("{}: {}", n.cause.words(), n.why)).collect(),
+            not_claimed: t.not_claimed.iter().map(|n| format!("{}: {}", super::words::cause(n.cause), n.why)).collect(),
         },
     }
 }

@@ -2,7 +2,8 @@
 //! their thread longest, each with a timeline of the moments around it (a host lane per thread, a GPU lane
 //! per stream, the call's time coloured by what held it), the whole program's timeline (zoomed with the
 //! mouse wheel, panned by dragging: the page's one small inline script, [`ZOOM_JS`]), the summary per API
-//! function and the held calls by place in the program (`by_location`).
+//! function and the held calls by place in the program (`by_location`); above them, as in the terminal, the
+//! headline (`headline`) and the findings with their remedies (`findings`).
 
 use super::analysis::Analysis;
 use super::by_location::{cause_words, class_words};
@@ -77,7 +78,7 @@ pub fn render(label: &str, trace: &Trace, min_held_ns: i64, top: usize) -> Strin
         (Some(Cause::Device), "by other streams"),
         (Some(Cause::Thread), "by another thread"),
         (Some(Cause::Own), "by its own GPU work"),
-        (Some(Cause::Call), "the call itself"),
+        (Some(Cause::Call), "driver work"),
         (None, "other calls and GPU work"),
     ] {
         let _ = write!(o, "<span class=\"sw\" style=\"background:{}\"></span>{words}", colour(cause));
@@ -93,12 +94,56 @@ pub fn render(label: &str, trace: &Trace, min_held_ns: i64, top: usize) -> Strin
             escape(&p.program.join(" ")),
             if p.partial { " <span class=\"muted\">(cut short)</span>" } else { "" }
         );
+        answer(&mut o, n, &a);
         section(&mut o, n, &a.program, &a.traced, min_held_ns, top);
         by_location_table(&mut o, n, &a, min_held_ns, top);
     }
     let _ = write!(o, "<script>\n{ZOOM_JS}\n</script>\n");
     o.push_str("</body>\n</html>\n");
     o
+}
+
+/// The headline and the findings with their remedies, as the terminal prints them first.
+fn answer(o: &mut String, n: usize, a: &Analysis) {
+    let warm = super::warmup::warm_up(a, 0);
+    let h = super::headline::headline(a, &warm, &super::headline::totals(&a.program));
+    let _ = writeln!(o, "<p id=\"p{n}-verdict\"><strong>Verdict: {}.</strong></p>", escape(&h.verdict.words));
+    // The terminal's lines, unwrapped, one paragraph each.
+    let account = super::headline::text(&h, None);
+    let _ = writeln!(o, "<ul class=\"account\">");
+    for line in account.lines().skip(1).filter(|l| !l.trim().is_empty()) {
+        // A thread's parts (indented in the terminal) under the thread's line.
+        let style = if line.starts_with(' ') { " style=\"margin-left:24px\"" } else { "" };
+        let _ = writeln!(o, "<li{style}>{}</li>", escape(line.trim()));
+    }
+    o.push_str("</ul>\n");
+    let findings = super::findings::findings(a, &warm, false);
+    if findings.is_empty() {
+        o.push_str("<p>No call was held by CUDA: nothing to change.</p>\n");
+        return;
+    }
+    let _ = writeln!(o, "<h3>Findings, what to change</h3>\n<ol id=\"p{n}-findings\">");
+    for f in &findings {
+        let lab: Vec<String> =
+            f.remedy.lab.iter().map(|e| format!("<code>{}</code> ({})", escape(&e.case), escape(&e.words))).collect();
+        let _ = writeln!(
+            o,
+            "<li><strong>{}</strong>{} at <code>{}</code>: {} call{}, median {}, total {}.<br>{}.<br><em>Fix:</em> {}{}\
+             <br><span class=\"muted\">--explain {}</span></li>",
+            escape(&f.title),
+            if f.warm_up { " (warm-up)" } else { "" },
+            escape(&f.where_words),
+            f.calls,
+            if f.calls == 1 { "" } else { "s" },
+            duration(f.median_ns),
+            duration(f.total_ns),
+            escape(f.what.trim_end_matches('.')),
+            escape(&f.remedy.words),
+            if lab.is_empty() { String::new() } else { format!(" <span class=\"muted\">The lab: {}.</span>", lab.join("; ")) },
+            f.explain
+        );
+    }
+    o.push_str("</ol>\n");
 }
 
 fn section(o: &mut String, n: usize, p: &Program, traced: &[Traced], min_held_ns: i64, top: usize) {
@@ -120,20 +165,20 @@ fn section(o: &mut String, n: usize, p: &Program, traced: &[Traced], min_held_ns
         duration(min_held_ns)
     );
     o.push_str(
-        "<table><tr><th>held</th><th>call</th><th>corr</th><th>thread</th><th>class</th><th>what held it</th></tr>\n",
+        "<table><tr><th>held</th><th>class</th><th>what held it</th><th>call</th><th>thread</th><th>--explain</th></tr>\n",
     );
     for t in held.iter().take(top) {
         let c = &p.calls[t.index];
         let _ = writeln!(
             o,
-            "<tr><td>{}</td><td><a href=\"#p{n}-c{}\"><code>{}</code></a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td><a href=\"#p{n}-c{}\"><code>{}</code></a></td><td>{}</td><td>{}</td></tr>",
             duration(t.held.total_ns),
+            t.class,
+            escape(&t.cause),
             c.corr,
             escape(&c.name),
-            c.corr,
             c.tid,
-            t.class,
-            escape(&t.cause)
+            c.corr
         );
     }
     o.push_str("</table>\n");
@@ -142,7 +187,7 @@ fn section(o: &mut String, n: usize, p: &Program, traced: &[Traced], min_held_ns
         let pad = (c.span.len() / 10).max(20_000);
         let _ = writeln!(
             o,
-            "<h4 id=\"p{n}-c{}\"><code>{}</code>, correlation {}: held {}, {} ({})</h4>",
+            "<h4 id=\"p{n}-c{}\"><code>{}</code> (--explain {}): held {}, {} ({})</h4>",
             c.corr,
             escape(&c.name),
             c.corr,
@@ -243,7 +288,7 @@ fn timeline(p: &Program, traced: &[Traced], window: Span, focus: Option<&Traced>
         let _ = writeln!(labels, "<text x=\"4\" y=\"{:.1}\">thread {tid}</text>", lane as f64 * LANE + 15.0);
         for t in traced.iter().filter(|t| p.calls[t.index].tid == *tid && in_window(&p.calls[t.index].span)) {
             let c = &p.calls[t.index];
-            let title = format!("{} (correlation {}): {}, {}", c.name, c.corr, duration(t.held.total_ns), t.cause);
+            let title = format!("{} (--explain {}): {}, {}", c.name, c.corr, duration(t.held.total_ns), t.cause);
             if t.held.total_ns > t.held.resolution_ns {
                 for s in &t.held.segments {
                     rect(&mut o, lane, s.span, colour(Some(s.cause)), &title);

@@ -7,7 +7,7 @@
 //!   own, `GPU_PID + pid`, a `tid` per stream, and one more where a stream's records overlap), named by metadata events (`ph: "M"`, `process_name`,
 //!   `thread_name`);
 //! - each API call a complete slice (`ph: "X"`, `ts` and `dur` in µs from the trace's first time) with its
-//!   class, time held, what held it, correlation id and location in `args`;
+//!   class, time held, what held it, location and `--explain` id (its correlation id) in `args`;
 //! - each held call's segments as child slices named by cause, coloured by cause (`cname`);
 //! - a flow (`ph: "s"` on the holder, `ph: "f"` with `bp: "e"` on the held segment, one `id`) from what held
 //!   it (GPU work, another thread's call) to the call;
@@ -159,7 +159,7 @@ fn process(events: &mut Vec<Event>, flows: &mut u64, a: &Analysis, origin: i64, 
         }
     }
     for w in &p.work {
-        let args = json!({ "corr": w.corr, "bytes": w.bytes, "stream": w.stream });
+        let args = json!({ "enqueued by (--explain id)": w.corr, "bytes": w.bytes, "stream": w.stream });
         let tid = track_of[&(w.span.start, w.span.end, w.corr)];
         events.push(slice(w.words(), "gpu", gpu, tid, w.span, None, args));
     }
@@ -168,7 +168,7 @@ fn process(events: &mut Vec<Event>, flows: &mut u64, a: &Analysis, origin: i64, 
         let c = &p.calls[t.index];
         let held = t.held.total_ns > min_held_ns;
         let args = json!({
-            "corr": c.corr,
+            "--explain id": c.corr,
             "class": t.class.as_str(),
             "held": duration(t.held.total_ns),
             "held_ns": t.held.total_ns,
@@ -187,8 +187,16 @@ fn process(events: &mut Vec<Event>, flows: &mut u64, a: &Analysis, origin: i64, 
             if span.is_empty() {
                 continue;
             }
-            let args = json!({ "cause": s.cause.slug(), "what": s.what, "corr": c.corr });
-            events.push(slice(s.cause.words().into(), "held", pid, c.tid, span, Some(colour(s.cause)), args));
+            let args = json!({ "cause": s.cause.slug(), "what": s.what, "--explain id": c.corr });
+            events.push(slice(
+                super::words::cause(s.cause).into(),
+                "held",
+                pid,
+                c.tid,
+                span,
+                Some(colour(s.cause)),
+                args,
+            ));
             if !matches!(s.cause, Cause::Stream | Cause::Device | Cause::Thread) {
                 continue;
             }
@@ -205,7 +213,7 @@ fn process(events: &mut Vec<Event>, flows: &mut u64, a: &Analysis, origin: i64, 
             // Inside both slices: just before the holder's end, and just before the segment's end.
             let inside = |sp: Span| sp.end - (sp.len() / 2).min(1);
             let flow = |ph: &str, pid: u64, tid: u64, t: i64, bp: Option<&str>| Event {
-                name: format!("held by {}", s.cause.words()),
+                name: format!("held by {}", super::words::cause(s.cause)),
                 cat: Some("held-by".into()),
                 ph: ph.into(),
                 ts: Some(us(t)),

@@ -23,7 +23,7 @@ use std::fmt::Write as _;
 pub enum Reason {
     /// A trace has no staging probe (it never writes to the program's buffers): a copy the reference saw
     /// staged reads `async` there, or `blocking` where the call was held through its transfer
-    /// (`docs/trace.md`).
+    /// (`docs/trace-validation.md`).
     NoStagingProbe,
     /// The reference's `blocking` is "everything had finished at the return"; with the blocker ahead in the
     /// call's stream, what held the thread was that stream's earlier work.

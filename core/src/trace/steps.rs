@@ -152,7 +152,7 @@ pub fn compare(process: &ProcessTrace, p: &Program, traced: &[Traced], steps: &[
     )
 }
 
-/// The rows as a Markdown table, for docs/trace.md: each step's own time, the held time of every call its
+/// The rows as a Markdown table, for docs/trace-validation.md: each step's own time, the held time of every call its
 /// thread made inside it, and the longest of those calls with its class, what held it and the experiment
 /// of the lab's that shows its function can wait that way.
 pub fn markdown(rows: &[Row]) -> String {

@@ -1,22 +1,66 @@
-//! A traced program in the terminal: the calls that held the thread longest (with what held each), a
-//! summary per API function, and one call explained segment by segment.
+//! A traced program in the terminal: the headline (`headline`), the findings with their remedies
+//! (`findings`), then the calls that held the thread longest (with what held each), a summary per API
+//! function, the held calls by place (`by_location`), and one call explained segment by segment. Tables and
+//! sentences fit the width they are given (`layout`).
 
+use super::analysis::Analysis;
 use super::calls::{Summary, Traced};
+use super::layout;
 use super::scene::Program;
+use super::words::{shorten, shorten_words};
 use crate::attribution::Cause;
-use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, CellAlignment, Table};
+use comfy_table::{Cell, CellAlignment, Table};
 use std::fmt::Write as _;
 
-/// A duration for people, from integer ns (`units::duration`).
-pub fn duration(ns: i64) -> String {
-    crate::units::duration(ns as f64)
+pub use super::words::duration;
+
+/// What the text of a process shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct View {
+    /// Calls held longer than this are listed.
+    pub min_held_ns: i64,
+    /// Rows of each table, findings of each part.
+    pub top: usize,
+    /// Start-up left out of every table (`--after-startup`).
+    pub after_startup: bool,
+    /// The first steps counted as warm-up (`--skip-first`).
+    pub skip_first: usize,
+    /// The width to fit (`None`: `--wide`).
+    pub width: Option<u16>,
+}
+
+/// A process in the terminal: the headline, the findings, then the tables.
+pub fn process(a: &Analysis, v: &View) -> String {
+    let warm = super::warmup::warm_up(a, v.skip_first);
+    let headline = super::headline::headline(a, &warm, &super::headline::totals(&a.program));
+    let findings = super::findings::findings(a, &warm, v.after_startup);
+    let mut out = super::headline::text(&headline, v.width);
+    out.push('\n');
+    if findings.is_empty() {
+        out.push_str(&layout::wrap("No call was held by CUDA: nothing to change.", v.width, "", "  "));
+        out.push('\n');
+    } else {
+        out.push_str(&super::findings::text(&findings, v.width, v.top));
+    }
+    let traced: Vec<Traced> = a.shown(v.after_startup);
+    out.push_str(&held_table(&a.program, &traced, v.min_held_ns, v.top, v.width));
+    out.push_str("\nPer API function:\n");
+    out.push_str(&summary_table(&super::calls::summary(&a.program, &traced, v.min_held_ns), v.min_held_ns, v.width));
+    out.push_str("\nBy place in the program:\n");
+    out.push_str(&super::by_location::table(
+        &a.by_location(v.min_held_ns, v.after_startup),
+        v.min_held_ns,
+        v.top,
+        v.width,
+    ));
+    out
 }
 
 /// The calls that held the thread longer than `min_held_ns`, in two tables, longest first, at most `top` rows
 /// each: first the calls that enqueued GPU work (the trace holds work with their correlation id: kernels,
 /// copies, memsets), the calls a program expects to return at once; then the others (allocation, free,
 /// synchronization, loading...), which a program expects to take their time.
-pub fn held_table(p: &Program, traced: &[Traced], min_held_ns: i64, top: usize) -> String {
+pub fn held_table(p: &Program, traced: &[Traced], min_held_ns: i64, top: usize, width: Option<u16>) -> String {
     let mut held: Vec<&Traced> = traced.iter().filter(|t| t.held.total_ns > min_held_ns).collect();
     held.sort_by(|a, b| b.held.total_ns.cmp(&a.held.total_ns).then(a.index.cmp(&b.index)));
     let over = duration(min_held_ns);
@@ -28,44 +72,65 @@ pub fn held_table(p: &Program, traced: &[Traced], min_held_ns: i64, top: usize) 
         .iter()
         .partition(|t| !p.own_work(t.index).is_empty() || p.missing_records().binary_search(&t.index).is_ok());
     let longest = |n: usize| if n > top { format!(" (the {top} longest shown)") } else { String::new() };
-    let mut out = format!(
-        "{} of {} calls held their thread longer than {over}.\n\n",
-        held.len(),
-        p.calls_made(p.calls.len() - traced.len())
+    let mut out = layout::wrap(
+        &format!(
+            "{} of {} calls held their thread longer than {over}.",
+            held.len(),
+            p.calls_made(p.calls.len() - traced.len())
+        ),
+        width,
+        "",
+        "",
     );
+    out.push('\n');
     if enqueued.is_empty() {
-        let _ = writeln!(out, "No call that enqueued GPU work (a kernel, a copy, a memset) held its thread that long.");
+        out.push_str(&layout::wrap(
+            "No call that enqueued GPU work (a kernel, a copy, a memset) held its thread that long.",
+            width,
+            "",
+            "",
+        ));
     } else {
-        let _ = writeln!(
-            out,
-            "{} that enqueued GPU work (a kernel, a copy, a memset), longest first{}:\n{}",
-            calls_word(enqueued.len()),
-            longest(enqueued.len()),
-            rows(p, &enqueued, top)
-        );
+        out.push_str(&layout::wrap(
+            &format!(
+                "{} that enqueued GPU work (a kernel, a copy, a memset), longest first{}:",
+                calls_word(enqueued.len()),
+                longest(enqueued.len())
+            ),
+            width,
+            "",
+            "",
+        ));
+        let _ = writeln!(out, "{}", rows(p, &enqueued, top, width));
     }
     if !other.is_empty() {
-        let _ = writeln!(
-            out,
-            "\n{} without GPU work of {} own (allocation, free, synchronization, loading...), longest first{}:\n{}",
-            calls_word(other.len()),
-            if other.len() == 1 { "its" } else { "their" },
-            longest(other.len()),
-            rows(p, &other, top)
-        );
+        out.push('\n');
+        out.push_str(&layout::wrap(
+            &format!(
+                "{} without GPU work of {} own (allocation, free, synchronization, loading...), longest first{}:",
+                calls_word(other.len()),
+                if other.len() == 1 { "its" } else { "their" },
+                longest(other.len())
+            ),
+            width,
+            "",
+            "",
+        ));
+        let _ = writeln!(out, "{}", rows(p, &other, top, width));
     }
     if p.dropped > 0 {
-        let _ = writeln!(out, "CUPTI dropped {} GPU records: some work is missing from the trace.", p.dropped);
+        let words = format!("CUPTI dropped {} GPU records: some work is missing from the trace.", p.dropped);
+        out.push_str(&layout::wrap(&words, width, "", ""));
     }
     let unknown = traced.iter().filter(|t| t.class == crate::class::Class::Unknown).count();
     if let (Some(lost), true) = (&p.lost, unknown > 0) {
-        let _ = writeln!(
-            out,
+        let words = format!(
             "{unknown} of {} calls read unknown: the GPU records {} would rest on are missing ({}).",
             traced.len(),
             if unknown == 1 { "its class" } else { "their classes" },
             lost.words()
         );
+        out.push_str(&layout::wrap(&words, width, "", ""));
     }
     out
 }
@@ -75,29 +140,27 @@ fn calls_word(n: usize) -> String {
     format!("{n} call{}", if n == 1 { "" } else { "s" })
 }
 
-/// One table of held calls, at most `top` rows.
-fn rows(p: &Program, held: &[&Traced], top: usize) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_BORDERS_ONLY);
-    t.set_header(["held", "call", "corr", "thread", "class", "what held it"]);
+/// One table of held calls, at most `top` rows: what held each first, its `--explain` id last.
+fn rows(p: &Program, held: &[&Traced], top: usize, width: Option<u16>) -> Table {
+    let mut t = layout::table(width);
+    t.set_header(["held", "class", "what held it", "call", "thread", "--explain"]);
     for h in held.iter().take(top) {
         let c = &p.calls[h.index];
         t.add_row([
             Cell::new(duration(h.held.total_ns)).set_alignment(CellAlignment::Right),
-            Cell::new(&c.name),
-            Cell::new(c.corr),
-            Cell::new(c.tid),
             Cell::new(h.class.as_str()),
-            Cell::new(&h.cause),
+            Cell::new(shorten_words(&h.cause, layout::name_limit(width))),
+            Cell::new(shorten(&c.name, layout::name_limit(width))),
+            Cell::new(c.tid),
+            Cell::new(c.corr),
         ]);
     }
     t
 }
 
 /// One row per API function, the most time first.
-pub fn summary_table(rows: &[Summary], min_held_ns: i64) -> String {
-    let mut t = Table::new();
-    t.load_preset(UTF8_BORDERS_ONLY);
+pub fn summary_table(rows: &[Summary], min_held_ns: i64, width: Option<u16>) -> String {
+    let mut t = layout::table(width);
     t.set_header([
         "API function".to_string(),
         "calls".into(),
@@ -108,7 +171,7 @@ pub fn summary_table(rows: &[Summary], min_held_ns: i64) -> String {
     ]);
     for r in rows {
         t.add_row([
-            Cell::new(&r.name),
+            Cell::new(shorten(&r.name, layout::name_limit(width))),
             Cell::new(r.calls).set_alignment(CellAlignment::Right),
             Cell::new(r.held_calls).set_alignment(CellAlignment::Right),
             Cell::new(duration(r.total_ns)).set_alignment(CellAlignment::Right),
@@ -123,10 +186,10 @@ pub fn summary_table(rows: &[Summary], min_held_ns: i64) -> String {
 pub fn explain(p: &Program, t: &Traced) -> String {
     let c = &p.calls[t.index];
     let mut out = format!(
-        "{} (correlation {}, thread {}) held its thread {}: {}.\nclass: {}\n",
+        "{} (thread {}, --explain {}) held its thread {}: {}.\nclass: {}\n",
         c.name,
-        c.corr,
         c.tid,
+        c.corr,
         duration(t.held.total_ns),
         t.cause,
         t.class
@@ -167,8 +230,8 @@ pub fn explain(p: &Program, t: &Traced) -> String {
     out.push_str("its time:\n");
     for s in &t.held.segments {
         let what = match s.cause {
-            Cause::Own | Cause::Call => s.cause.words().to_string(),
-            _ => format!("{}: {}", s.cause.words(), s.what),
+            Cause::Own | Cause::Call => super::words::cause(s.cause).to_string(),
+            _ => format!("{}: {}", super::words::cause(s.cause), s.what),
         };
         let _ = writeln!(out, "  {:>10}  {what}", duration(s.span.len()));
     }
@@ -207,12 +270,38 @@ pub fn explain(p: &Program, t: &Traced) -> String {
         );
     }
     for n in &t.not_claimed {
-        let _ = writeln!(out, "a wait for {} not claimed: {}", n.cause.words(), n.why);
+        let _ = writeln!(out, "a wait for {} not claimed: {}", super::words::cause(n.cause), n.why);
     }
     if let Some(share) = t.held.own_share() {
         let _ = writeln!(out, "held for {:.0}% of its own GPU work", share * 100.0);
     }
     let _ = writeln!(out, "(times within {} of each other are not told apart)", duration(t.held.resolution_ns));
+    out
+}
+
+/// The finding a call is part of and its remedy, for `--explain` (nothing for a call that returned at once):
+/// whole, names uncut.
+pub fn explain_finding(a: &Analysis, t: &Traced, skip_first: usize) -> String {
+    let corr = a.program.calls[t.index].corr;
+    let warm = super::warmup::warm_up(a, skip_first);
+    let findings = super::findings::findings(a, &warm, false);
+    let Some(f) = findings.iter().find(|f| f.calls_explain.contains(&corr)) else { return String::new() };
+    let mut out = format!(
+        "finding: {} at {}{}: {} call{}, median {}, total {}\n",
+        f.title,
+        f.where_words,
+        if f.warm_up { " (warm-up)" } else { "" },
+        f.calls,
+        if f.calls == 1 { "" } else { "s" },
+        duration(f.median_ns),
+        duration(f.total_ns)
+    );
+    let _ = writeln!(out, "what held them: {}", f.what);
+    let _ = writeln!(out, "fix: {}", f.remedy.words);
+    for e in &f.remedy.lab {
+        let _ =
+            writeln!(out, "the lab: {} (async-lab explain {} --replay recordings/{})", e.words, e.case, e.recording);
+    }
     out
 }
 

@@ -11,10 +11,9 @@ use anyhow::{bail, Context as _};
 use async_lab_core::async_ref::{self, RefOutput};
 use async_lab_core::record::Recording;
 use async_lab_core::trace::analysis::Analysis;
-use async_lab_core::trace::calls::{self, Traced};
 use async_lab_core::trace::format::{Failure, Trace};
 use async_lab_core::trace::scene::Program;
-use async_lab_core::trace::{against, by_location, json, perfetto, reference, steps, text, trim};
+use async_lab_core::trace::{against, json, layout, perfetto, reference, steps, text, trim};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -87,7 +86,7 @@ pub struct TraceArgs {
     #[arg(long)]
     pub all_records: bool,
     /// When the program (a profiler: `torch.profiler`) asks CUPTI for a subscriber, unsubscribe and trace
-    /// nothing more, so that it may get CUPTI (on the H200's CUPTI 13.0 it was still refused: docs/trace.md).
+    /// nothing more, so that it may get CUPTI (on the H200's CUPTI 13.0 it was still refused: docs/trace-internals.md).
     /// By default the profiler is refused (CUPTI takes one subscriber) and the tracer says so at the end.
     #[arg(long)]
     pub yield_cupti: bool,
@@ -102,6 +101,15 @@ pub struct TraceArgs {
     /// out of every table, the JSON report and --fail-on-held.
     #[arg(long)]
     pub after_startup: bool,
+    /// Count the program's first N steps as warm-up, beside each module's, library's and the context's first
+    /// use: a step ends at each synchronization (`.item()`, `.cpu()`, `torch.cuda.synchronize()`) of the
+    /// thread that makes the most of them.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub skip_first: usize,
+    /// Print every table and sentence whole, however wide (by default they fit the terminal, or 120 columns
+    /// when the output is not one; `COLUMNS` sets another width).
+    #[arg(long)]
+    pub wide: bool,
     /// Also write the trace as Chrome trace-event JSON, for ui.perfetto.dev and chrome://tracing.
     #[arg(long, value_name = "FILE")]
     pub perfetto: Option<PathBuf>,
@@ -243,14 +251,18 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
     }
     let analyses: Vec<Analysis> = trace.processes.iter().map(Analysis::of).collect();
     if args.format == ReportFormat::Json && args.explain.is_none() {
-        let report = json::report(&trace, min_held, after);
+        let report = json::report(&trace, min_held, after, args.skip_first);
         println!("{}", serde_json::to_string_pretty(&report).context("writing the JSON report")?);
     }
     for (n, a) in analyses.iter().enumerate() {
         if let Some(corr) = args.explain {
             if let Some(t) = a.traced.iter().find(|t| a.program.calls[t.index].corr == corr) {
-                print!("{}", text::explain(&a.program, t));
-                print!("{}", text::explain_location(&a.locations, &a.program.calls[t.index], &a.places[t.index]));
+                // Names whole, lines wrapped to the width.
+                let w = width(args.wide);
+                print!("{}", layout::wrap_lines(&text::explain(&a.program, t), w));
+                print!("{}", layout::wrap_lines(&text::explain_finding(a, t, args.skip_first), w));
+                let location = text::explain_location(&a.locations, &a.program.calls[t.index], &a.places[t.index]);
+                print!("{}", layout::wrap_lines(&location, w));
             }
             continue;
         }
@@ -259,12 +271,20 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         }
         let p = a.process;
         if trace.processes.len() > 1 {
-            println!("process {} ({}): {}", n + 1, p.pid, p.program.join(" "));
+            let header = format!("process {} ({}): {}", n + 1, p.pid, p.program.join(" "));
+            print!("{}", layout::wrap(&header, width(args.wide), "", "  "));
         }
         if p.partial {
             println!("(this process's trace was cut short: it holds what was written before)");
         }
-        print_tables(a, min_held, args.top, after);
+        let view = text::View {
+            min_held_ns: min_held,
+            top: args.top,
+            after_startup: after,
+            skip_first: args.skip_first,
+            width: width(args.wide),
+        };
+        print!("{}", text::process(a, &view));
         let (program, traced) = (&a.program, &a.traced);
         if let Some(steps) = &steps {
             let mine: Vec<steps::Step> =
@@ -327,20 +347,20 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-/// One line per call held longer than `limit_ns`, longest first, for a CI log: correlation id, API
-/// function, time held, class, location.
+/// One line per call held longer than `limit_ns`, longest first, for a CI log: time held, class, API
+/// function, place, and the `--explain` id last.
 fn tripped_lines(a: &Analysis, limit_ns: i64, after_startup: bool) -> Vec<String> {
     a.held(limit_ns, after_startup)
         .into_iter()
         .map(|t| {
             let c = &a.program.calls[t.index];
             format!(
-                "  corr {} {} held {} class {} at {}",
-                c.corr,
-                c.name,
+                "  held {}, {}: {} at {} (--explain {})",
                 text::duration(t.held.total_ns),
                 t.class,
-                a.places[t.index].shown()
+                c.name,
+                a.places[t.index].shown(),
+                c.corr
             )
         })
         .collect()
@@ -388,13 +408,14 @@ fn keep_held(trace: &Trace, min_held: i64, steps: &[steps::Step], out: &Path) ->
     Ok(())
 }
 
-fn print_tables(a: &Analysis, min_held: i64, top: usize, after_startup: bool) {
-    let traced: Vec<Traced> = a.shown(after_startup);
-    print!("{}", text::held_table(&a.program, &traced, min_held, top));
-    println!("\nPer API function:");
-    print!("{}", text::summary_table(&calls::summary(&a.program, &traced, min_held), min_held));
-    println!("\nBy place in the program:");
-    print!("{}", by_location::table(&a.by_location(min_held, after_startup), min_held, top));
+/// The width the text fits: none with `--wide`; else `COLUMNS` where set, the terminal's where stdout is
+/// one, 120 columns where it is not.
+fn width(wide: bool) -> Option<u16> {
+    if wide {
+        return None;
+    }
+    let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok()).filter(|&c| c >= 40);
+    Some(columns.or_else(layout::terminal_width).unwrap_or(layout::NOT_A_TERMINAL))
 }
 
 fn status_words(s: &std::process::ExitStatus) -> String {

@@ -1,0 +1,415 @@
+//! The headline of a trace: each thread's time, from its first CUDA call to its last, split into what CUDA
+//! held (by cause), what its calls that returned at once took, and the rest (time outside CUDA calls: its own
+//! code, or waiting for something else), its warm-up apart from its steady state (`warmup`), and a verdict in
+//! one line: *held by CUDA*, *busy launching* or *mostly outside CUDA calls*.
+//!
+//! It asks of the calls a trace does not hold nothing but totals per thread ([`ThreadTotals`]: how many
+//! calls, their time, the first call's start and the last one's end); everything else comes from the calls
+//! whose class says something held them, which every trace holds. A call *held by CUDA* is one whose class
+//! is neither `async` nor `staged` (see `class`): waiting for its stream, the device or another thread, its
+//! own transfer, or driver work.
+
+use super::analysis::Analysis;
+use super::scene::Program;
+use super::warmup::{first_use, FirstUse, WarmUp};
+use super::words::{duration, percent};
+use crate::attribution::Cause;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A thread whose time outside CUDA calls averages at most this per call is *busy launching*: what it does
+/// between its calls is the framework's work of making the next one. A PyTorch loop of small ops took 9.7 µs
+/// per op on the H200 untraced (`recordings/trace-cost-frameworks-*`); ten times that still reads as
+/// launching, not as work of the program's own.
+pub const LAUNCH_GAP_NS: i64 = 100_000;
+
+/// Per thread, what the headline needs of the calls a trace may not hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadTotals {
+    pub tid: u64,
+    pub calls: usize,
+    /// Their time in all.
+    pub call_ns: i64,
+    /// The first call's start and the last call's end.
+    pub first_ns: i64,
+    pub last_ns: i64,
+}
+
+/// The totals of every thread of a program that holds all its calls.
+pub fn totals(p: &Program) -> Vec<ThreadTotals> {
+    let mut by: BTreeMap<u64, ThreadTotals> = BTreeMap::new();
+    for c in &p.calls {
+        let t = by.entry(c.tid).or_insert(ThreadTotals {
+            tid: c.tid,
+            calls: 0,
+            call_ns: 0,
+            first_ns: c.span.start,
+            last_ns: c.span.end,
+        });
+        t.calls += 1;
+        t.call_ns += c.span.len();
+        t.first_ns = t.first_ns.min(c.span.start);
+        t.last_ns = t.last_ns.max(c.span.end);
+    }
+    // A bounded trace's calls that it only counted.
+    for (tid, calls, call_ns, first, last) in p.rest.as_ref().map(super::counts::per_thread).unwrap_or_default() {
+        let t = by.entry(tid).or_insert(ThreadTotals { tid, calls: 0, call_ns: 0, first_ns: first, last_ns: last });
+        t.calls += calls;
+        t.call_ns += call_ns;
+        t.first_ns = t.first_ns.min(first);
+        t.last_ns = t.last_ns.max(last);
+    }
+    by.into_values().collect()
+}
+
+/// The headline of one process.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Headline {
+    /// The verdict on the thread with the most time in CUDA calls.
+    pub verdict: Verdict,
+    /// Every thread that made a CUDA call, the most time in CUDA calls first.
+    pub threads: Vec<ThreadAccount>,
+    /// `--skip-first N`: the steps left out as warm-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped_steps: Option<SkippedSteps>,
+}
+
+/// The steps `--skip-first` left out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SkippedSteps {
+    pub steps: usize,
+    /// The end of the last one, on the trace's clock (ns); `None` where the program made fewer steps (then all
+    /// of it is warm-up).
+    pub until_ns: Option<i64>,
+    /// The thread whose synchronizations count the steps.
+    pub thread: Option<u64>,
+}
+
+/// What the headline says of a thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum VerdictKind {
+    /// CUDA held it for at least half of its steady state: the findings say what to change.
+    HeldByCuda,
+    /// Held less than half; it made a CUDA call at least every [`LAUNCH_GAP_NS`] on average: it is busy
+    /// making calls (a launch-bound loop).
+    BusyLaunching,
+    /// Held less than half, with its calls far apart: most of its time is outside CUDA calls (its own code,
+    /// or waiting for something other than CUDA).
+    MostlyOutsideCuda,
+    /// All its calls are warm-up.
+    OnlyWarmUp,
+}
+
+impl VerdictKind {
+    pub fn words(self) -> &'static str {
+        match self {
+            VerdictKind::HeldByCuda => "held by CUDA",
+            VerdictKind::BusyLaunching => "busy launching",
+            VerdictKind::MostlyOutsideCuda => "mostly outside CUDA calls",
+            VerdictKind::OnlyWarmUp => "only warm-up",
+        }
+    }
+}
+
+/// The verdict, in one line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Verdict {
+    pub thread: u64,
+    pub kind: VerdictKind,
+    /// The line ("held by CUDA: thread 695 was held 62% of its steady state, most by its stream, 171 ms").
+    pub words: String,
+}
+
+/// One thread's time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ThreadAccount {
+    pub thread: u64,
+    /// From its first CUDA call's start to its last call's end.
+    pub wall_ns: i64,
+    pub calls: usize,
+    pub in_calls_ns: i64,
+    pub warm_up: Part,
+    pub steady: Part,
+    /// What its warm-up calls used for the first time.
+    pub first_use: FirstUseCounts,
+    pub verdict: VerdictKind,
+}
+
+/// The first uses counted in a thread's warm-up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FirstUseCounts {
+    pub contexts: usize,
+    pub module_loads: usize,
+    /// Libraries and modules loaded by a call of the program's (or of its framework's): `cuLibraryLoadData`...
+    pub libraries: usize,
+}
+
+/// A thread's warm-up or steady state.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Part {
+    /// Its share of the thread's time.
+    pub wall_ns: i64,
+    pub calls: usize,
+    /// Its time inside CUDA calls.
+    pub in_calls_ns: i64,
+    /// Of that, held by CUDA (calls whose class is neither `async` nor `staged`).
+    pub held_ns: i64,
+    pub held_calls: usize,
+    /// `held_ns` by cause, the most first.
+    pub held_by: Vec<CauseTime>,
+    /// Inside calls that returned at once.
+    pub at_once_ns: i64,
+    /// Outside CUDA calls: its own code, or waiting for something other than CUDA.
+    pub outside_ns: i64,
+}
+
+/// One cause's time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CauseTime {
+    /// `stream`, `device`, `thread`, `own` or `call` (see the report's segments).
+    pub cause: String,
+    /// In words ("its stream", "driver work").
+    pub words: String,
+    pub ns: i64,
+}
+
+/// The headline of an analysed process (`warm`: its warm-up; `totals`: per thread, `totals(&a.program)` for
+/// a trace of every call).
+pub fn headline(a: &Analysis, warm: &WarmUp, totals: &[ThreadTotals]) -> Headline {
+    let mut threads: Vec<ThreadAccount> = totals.iter().map(|t| account(a, warm, t)).collect();
+    threads.sort_by(|x, y| y.in_calls_ns.cmp(&x.in_calls_ns).then(x.thread.cmp(&y.thread)));
+    let verdict = threads
+        .first()
+        .map_or(Verdict { thread: 0, kind: VerdictKind::OnlyWarmUp, words: "no CUDA call was traced".into() }, verdict);
+    let skipped_steps = warm.skipped.map(|s| SkippedSteps { steps: s.steps, until_ns: s.until_ns, thread: s.tid });
+    Headline { verdict, threads, skipped_steps }
+}
+
+/// Whether call `i`'s class says something held it.
+fn held(a: &Analysis, i: usize) -> bool {
+    !a.traced[i].class.returns_at_once()
+}
+
+fn account(a: &Analysis, warm: &WarmUp, t: &ThreadTotals) -> ThreadAccount {
+    let calls = &a.program.calls;
+    let wall = (t.last_ns - t.first_ns).max(0);
+    let mine: Vec<usize> = (0..calls.len()).filter(|&i| calls[i].tid == t.tid).collect();
+    let warm_calls: Vec<usize> = mine.iter().copied().filter(|&i| warm.calls[i]).collect();
+    // The stretch `--skip-first` left out, and the warm-up calls after it.
+    let until = warm.skipped.map(|s| s.until_ns.unwrap_or(t.last_ns));
+    let range = until.map_or(0, |u| (u - t.first_ns).clamp(0, wall));
+    let after: i64 = warm_calls
+        .iter()
+        .filter(|&&i| until.is_none_or(|u| calls[i].span.start >= u))
+        .map(|&i| calls[i].span.len())
+        .sum();
+    let warm_wall = (range + after).min(wall);
+    let warm_in_calls: i64 = warm_calls.iter().map(|&i| calls[i].span.len()).sum();
+    let mut warm_up = part(a, &warm_calls, warm_wall, warm_calls.len(), warm_in_calls);
+    // Calls of the stretch the trace may not hold are counted in its wall time, as time outside the calls.
+    warm_up.outside_ns = (warm_wall - warm_in_calls).max(0);
+    let steady_calls: Vec<usize> = mine.iter().copied().filter(|&i| !warm.calls[i]).collect();
+    let steady = part(
+        a,
+        &steady_calls,
+        wall - warm_wall,
+        t.calls.saturating_sub(warm_calls.len()),
+        (t.call_ns - warm_in_calls).max(0),
+    );
+    let mut first = FirstUse::default();
+    for &i in &warm_calls {
+        first.add(first_use(a, i));
+    }
+    let kind = kind_of(&steady);
+    ThreadAccount {
+        thread: t.tid,
+        wall_ns: wall,
+        calls: t.calls,
+        in_calls_ns: t.call_ns,
+        warm_up,
+        steady,
+        first_use: FirstUseCounts {
+            contexts: first.contexts,
+            module_loads: first.module_loads,
+            libraries: first.libraries,
+        },
+        verdict: kind,
+    }
+}
+
+/// One part of a thread: `calls` (of the trace) held by CUDA, out of `n_calls` that took `in_calls_ns`.
+fn part(a: &Analysis, calls: &[usize], wall_ns: i64, n_calls: usize, in_calls_ns: i64) -> Part {
+    let mut by: BTreeMap<Cause, i64> = BTreeMap::new();
+    let mut held_calls = 0;
+    for &i in calls.iter().filter(|&&i| held(a, i)) {
+        held_calls += 1;
+        for s in &a.traced[i].held.segments {
+            *by.entry(s.cause).or_default() += s.span.len();
+        }
+    }
+    let held_ns: i64 = by.values().sum();
+    let mut held_by: Vec<CauseTime> = by
+        .into_iter()
+        .map(|(c, ns)| CauseTime { cause: c.slug().into(), words: super::words::cause(c).into(), ns })
+        .collect();
+    held_by.sort_by(|x, y| y.ns.cmp(&x.ns).then(x.cause.cmp(&y.cause)));
+    let in_calls_ns = in_calls_ns.max(held_ns);
+    Part {
+        wall_ns,
+        calls: n_calls,
+        in_calls_ns,
+        held_ns,
+        held_calls,
+        held_by,
+        at_once_ns: in_calls_ns - held_ns,
+        outside_ns: (wall_ns - in_calls_ns).max(0),
+    }
+}
+
+/// The verdict on a thread's steady state (the rules are on [`VerdictKind`]).
+fn kind_of(steady: &Part) -> VerdictKind {
+    if steady.calls == 0 || steady.wall_ns <= 0 {
+        VerdictKind::OnlyWarmUp
+    } else if steady.held_ns * 2 >= steady.wall_ns {
+        VerdictKind::HeldByCuda
+    } else if steady.outside_ns / steady.calls as i64 <= LAUNCH_GAP_NS {
+        VerdictKind::BusyLaunching
+    } else {
+        VerdictKind::MostlyOutsideCuda
+    }
+}
+
+fn verdict(t: &ThreadAccount) -> Verdict {
+    let s = &t.steady;
+    let held = percent(s.held_ns, s.wall_ns);
+    let words = match t.verdict {
+        VerdictKind::HeldByCuda => {
+            let most =
+                s.held_by.first().map_or(String::new(), |c| format!(", most by {} ({})", c.words, duration(c.ns)));
+            format!(
+                "held by CUDA: thread {} was held {held} of its steady state ({}){most}",
+                t.thread,
+                duration(s.wall_ns)
+            )
+        }
+        VerdictKind::BusyLaunching => format!(
+            "busy launching: thread {} made a CUDA call every {} on average and was held {held} of its steady state \
+             ({})",
+            t.thread,
+            duration((s.outside_ns + s.at_once_ns) / s.calls.max(1) as i64),
+            duration(s.wall_ns)
+        ),
+        VerdictKind::MostlyOutsideCuda => format!(
+            "mostly outside CUDA calls: thread {} spent {} of its steady state ({}) outside them (its own code, \
+             or waiting for something else) and was held {held}",
+            t.thread,
+            percent(s.outside_ns, s.wall_ns),
+            duration(s.wall_ns)
+        ),
+        VerdictKind::OnlyWarmUp => format!("only warm-up: every call of thread {} is warm-up", t.thread),
+    };
+    Verdict { thread: t.thread, kind: t.verdict, words }
+}
+
+/// How many threads the text shows, the most time in CUDA calls first (the JSON report has them all).
+const THREADS_SHOWN: usize = 4;
+
+/// The headline for the terminal, `width` columns wide (`None`: unwrapped).
+pub fn text(h: &Headline, width: Option<u16>) -> String {
+    let mut out = super::layout::wrap(&format!("Verdict: {}.", h.verdict.words), width, "", "  ");
+    if let Some(s) = &h.skipped_steps {
+        let words = match s.until_ns {
+            Some(_) => format!(
+                "--skip-first {}: the first {} (a step ends at each synchronization of thread {}) count{} as warm-up.",
+                s.steps,
+                if s.steps == 1 { "step".to_owned() } else { format!("{} steps", s.steps) },
+                s.thread.map_or("?".into(), |t| t.to_string()),
+                if s.steps == 1 { "s" } else { "" }
+            ),
+            None => format!(
+                "--skip-first {}: the program made fewer synchronizations than that: all of it counts as warm-up.",
+                s.steps
+            ),
+        };
+        out.push_str(&super::layout::wrap(&words, width, "", "  "));
+    }
+    out.push('\n');
+    let top = h.threads.first().map_or(0, |t| t.in_calls_ns);
+    let shown: Vec<&ThreadAccount> =
+        h.threads.iter().filter(|t| t.in_calls_ns * 100 >= top).take(THREADS_SHOWN).collect();
+    for t in &shown {
+        out.push_str(&super::layout::wrap(
+            &format!(
+                "thread {}: {} from its first CUDA call to its last; {} of it inside {} call{}.",
+                t.thread,
+                duration(t.wall_ns),
+                duration(t.in_calls_ns),
+                t.calls,
+                if t.calls == 1 { "" } else { "s" }
+            ),
+            width,
+            "",
+            "  ",
+        ));
+        let first = FirstUse {
+            contexts: t.first_use.contexts,
+            module_loads: t.first_use.module_loads,
+            libraries: t.first_use.libraries,
+        };
+        if t.warm_up.wall_ns > 0 || t.warm_up.calls > 0 {
+            let what =
+                [first.words(), if h.skipped_steps.is_some() { "the steps skipped".into() } else { String::new() }]
+                    .into_iter()
+                    .filter(|w| !w.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+            out.push_str(&super::layout::wrap(
+                &format!("warm-up: {} ({}), {}", duration(t.warm_up.wall_ns), what, part_words(&t.warm_up)),
+                width,
+                "  ",
+                "    ",
+            ));
+        }
+        out.push_str(&super::layout::wrap(
+            &format!("steady state: {}, {}", duration(t.steady.wall_ns), part_words(&t.steady)),
+            width,
+            "  ",
+            "    ",
+        ));
+    }
+    let more = h.threads.len() - shown.len();
+    if more > 0 {
+        out.push_str(&super::layout::wrap(
+            &format!(
+                "{more} more thread{} with less time in CUDA calls (--format json lists every thread).",
+                if more == 1 { "" } else { "s" }
+            ),
+            width,
+            "",
+            "  ",
+        ));
+    }
+    out
+}
+
+/// "held by CUDA 281.3 ms (17%: its stream 171.0 ms, ...), calls that returned at once 12.0 ms (<1%),
+/// outside CUDA calls 1.28 s (79%)".
+fn part_words(p: &Part) -> String {
+    let causes: Vec<String> = p.held_by.iter().map(|c| format!("{} {}", c.words, duration(c.ns))).collect();
+    let causes = if causes.is_empty() { String::new() } else { format!(": {}", causes.join(", ")) };
+    let mut parts = vec![format!("held by CUDA {} ({}{causes})", duration(p.held_ns), percent(p.held_ns, p.wall_ns))];
+    // The parts that are nothing are left out.
+    if p.at_once_ns > 0 {
+        parts.push(format!(
+            "inside calls that returned at once {} ({})",
+            duration(p.at_once_ns),
+            percent(p.at_once_ns, p.wall_ns)
+        ));
+    }
+    if p.outside_ns > 0 {
+        parts.push(format!("outside CUDA calls {} ({})", duration(p.outside_ns), percent(p.outside_ns, p.wall_ns)));
+    }
+    parts.join("; ")
+}

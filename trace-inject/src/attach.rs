@@ -1,0 +1,358 @@
+//! The library loaded into a running program (Python's `ctypes`, by the `async_lab` package) rather than by the
+//! CUDA driver at `cuInit`: [`async_lab_attach`] subscribes now, with the same callbacks and GPU records, to a
+//! trace file of its own; and the gate around a block of the program's code: a thread that opens one
+//! ([`async_lab_gate`]) gets each of its calls that held it longer than the block's limit listed
+//! ([`async_lab_take`]), and a block asks what held them ([`async_lab_report`]): the JSON report's entries,
+//! from the trace read back since the block began (`window`).
+//!
+//! Subscribing after CUDA started, CUPTI misses what came before: calls in flight at that moment (their exit
+//! comes without their enter: `callbacks` leaves them out), the context's creation and the modules loaded
+//! before, the records of GPU work enqueued before, and NVTX ranges (they reach CUPTI only where
+//! `NVTX_INJECTION64_PATH` was set when the program started). The default streams' ids are asked on each
+//! thread's first calls, as when injected, and the context is there to answer.
+//!
+//! Every function here returns an error code or an empty answer rather than panic across the C boundary.
+
+mod window;
+
+use crate::{activity, callbacks, cupti, writer};
+use async_lab_core::trace::format::{Failure, Line, PyFrame};
+use std::cell::{Cell, RefCell};
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use window::{Asked, Window};
+
+/// How many held calls the gate has listed, on any thread: the Python side reads it (`ctypes`' `in_dll`) at
+/// every return to Python, and asks its own thread's list only when it moved.
+#[no_mangle]
+pub static ASYNC_LAB_HELD: AtomicU64 = AtomicU64::new(0);
+
+/// The locate threshold where `LOCATE_VAR` is not set: `async-lab trace`'s default `--locate-over`.
+const LOCATE_DEFAULT_NS: u64 = 1_000_000;
+/// Past this size, the trace file is started afresh when no block is open.
+const ROTATE_BYTES: u64 = 64 << 20;
+/// How long a report waits for the GPU records of the calls it is asked about.
+const RECORDS_WAIT_MS: u64 = 200;
+
+/// The trace read back, once attached.
+static WINDOW: Mutex<Option<Window>> = Mutex::new(None);
+
+/// One call that held its thread longer than the gate's limit.
+#[derive(Clone, Debug, PartialEq)]
+struct Held {
+    corr: u32,
+    name: String,
+    start: u64,
+    end: u64,
+}
+
+thread_local! {
+    /// This thread's gate: calls that hold longer than this many ns are listed; 0, none.
+    static LIMIT: Cell<u64> = const { Cell::new(0) };
+    /// This thread's calls listed and not yet taken.
+    static HELD: RefCell<Vec<Held>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Called by `callbacks` when a call returns on this thread (the outermost one: a runtime call, not the driver
+/// calls inside it): listed where it held longer than the thread's gate. On the hot path: a thread without a
+/// gate pays one thread-local read.
+///
+/// # Safety
+/// `name` is null or a C string alive during the call.
+pub unsafe fn returned(corr: u32, name: *const c_char, start: u64, end: u64) {
+    let limit = LIMIT.try_with(Cell::get).unwrap_or(0);
+    if limit == 0 || end.saturating_sub(start) <= limit {
+        return;
+    }
+    let name = if name.is_null() {
+        String::new()
+    } else {
+        // SAFETY: the caller's promise.
+        unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
+    };
+    let held = Held { corr, name, start, end };
+    if HELD.try_with(|h| h.borrow_mut().push(held)).is_ok() {
+        ASYNC_LAB_HELD.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn window() -> std::sync::MutexGuard<'static, Option<Window>> {
+    WINDOW.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A string for the caller, who frees it with [`async_lab_free`].
+fn give(s: String) -> *mut c_char {
+    CString::new(s.replace('\0', " ")).map_or(std::ptr::null_mut(), CString::into_raw)
+}
+
+/// Subscribes to CUPTI in this process, now (a second call answers as the first did, once it succeeded):
+/// 0; else 1 (CUPTI could not be loaded), 2 (CUPTI is taken: another tool subscribed), 3 (another CUPTI
+/// error), 4 (the trace file cannot be written), with the reason in `*why` where `why` is not null.
+///
+/// # Safety
+/// `why` is null or a valid place for one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn async_lab_attach(why: *mut *mut c_char) -> c_int {
+    let outcome = catch_unwind(attach).unwrap_or_else(|_| Err((5, "the injection library failed".into())));
+    match outcome {
+        Ok(()) => 0,
+        Err((code, message)) => {
+            if !why.is_null() {
+                // SAFETY: `why` is a valid place for one pointer (the caller's promise).
+                unsafe { why.write(give(message)) };
+            }
+            code
+        }
+    }
+}
+
+fn attach() -> Result<(), (c_int, String)> {
+    let mut guard = window();
+    if guard.is_some() {
+        return Ok(());
+    }
+    let code = |failure: Failure| match failure {
+        Failure::CuptiMissing => 1,
+        Failure::CuptiTaken => 2,
+        Failure::CuptiError => 3,
+    };
+    // Loaded by the driver too (`async-lab trace` runs this program): its trace is the one to read.
+    if callbacks::subscribed() {
+        let dir = std::env::var_os(writer::OUT_DIR_VAR).ok_or((3, "the tracer has no trace folder".into()))?;
+        let path = PathBuf::from(dir).join(format!("{}.jsonl", std::process::id()));
+        *guard = Some(Window::new(path));
+        return Ok(());
+    }
+    let version = cupti::load().map_err(|m| (code(Failure::CuptiMissing), m))?;
+    let path = std::env::temp_dir().join(format!("async-lab-gate-{}.jsonl", std::process::id()));
+    writer::open_whole(&path).map_err(|e| (4, format!("cannot write the gate's trace at {}: {e}", path.display())))?;
+    writer::write_header(version);
+    let (api_calls, _) = callbacks::settings();
+    let locate_over_ns =
+        std::env::var(callbacks::LOCATE_VAR).ok().and_then(|v| v.parse().ok()).unwrap_or(LOCATE_DEFAULT_NS);
+    let subscribed = callbacks::subscribe(api_calls, locate_over_ns);
+    let several_subscribers = subscribed.as_ref().ok().map(|s| s.several);
+    let python = crate::python::setup();
+    writer::write(&Line::Setup { clock: crate::clock_pair(), api_calls, locate_over_ns, python, several_subscribers });
+    subscribed.and_then(|s| activity::enable(&s)).map_err(|(failure, message)| {
+        // Nothing traced: no file left behind (a later attempt opens a new one).
+        let _ = std::fs::remove_file(&path);
+        (code(failure), message)
+    })?;
+    writer::flush();
+    *guard = Some(Window::new(path));
+    // SAFETY: `remove_trace` is an `extern "C"` function without arguments that lives as long as the process
+    // (this library is never unloaded).
+    unsafe { libc::atexit(remove_trace) };
+    Ok(())
+}
+
+/// At exit: the gate's trace file is the process's own scratch, removed (not one `async-lab trace` wrote).
+extern "C" fn remove_trace() {
+    let _ = catch_unwind(|| {
+        if let Some(w) = window().as_ref() {
+            if w.path().starts_with(std::env::temp_dir()) {
+                let _ = std::fs::remove_file(w.path());
+            }
+        }
+    });
+}
+
+/// Sets this thread's gate: its calls that hold it longer than `limit_ns` are listed from now on; 0 stops.
+#[no_mangle]
+pub extern "C" fn async_lab_gate(limit_ns: u64) {
+    let _ = LIMIT.try_with(|l| l.set(limit_ns));
+}
+
+/// This thread's listed calls, taken: a JSON array of `{"corr", "name", "start_ns", "end_ns", "held_ns"}`,
+/// to free with [`async_lab_free`].
+#[no_mangle]
+pub extern "C" fn async_lab_take() -> *mut c_char {
+    let taken = catch_unwind(|| HELD.try_with(|h| std::mem::take(&mut *h.borrow_mut())).unwrap_or_default());
+    let list: Vec<serde_json::Value> = taken
+        .unwrap_or_default()
+        .into_iter()
+        .map(|h| {
+            serde_json::json!({
+                "corr": h.corr, "name": h.name, "start_ns": h.start, "end_ns": h.end,
+                "held_ns": h.end.saturating_sub(h.start),
+            })
+        })
+        .collect();
+    give(serde_json::Value::Array(list).to_string())
+}
+
+/// A block begins: every line written so far goes out to the file; returns where the block's part of the
+/// trace begins, for [`async_lab_report`] and [`async_lab_end`]. Where no block is open and the file has grown
+/// past [`ROTATE_BYTES`], it is started afresh.
+#[no_mangle]
+pub extern "C" fn async_lab_begin() -> u64 {
+    catch_unwind(|| {
+        writer::flush();
+        let mut guard = window();
+        let Some(w) = guard.as_mut() else { return 0 };
+        let mut len = std::fs::metadata(w.path()).map_or(0, |m| m.len());
+        let own = w.path().starts_with(std::env::temp_dir());
+        if w.idle() && own && len > ROTATE_BYTES {
+            let old = w.path().to_path_buf();
+            let fresh = old.with_extension(format!("{}.jsonl", cupti::timestamp()));
+            if writer::open_whole(&fresh).is_ok() {
+                let _ = std::fs::remove_file(&old);
+                w.moved_to(fresh);
+                len = 0;
+            }
+        }
+        w.begin(len)
+    })
+    .unwrap_or(0)
+}
+
+/// The block that began at `since` ended.
+#[no_mangle]
+pub extern "C" fn async_lab_end(since: u64) {
+    let _ = catch_unwind(|| {
+        if let Some(w) = window().as_mut() {
+            w.end(since);
+        }
+    });
+}
+
+/// What held the calls a block asks about. `request` is JSON: `{"since": N, "calls": [{"corr": C, "python":
+/// [{"file", "line", "function"}, ...]}, ...]}` (frames innermost first). The answer, to free with
+/// [`async_lab_free`], is JSON: `{"held_calls": [...]}` (the JSON report's entries, in the order asked;
+/// `docs/trace-report.schema.json`) with `"missing": [C, ...]`, the calls not found in the trace, or
+/// `{"error": "..."}`.
+///
+/// # Safety
+/// `request` is a valid C string.
+#[no_mangle]
+pub unsafe extern "C" fn async_lab_report(request: *const c_char) -> *mut c_char {
+    // SAFETY: the caller's promise.
+    let request = unsafe { CStr::from_ptr(request) }.to_string_lossy().into_owned();
+    let answer = catch_unwind(AssertUnwindSafe(|| report(&request)))
+        .unwrap_or_else(|_| Err("the injection library failed while reading its trace".into()));
+    give(match answer {
+        Ok(v) => v.to_string(),
+        Err(e) => serde_json::json!({ "error": e }).to_string(),
+    })
+}
+
+fn report(request: &str) -> Result<serde_json::Value, String> {
+    let (since, asked) = parse_request(request)?;
+    if window().is_none() {
+        return Err("not attached: call async_lab_attach first".into());
+    }
+    let started = std::time::Instant::now();
+    loop {
+        activity::flush_all();
+        writer::flush();
+        let mut guard = window();
+        let w = guard.as_mut().ok_or("not attached: call async_lab_attach first")?;
+        w.read().map_err(|e| format!("cannot read {}: {e}", w.path().display()))?;
+        let p = w.process(since);
+        let waited = started.elapsed() >= std::time::Duration::from_millis(RECORDS_WAIT_MS);
+        if waited || window::records_in(&p, &asked) {
+            drop(guard);
+            let (held, missing) = window::held_calls(p, &asked);
+            return Ok(serde_json::json!({ "held_calls": held, "missing": missing }));
+        }
+        drop(guard);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+fn parse_request(request: &str) -> Result<(u64, Vec<Asked>), String> {
+    let v: serde_json::Value = serde_json::from_str(request).map_err(|e| format!("a report request is JSON: {e}"))?;
+    let since = v["since"].as_u64().ok_or("the request has no `since`")?;
+    let calls = v["calls"].as_array().ok_or("the request has no `calls`")?;
+    let asked = calls
+        .iter()
+        .map(|c| {
+            let corr = c["corr"].as_u64().and_then(|n| u32::try_from(n).ok()).ok_or("a call has no `corr`")?;
+            let python: Vec<PyFrame> = match c.get("python") {
+                Some(frames) => {
+                    serde_json::from_value(frames.clone()).map_err(|e| format!("a call's `python`: {e}"))?
+                }
+                None => Vec::new(),
+            };
+            Ok(Asked { corr, python })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok((since, asked))
+}
+
+/// Frees a string this library returned.
+///
+/// # Safety
+/// `s` is null or a string returned by this library and not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn async_lab_free(s: *mut c_char) {
+    if !s.is_null() {
+        // SAFETY: made by `CString::into_raw` in `give`, freed once (the caller's promise).
+        drop(unsafe { CString::from_raw(s) });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_lists_only_its_own_calls_held_past_its_limit() {
+        let before = ASYNC_LAB_HELD.load(Ordering::SeqCst);
+        let call = |corr: u32, name: &CStr, held: u64| {
+            // SAFETY: a C string literal.
+            unsafe { returned(corr, name.as_ptr(), 0, held) }
+        };
+        async_lab_gate(1_000_000);
+        call(5, c"cudaMemcpyAsync", 3_000_000);
+        call(6, c"cudaLaunchKernel", 10_000);
+        // Another thread, without a gate, lists nothing.
+        std::thread::spawn(move || call(7, c"cudaMemcpyAsync", 9_000_000)).join().unwrap();
+        async_lab_gate(0);
+        call(8, c"cudaMemcpyAsync", 9_000_000);
+        assert_eq!(ASYNC_LAB_HELD.load(Ordering::SeqCst), before + 1);
+        let taken = async_lab_take();
+        // SAFETY: a string this library returned, read once and freed once.
+        let text = unsafe { CStr::from_ptr(taken) }.to_string_lossy().into_owned();
+        // SAFETY: as above.
+        unsafe { async_lab_free(taken) };
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!([{"corr": 5, "name": "cudaMemcpyAsync", "start_ns": 0, "end_ns": 3_000_000, "held_ns": 3_000_000}])
+        );
+        let again = async_lab_take();
+        // SAFETY: as above.
+        assert_eq!(unsafe { CStr::from_ptr(again) }.to_str().unwrap(), "[]");
+        // SAFETY: as above.
+        unsafe { async_lab_free(again) };
+    }
+
+    #[test]
+    fn a_report_request_is_read_and_bad_ones_are_told() {
+        let (since, asked) =
+            parse_request(r#"{"since": 120, "calls": [{"corr": 9, "python": [{"file": "t.py", "line": 3, "function": "f"}]}, {"corr": 4}]}"#)
+                .unwrap();
+        assert_eq!(since, 120);
+        assert_eq!(asked[0].python[0].line, 3);
+        assert!(asked[1].python.is_empty());
+        assert!(parse_request("{").unwrap_err().contains("JSON"));
+        assert!(parse_request(r#"{"calls": []}"#).unwrap_err().contains("since"));
+        assert!(parse_request(r#"{"since": 1, "calls": [{"python": []}]}"#).unwrap_err().contains("corr"));
+    }
+
+    #[test]
+    fn reporting_before_attaching_is_an_error_not_a_panic() {
+        // SAFETY: a C string literal.
+        let answer = unsafe { async_lab_report(c"{\"since\": 0, \"calls\": []}".as_ptr()) };
+        // SAFETY: a string this library returned.
+        let text = unsafe { CStr::from_ptr(answer) }.to_string_lossy().into_owned();
+        // SAFETY: as above.
+        unsafe { async_lab_free(answer) };
+        assert!(text.contains("not attached"), "{text}");
+    }
+}
