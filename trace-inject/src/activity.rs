@@ -2,8 +2,9 @@
 //! with its start, end, stream and the correlation id of the call that made it; the events recorded in
 //! streams, which say what stream an event synchronization waited for; and the driver's overheads (a lazy
 //! load, a launch that waited for room in a full queue), with the call that caused them. CUPTI fills buffers
-//! this module hands it; each buffer CUPTI hands back is written to the trace and freed, so memory stays
-//! bounded.
+//! this module hands it; each buffer CUPTI hands back goes to the library's thread (`writer`), which reads
+//! its records into the trace and frees it, so memory stays bounded and nothing is read on the thread CUPTI
+//! calls back on.
 //!
 //! CUPTI hands a buffer back when it is full, and whenever [`hand_back`] asks for every buffer whose records
 //! are all complete (the library's flusher does, every `ending::FLUSH_MS`): so a program killed by SIGKILL
@@ -38,11 +39,11 @@ static HAND_BACK: AtomicBool = AtomicBool::new(true);
 /// The tracer's subscriber where CUPTI took it as one of several (its records are read through it).
 static SUBSCRIBER: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
-const KINDS: [K; 4] = [
-    K::CUPTI_ACTIVITY_KIND_MEMCPY,
-    K::CUPTI_ACTIVITY_KIND_MEMSET,
-    K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-    K::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+const KINDS: [(K, &str); 4] = [
+    (K::CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"),
+    (K::CUPTI_ACTIVITY_KIND_MEMSET, "memset"),
+    (K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"),
+    (K::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"),
 ];
 
 /// CUPTI 13.2's per-subscriber functions, looked up in the loaded CUPTI (the binding's are for one CUDA
@@ -112,16 +113,27 @@ pub fn enable(subscriber: &Subscriber) -> Result<(), (Failure, String)> {
             check(code, "cuptiActivityRegisterCallbacks")?;
         }
     }
-    for kind in KINDS {
-        check(on(kind), "cuptiActivityEnable")?;
+    // Each kind may be left off, for measuring what it costs (`switches::KINDS_VAR`).
+    let wanted = |word: &str| crate::switches::listed(crate::switches::KINDS_VAR, word);
+    for (kind, word) in KINDS {
+        if wanted(word) {
+            check(on(kind), "cuptiActivityEnable")?;
+        }
     }
     // Optional: a CUPTI without event records (before CUDA 12.8) still traces; its event waits then name no
     // stream. `ASYNC_LAB_TRACE_EVENTS=0` leaves them off, for measuring what they cost.
-    if std::env::var_os("ASYNC_LAB_TRACE_EVENTS").is_none_or(|v| v != "0") {
+    if std::env::var_os("ASYNC_LAB_TRACE_EVENTS").is_none_or(|v| v != "0") && wanted("event") {
         let _ = on(K::CUPTI_ACTIVITY_KIND_CUDA_EVENT);
     }
     // Optional: a CUPTI without overhead records still traces, by the rules that do without them.
-    let _ = on(K::CUPTI_ACTIVITY_KIND_OVERHEAD);
+    if wanted("overhead") {
+        let _ = on(K::CUPTI_ACTIVITY_KIND_OVERHEAD);
+    }
+    // For measuring only: what CUPTI's API records would cost in place of callbacks (no line is made of them).
+    if crate::switches::named(crate::switches::KINDS_VAR, "api") {
+        let _ = on(K::CUPTI_ACTIVITY_KIND_RUNTIME);
+        let _ = on(K::CUPTI_ACTIVITY_KIND_DRIVER);
+    }
     Ok(())
 }
 
@@ -186,7 +198,8 @@ unsafe extern "C" fn completed_v2(
     unsafe { hand_over(buffer, size, valid) }
 }
 
-/// Writes a buffer CUPTI handed back and frees it.
+/// Hands a buffer CUPTI is done with to the library's thread (`writer`), which reads its records on its next
+/// pass and frees it: nothing is read or formatted on the thread CUPTI calls back on (it may be the program's).
 ///
 /// # Safety
 /// `buffer` is null or one `requested` made with `size` bytes, holding `valid` bytes of records CUPTI wrote,
@@ -195,21 +208,45 @@ unsafe fn hand_over(buffer: *mut u8, size: usize, valid: usize) {
     if buffer.is_null() {
         return;
     }
-    // A panic must not cross into CUPTI: the batch's lines are lost, the buffer is still freed.
-    // SAFETY: the caller's promise, as `write_records` requires.
-    let _ = std::panic::catch_unwind(|| unsafe { write_records(buffer, valid) });
-    if let Ok(layout) = Layout::from_size_align(size, 8) {
-        // SAFETY: `requested` allocated `buffer` with this size (CUPTI hands back the size it was given) and
-        // alignment, and CUPTI is done with it.
-        unsafe { std::alloc::dealloc(buffer, layout) };
+    writer::completed(Completed { buffer, size, valid });
+}
+
+/// A buffer CUPTI handed back, its records not yet read; freed when dropped.
+pub struct Completed {
+    buffer: *mut u8,
+    size: usize,
+    valid: usize,
+}
+
+// SAFETY: once CUPTI handed it back, the buffer is ours alone (CUPTI never touches it again): whichever thread
+// holds the `Completed` may read and free it, once.
+unsafe impl Send for Completed {}
+
+impl Drop for Completed {
+    fn drop(&mut self) {
+        if let Ok(layout) = Layout::from_size_align(self.size, 8) {
+            // SAFETY: `requested` allocated `buffer` with this size (CUPTI hands back the size it was given) and
+            // alignment, and CUPTI is done with it; a `Completed` is dropped once.
+            unsafe { std::alloc::dealloc(self.buffer, layout) };
+        }
     }
 }
 
-/// Writes the records of a completed buffer, and CUPTI's count of dropped ones, to the trace.
+impl Completed {
+    /// The lines of its records, and CUPTI's count of dropped ones.
+    pub fn lines(&self) -> Vec<Line> {
+        // A panic must not unwind through the library's thread: the batch's lines are lost, the buffer is
+        // still freed.
+        // SAFETY: `buffer` is one `requested` made, holding `valid` bytes of records CUPTI wrote.
+        std::panic::catch_unwind(|| unsafe { read_records(self.buffer, self.valid) }).unwrap_or_default()
+    }
+}
+
+/// The records of a buffer CUPTI handed back, and CUPTI's count of dropped ones.
 ///
 /// # Safety
 /// `buffer` is one `requested` made, holding `valid` bytes of records CUPTI wrote.
-unsafe fn write_records(buffer: *mut u8, valid: usize) {
+unsafe fn read_records(buffer: *mut u8, valid: usize) -> Vec<Line> {
     let handle = SUBSCRIBER.load(Ordering::Relaxed);
     // The subscriber's own record walk and dropped count where it has them (CUPTI 13.3), else the global ones.
     let (next_v2, dropped_v2) = if handle.is_null() {
@@ -254,9 +291,7 @@ unsafe fn write_records(buffer: *mut u8, valid: usize) {
     if dropped > 0 {
         lines.push(Line::Dropped { records: dropped as u64 });
     }
-    writer::write_all(lines.iter());
-    // Every thread's calls go out with the records, so that a killed program keeps them up to here too.
-    writer::flush();
+    lines
 }
 
 /// The trace line of one record, for the kinds enabled. Fields are read one by one from the start of each

@@ -128,7 +128,7 @@ fn attach() -> Result<(), (c_int, String)> {
     }
     let version = cupti::load().map_err(|m| (code(Failure::CuptiMissing), m))?;
     let path = std::env::temp_dir().join(format!("async-lab-gate-{}.jsonl", std::process::id()));
-    writer::open_at(&path).map_err(|e| (4, format!("cannot write the gate's trace at {}: {e}", path.display())))?;
+    writer::open_whole(&path).map_err(|e| (4, format!("cannot write the gate's trace at {}: {e}", path.display())))?;
     writer::write_header(version);
     let (api_calls, _) = callbacks::settings();
     let locate_over_ns =
@@ -199,7 +199,7 @@ pub extern "C" fn async_lab_begin() -> u64 {
         if w.idle() && own && len > ROTATE_BYTES {
             let old = w.path().to_path_buf();
             let fresh = old.with_extension(format!("{}.jsonl", cupti::timestamp()));
-            if writer::open_at(&fresh).is_ok() {
+            if writer::open_whole(&fresh).is_ok() {
                 let _ = std::fs::remove_file(&old);
                 w.moved_to(fresh);
                 len = 0;

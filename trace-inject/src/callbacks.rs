@@ -4,7 +4,9 @@
 //! events a call may wait on (a context created, a module loaded); the program's NVTX ranges (`nvtx`); and,
 //! on each thread's first call in a context, the ids of its default streams.
 
-use crate::cupti::{check, timestamp, Subscriber};
+use crate::clock::now as timestamp;
+use crate::cupti::{check, Subscriber};
+use crate::switches::{self, DOMAINS_VAR};
 use crate::{attach, budget, location, nvtx, writer};
 use async_lab_core::trace::format::{ApiCalls, Domain, Failure, Line, Resource};
 use async_lab_core::trace::selection;
@@ -22,6 +24,9 @@ pub const ALL_VAR: &str = "ASYNC_LAB_TRACE_ALL";
 pub const LOCATE_VAR: &str = "ASYNC_LAB_LOCATE_OVER_NS";
 /// The threshold where [`LOCATE_VAR`] is not set: `async-lab trace`'s default `--min-held`.
 const LOCATE_DEFAULT_NS: u64 = 20_000;
+
+/// The resource events subscribed: what a call may wait on.
+const RESOURCES: [R; 2] = [R::CUPTI_CBID_RESOURCE_CONTEXT_CREATED, R::CUPTI_CBID_RESOURCE_MODULE_LOADED];
 
 /// The tracer's subscriber, while it has one.
 static HANDLE: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
@@ -71,6 +76,10 @@ pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<Subscriber,
         (D::CUPTI_CB_DOMAIN_DRIVER_API, sys::CUpti_driver_api_trace_cbid::CUPTI_DRIVER_TRACE_CBID_SIZE as u32),
     ];
     for (domain, size) in sizes {
+        let word = if domain == D::CUPTI_CB_DOMAIN_RUNTIME_API { "runtime" } else { "driver" };
+        if !switches::listed(DOMAINS_VAR, word) {
+            continue;
+        }
         if api_calls == ApiCalls::All {
             // SAFETY: `handle` is the subscriber just made.
             check(unsafe { sys::cuptiEnableDomain(1, handle, domain) }, "cuptiEnableDomain")?;
@@ -94,20 +103,28 @@ pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<Subscriber,
             }
         }
     }
-    for cbid in [R::CUPTI_CBID_RESOURCE_CONTEXT_CREATED, R::CUPTI_CBID_RESOURCE_MODULE_LOADED] {
+    let resources = if switches::listed(DOMAINS_VAR, "resource") { &RESOURCES[..] } else { &[] };
+    for &cbid in resources {
         // SAFETY: `handle` is the subscriber just made.
         let code = unsafe { sys::cuptiEnableCallback(1, handle, D::CUPTI_CB_DOMAIN_RESOURCE, cbid as u32) };
         check(code, "cuptiEnableCallback")?;
     }
     // NVTX's calls reach CUPTI only where NVTX_INJECTION64_PATH names it; optional: an older CUPTI without
     // the domain still traces.
-    // SAFETY: `handle` is the subscriber just made.
-    let _ = unsafe { sys::cuptiEnableDomain(1, handle, D::CUPTI_CB_DOMAIN_NVTX) };
+    if switches::listed(DOMAINS_VAR, "nvtx") {
+        // SAFETY: `handle` is the subscriber just made.
+        let _ = unsafe { sys::cuptiEnableDomain(1, handle, D::CUPTI_CB_DOMAIN_NVTX) };
+    }
     Ok(subscriber)
 }
 
 /// CUPTI calls this on the thread of each call's enter and exit, and of each resource event.
-unsafe extern "C" fn on_callback(_user: *mut c_void, domain: D, cbid: sys::CUpti_CallbackId, data: *const c_void) {
+pub(crate) unsafe extern "C" fn on_callback(
+    _user: *mut c_void,
+    domain: D,
+    cbid: sys::CUpti_CallbackId,
+    data: *const c_void,
+) {
     // A panic must not cross into the driver (nothing here is expected to panic): the line is lost, the
     // program goes on.
     // SAFETY: `data` is what CUPTI passed for this `domain` and `cbid`.
@@ -152,9 +169,13 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
         return;
     }
     if site == sys::CUpti_ApiCallbackSite::CUPTI_API_ENTER as u32 {
-        DEPTH.with(|d| d.set(d.get() + 1));
+        let start = timestamp();
         // SAFETY: `slot` points to the call's own u64, which no one else writes.
-        unsafe { slot.write(timestamp()) };
+        unsafe { slot.write(start) };
+        if DEPTH.with(|d| d.replace(d.get() + 1)) == 0 {
+            // The library's thread holds back what this call may need, should it hold (`writer`).
+            writer::in_call(start);
+        }
         return;
     }
     let end = timestamp();
@@ -172,8 +193,8 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
     let start = unsafe { slot.read() };
     // SAFETY: as above, for the call's correlation id and name (a C string CUPTI keeps for the whole run).
     let (corr, name) = unsafe { (addr_of!((*data).correlationId).read(), addr_of!((*data).functionName).read()) };
-    // SAFETY: `name` is null or CUPTI's C string, as read above.
-    unsafe { record(domain, cbid, name, corr, start, end) }
+    // The hot path: one record into this thread's ring, nothing formatted or allocated (the name is CUPTI's).
+    writer::api(domain, name, cbid, corr, start, end, outermost);
     if outermost {
         // SAFETY: `name` is null or CUPTI's C string, as read above.
         unsafe { attach::returned(corr, name, start, end) };
@@ -185,6 +206,9 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
         let tid = writer::tid();
         writer::append(&location::here(tid, corr), end);
         budget::spent(timestamp().saturating_sub(end));
+    }
+    if outermost {
+        writer::in_call(0);
     }
     if STREAMS_TRIES.with(Cell::get) > 0 {
         // SAFETY: as above, for the call's context.
@@ -213,68 +237,5 @@ fn default_streams(context: cudarc::driver::sys::CUcontext, t: u64) -> bool {
             true
         }
         None => false,
-    }
-}
-
-/// Writes the line of one call.
-///
-/// # Safety
-/// `name` is null or a C string alive during the call.
-unsafe fn record(domain: Domain, cbid: u32, name: *const c_char, corr: u32, start: u64, end: u64) {
-    // Borrowed, not copied: CUPTI keeps the name for the whole run, and the line is formatted before this returns.
-    // SAFETY: the caller's promise.
-    let name = if name.is_null() { c"" } else { unsafe { CStr::from_ptr(name) } };
-    writer::api(domain, name, cbid, corr, start, end);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Instant;
-
-    /// This thread's CPU time, in ns: what the calls cost it, whatever else the machine runs meanwhile.
-    fn cpu_ns() -> u64 {
-        let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: `t` is a valid place for the one timespec clock_gettime writes.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-    }
-
-    /// `n` calls of the hot path on this thread: (wall ns, this thread's CPU ns).
-    fn calls(n: u64, domain: Domain, base: u64) -> (u64, u64) {
-        let name = c"cudaMemcpyAsync";
-        let (t0, c0) = (Instant::now(), cpu_ns());
-        for i in 0..n {
-            let start = base + i * 1000;
-            // SAFETY: a C string literal.
-            unsafe { record(domain, 41, name.as_ptr(), i as u32, start, start + 500) };
-        }
-        (t0.elapsed().as_nanos() as u64, cpu_ns() - c0)
-    }
-
-    /// The cost of what this library does per API call once CUPTI has called it, the two timestamps aside
-    /// (CUPTI's): the line built and written, to /dev/null. The best of five rounds of 10^6 calls, on one
-    /// thread and on two at once (the machine's cores permitting: wall time / calls then).
-    #[test]
-    #[ignore = "a benchmark: cargo test --release -p async-lab-trace-inject -- --ignored --nocapture"]
-    fn hot_path_ns_per_call() {
-        const N: u64 = 1_000_000;
-        writer::open_at(std::path::Path::new("/dev/null")).unwrap();
-        let (mut wall1, mut cpu1, mut wall2, mut cpu2) = (u64::MAX, u64::MAX, u64::MAX, u64::MAX);
-        for round in 0..5 {
-            let (w, c) = calls(N, Domain::Runtime, round * N * 1000);
-            writer::flush();
-            (wall1, cpu1) = (wall1.min(w), cpu1.min(c));
-            let t0 = Instant::now();
-            let cpu: u64 = std::thread::scope(|s| {
-                let h: Vec<_> = (0..2).map(|_| s.spawn(|| calls(N / 2, Domain::Driver, round * N * 1000).1)).collect();
-                h.into_iter().map(|h| h.join().unwrap()).sum()
-            });
-            writer::flush();
-            (wall2, cpu2) = (wall2.min(t0.elapsed().as_nanos() as u64), cpu2.min(cpu));
-        }
-        let per = |ns: u64| ns as f64 / N as f64;
-        println!("hot path, one thread: {:.1} ns per call (CPU {:.1})", per(wall1), per(cpu1));
-        println!("hot path, two threads: {:.1} ns wall per call (CPU {:.1})", per(wall2), per(cpu2));
     }
 }

@@ -15,8 +15,11 @@
 
 mod activity;
 mod attach;
+#[doc(hidden)]
+pub mod bench;
 mod budget;
 mod callbacks;
+mod clock;
 mod conflict;
 mod cupti;
 mod ending;
@@ -24,6 +27,8 @@ mod location;
 mod modules;
 mod nvtx;
 mod python;
+mod record;
+mod switches;
 mod unwind;
 mod writer;
 

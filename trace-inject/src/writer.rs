@@ -1,81 +1,245 @@
 //! The trace file of this process: `<folder>/<pid>.jsonl`, the folder named by [`OUT_DIR_VAR`].
 //!
-//! API calls (and resource events) are the hot path: each thread appends its lines to a buffer of its own,
-//! formatted without allocating, so threads that call CUDA at once do not wait on each other. A thread's
-//! buffer goes to the file, whole lines at once under the file's lock, when it is full, when the thread's
-//! calls have gone on [`FLUSH_EVERY`] since it last went, when the thread exits, and at every [`flush`]
-//! (after each batch of GPU records, which CUPTI hands over at least every second while there are any, and
-//! at exit). The other lines (the header, GPU records, errors, the end) go through one buffered writer
-//! behind the same lock. Memory stays bounded (one buffer per thread), a program that crashes loses at most
-//! the lines not yet handed over, and lines of different threads interleave in the file by whole buffers
-//! (each thread's in the order it wrote them): the reader orders calls by thread and time, never by their
-//! place in the file.
+//! API calls (and the lines made on a program's thread: locations, resource events, NVTX ranges) are the hot
+//! path: each thread pushes a fixed-size record (`record`) into a ring of its own, a single-producer
+//! single-consumer queue (`rtrb`), without a lock, an allocation or any formatting; on its outermost call it
+//! also says when that call began, so that the library's thread knows which calls are in flight. The library's
+//! own thread drains every ring each [`PASS_MS`], turns the records into lines, passes them through the bounded
+//! trace's filter (`async_lab_core::trace::bounded`; every line with `--all-records`) and writes them, with the
+//! GPU records of the buffers CUPTI handed back (`activity`: read there too). The other lines (the setup, an
+//! error, the end) go through the same filter from the thread that has them. A
+//! program's thread takes the writer's lock only where its ring is full (the library's thread fell behind: it
+//! drains every ring itself, once) and where it writes after its ring is gone (a thread exiting).
 //!
-//! A signal handler flushes too ([`in_handler`]): there every lock is only tried, so a handler that
-//! interrupted this very writer skips what it cannot take rather than wait for itself.
+//! Memory stays bounded (a ring per thread, the filter's window), a program that crashes loses at most the
+//! lines not yet drained ([`flush`] drains: the periodic flush, a signal handler, `_exit`, `exit`), and each
+//! thread's lines reach the file in the order it made them.
+//!
+//! A signal handler flushes too ([`in_handler`]): there the writer's lock is only tried; held by another thread
+//! (the library's, in the middle of a pass) it is waited for a little, held by this very thread (the handler
+//! interrupted the writer) it is skipped rather than waited for.
 
+use crate::record::{Name, Record};
+use crate::switches::{self, Writer};
+use async_lab_core::trace::bounded::{Config, Filter};
 use async_lab_core::trace::format::{header, Domain, Line, Resource};
-use std::cell::Cell;
-use std::ffi::CStr;
+use std::cell::{Cell, RefCell};
+use std::ffi::{c_char, CStr};
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Names the folder the trace files go to; set by `async-lab trace`.
 pub const OUT_DIR_VAR: &str = "ASYNC_LAB_TRACE_DIR";
 
-/// The shared writer's buffer, and the size at which a thread's buffer goes to the file.
+/// The file's buffer.
 const BUFFER_BYTES: usize = 64 * 1024;
+/// Records a thread's ring holds: at a launch every 2 µs (two records each), 16 ms of calls.
+const RING: usize = 16 * 1024;
+/// How often the library's thread drains the rings.
+pub const PASS_MS: u64 = 2;
 
-static OUT: Mutex<Option<BufWriter<File>>> = Mutex::new(None);
-/// How often a thread's lines go out to the file while its calls go on, in ns of the trace's clock.
-const FLUSH_EVERY: u64 = 200_000_000;
 /// Whether the header is written (it is written once, first).
 static HEADER: AtomicBool = AtomicBool::new(false);
-/// Every live thread's buffer, so that [`flush`] reaches the lines of threads that are not calling.
-static THREADS: Mutex<Vec<Arc<Mutex<Pending>>>> = Mutex::new(Vec::new());
-/// The process that opened the trace: a child forked from it inherits the writer and its buffers, and must
-/// not write the parent's lines a second time.
+/// The process that opened the trace: a child forked from it inherits the writer and its rings, and must not
+/// write the parent's lines a second time.
 static OPENED_BY: AtomicU32 = AtomicU32::new(0);
+/// Nothing is recorded (`ASYNC_LAB_TRACE_WRITER=none`).
+static OFF: AtomicBool = AtomicBool::new(false);
+
+/// The file, the filter and every thread's ring, behind one lock.
+static SINK: Mutex<Option<Sink>> = Mutex::new(None);
+/// The thread holding [`SINK`] (its id + 1; 0: none), so that a handler never waits for its own thread.
+static SINK_HOLDER: AtomicU64 = AtomicU64::new(0);
+/// Rings of threads that made their first call since the last pass.
+static NEW_RINGS: Mutex<Vec<Ring>> = Mutex::new(Vec::new());
+/// CUPTI's buffers of GPU records, handed over, not yet read.
+static BUFFERS: Mutex<Vec<crate::activity::Completed>> = Mutex::new(Vec::new());
 
 thread_local! {
     /// This thread is in a signal handler of the library: locks are only tried.
     static IN_HANDLER: Cell<bool> = const { Cell::new(false) };
+    static LOCAL: Local = Local::new();
 }
 
-/// One thread's lines not yet in the file.
-struct Pending {
-    bytes: Vec<u8>,
-    /// The end of the call at which they last went out (the trace's clock).
-    sent_at: u64,
+/// The consumer's end of one thread's ring.
+struct Ring {
+    tid: u64,
+    rx: rtrb::Consumer<Record>,
+    /// When the thread's outermost call in flight began (0: none).
+    open: Arc<AtomicU64>,
 }
 
-/// A thread's own: its id and its buffer (also in [`THREADS`]).
+/// A thread's own: its id, the producer's end of its ring.
 struct Local {
     tid: u64,
-    pending: Arc<Mutex<Pending>>,
+    tx: RefCell<rtrb::Producer<Record>>,
+    open: Arc<AtomicU64>,
 }
 
 impl Local {
     fn new() -> Local {
-        // Room for a full buffer and the line that filled it, so that the buffer never grows in the common case.
-        let pending = Arc::new(Mutex::new(Pending { bytes: Vec::with_capacity(BUFFER_BYTES + 1024), sent_at: 0 }));
-        relock(&THREADS).push(Arc::clone(&pending));
-        Local { tid: gettid(), pending }
+        let (tx, rx) = rtrb::RingBuffer::new(RING);
+        let open = Arc::new(AtomicU64::new(0));
+        let tid = gettid();
+        relock(&NEW_RINGS).push(Ring { tid, rx, open: Arc::clone(&open) });
+        Local { tid, tx: RefCell::new(tx), open }
     }
 }
 
 impl Drop for Local {
-    /// A thread that exits hands over what it holds and leaves [`THREADS`].
+    /// A thread that exits is in no call; what its ring holds is drained on the next pass, and the ring goes.
     fn drop(&mut self) {
-        send(&mut relock(&self.pending).bytes, false);
-        relock(&THREADS).retain(|p| !Arc::ptr_eq(p, &self.pending));
+        self.open.store(0, Ordering::Release);
     }
 }
 
-thread_local! {
-    static LOCAL: Local = Local::new();
+/// What becomes of the lines.
+enum Shape {
+    /// The bounded trace.
+    Bounded(Box<Filter>),
+    /// Every line (`--all-records`).
+    All,
+    /// Lines made, not written (for measuring).
+    Unwritten,
+}
+
+/// The writer's state.
+struct Sink {
+    out: Option<BufWriter<File>>,
+    rings: Vec<Ring>,
+    shape: Shape,
+    /// Lines decided, to write.
+    lines: Vec<Line>,
+    /// Bytes made, to write.
+    bytes: Vec<u8>,
+}
+
+impl Sink {
+    fn new(file: File, writer: Writer) -> Sink {
+        let shape = match writer {
+            Writer::On { all: true, .. } => Shape::All,
+            Writer::On { all: false, keep_over_ns } => {
+                Shape::Bounded(Box::new(Filter::new(Config::with_threshold(keep_over_ns))))
+            }
+            Writer::Unwritten | Writer::Off => Shape::Unwritten,
+        };
+        Sink {
+            out: Some(BufWriter::with_capacity(BUFFER_BYTES, file)),
+            rings: Vec::new(),
+            shape,
+            lines: Vec::new(),
+            bytes: Vec::with_capacity(BUFFER_BYTES),
+        }
+    }
+
+    /// One line, as it comes (`outermost`: for an API call, whether it is a call of its own).
+    fn feed(&mut self, line: Line, outermost: Option<bool>) {
+        match &mut self.shape {
+            Shape::Bounded(filter) => {
+                let setup = matches!(line, Line::Setup { .. });
+                filter.push(line, outermost, &mut self.lines);
+                if setup {
+                    filter.start(&mut self.lines);
+                }
+            }
+            Shape::All | Shape::Unwritten => self.lines.push(line),
+        }
+    }
+
+    /// One record of thread `tid`'s ring.
+    fn record(&mut self, tid: u64, record: Record) {
+        match (&self.shape, record) {
+            // Every call's line, made straight from its record.
+            (Shape::All | Shape::Unwritten, Record::Api { domain, name, cbid, corr, start, end, .. }) => {
+                api_line(&mut self.bytes, domain, name.as_cstr(), cbid, tid, corr, start, end)
+            }
+            (_, record) => {
+                let (line, outermost) = record.line(tid);
+                self.feed(line, outermost);
+            }
+        }
+    }
+
+    /// Drains every ring, then writes what was decided.
+    fn pass(&mut self) {
+        self.rings.append(&mut relock(&NEW_RINGS));
+        // The calls in flight, read before the rings: a call that returns meanwhile is drained too.
+        let open: Vec<(u64, u64)> = self
+            .rings
+            .iter()
+            .filter_map(|r| {
+                let s = r.open.load(Ordering::Acquire);
+                (s != 0).then_some((r.tid, s))
+            })
+            .collect();
+        let mut rings = std::mem::take(&mut self.rings);
+        for ring in &mut rings {
+            while let Ok(record) = ring.rx.pop() {
+                self.record(ring.tid, record);
+            }
+        }
+        rings.retain(|r| !(r.rx.is_abandoned() && r.rx.is_empty()));
+        rings.append(&mut self.rings);
+        self.rings = rings;
+        let buffers = std::mem::take(&mut *relock(&BUFFERS));
+        for buffer in buffers {
+            for line in buffer.lines() {
+                self.feed(line, None);
+            }
+        }
+        if let Shape::Bounded(filter) = &mut self.shape {
+            filter.open(&open, &mut self.lines);
+        }
+        self.emit();
+    }
+
+    /// Writes the lines decided and the bytes made to the file's buffer.
+    fn emit(&mut self) {
+        for l in self.lines.drain(..) {
+            match l {
+                Line::Api { domain, ref name, cbid, tid, corr, start, end } => {
+                    let name = std::ffi::CString::new(name.as_bytes()).unwrap_or_default();
+                    api_line(&mut self.bytes, domain, &name, cbid, tid, corr, start, end);
+                }
+                other => {
+                    // Writing to a Vec cannot fail.
+                    let _ = serde_json::to_writer(&mut self.bytes, &other);
+                    self.bytes.push(b'\n');
+                }
+            }
+        }
+        if matches!(self.shape, Shape::Unwritten) {
+            self.bytes.clear();
+            return;
+        }
+        if let Some(out) = self.out.as_mut() {
+            if out.write_all(&self.bytes).is_err() {
+                // A full disk or a closed file: the trace ends there (at worst with half a line), the program goes on.
+                self.out = None;
+            }
+        }
+        self.bytes.clear();
+    }
+
+    /// The file's buffer to the file.
+    fn write_out(&mut self) {
+        if let Some(out) = self.out.as_mut() {
+            if out.flush().is_err() {
+                self.out = None;
+            }
+        }
+    }
+}
+
+/// [`SINK`], held; says who holds it while it does.
+struct Held<'a>(MutexGuard<'a, Option<Sink>>);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        SINK_HOLDER.store(0, Ordering::Release);
+    }
 }
 
 fn gettid() -> u64 {
@@ -83,27 +247,38 @@ fn gettid() -> u64 {
     (unsafe { libc::gettid() }) as u64
 }
 
-/// A lock, whether or not a thread panicked while holding it: at worst that left a half line in a buffer,
-/// which the reader drops (a last line) or reports.
+/// A lock, whether or not a thread panicked while holding it.
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The lock where it can be had: waited for, except in a signal handler, where it is only tried (the
-/// interrupted code of this same thread may hold it).
-fn take<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
-    if IN_HANDLER.with(Cell::get) {
-        match m.try_lock() {
-            Ok(g) => Some(g),
-            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) => None,
-        }
-    } else {
-        Some(relock(m))
+/// The writer, where it can be had: waited for, except in a signal handler, where it is tried, waited for a
+/// little (up to 100 ms) while another thread holds it, and given up where this thread does.
+fn take() -> Option<Held<'static>> {
+    let me = gettid() + 1;
+    if !IN_HANDLER.with(Cell::get) {
+        let held = Held(relock(&SINK));
+        SINK_HOLDER.store(me, Ordering::Release);
+        return Some(held);
     }
+    for _ in 0..1000 {
+        match SINK.try_lock() {
+            Ok(g) => {
+                SINK_HOLDER.store(me, Ordering::Release);
+                return Some(Held(g));
+            }
+            Err(std::sync::TryLockError::Poisoned(e)) => {
+                SINK_HOLDER.store(me, Ordering::Release);
+                return Some(Held(e.into_inner()));
+            }
+            Err(std::sync::TryLockError::WouldBlock) if SINK_HOLDER.load(Ordering::Acquire) == me => return None,
+            Err(std::sync::TryLockError::WouldBlock) => std::thread::sleep(std::time::Duration::from_micros(100)),
+        }
+    }
+    None
 }
 
-/// Runs `f` as a signal handler's part: every lock the writer takes meanwhile is only tried.
+/// Runs `f` as a signal handler's part: the writer's lock is only tried meanwhile.
 pub fn in_handler(f: impl FnOnce()) {
     let was = IN_HANDLER.with(|h| h.replace(true));
     f();
@@ -116,22 +291,47 @@ pub fn ours() -> bool {
     opened != 0 && opened == std::process::id()
 }
 
-/// Opens this process's trace file; `false` (and no tracing) where the variable is unset or the file cannot
-/// be made.
+/// Opens this process's trace file as the environment says; `false` (and no tracing) where the variable is
+/// unset or the file cannot be made.
 pub fn open() -> bool {
     let Some(dir) = std::env::var_os(OUT_DIR_VAR) else { return false };
     let path = std::path::Path::new(&dir).join(format!("{}.jsonl", std::process::id()));
-    let Ok(file) = File::create(&path) else { return false };
-    *relock(&OUT) = Some(BufWriter::with_capacity(BUFFER_BYTES, file));
-    OPENED_BY.store(std::process::id(), Ordering::Relaxed);
-    true
+    open_at(&path, switches::writer()).is_ok()
 }
 
-/// Opens the trace at `path` (the gate's own file, `attach`; the tests), in place of any open one.
-pub fn open_at(path: &std::path::Path) -> std::io::Result<()> {
-    *relock(&OUT) = Some(BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?));
-    OPENED_BY.store(std::process::id(), Ordering::Relaxed);
+/// Opens the trace at `path`, its lines handled as `writer` says, in place of any open one (the threads' rings
+/// go on into the new one), and starts the library's thread.
+pub fn open_at(path: &std::path::Path, writer: Writer) -> std::io::Result<()> {
+    let file = File::create(path)?;
+    OFF.store(writer == Writer::Off, Ordering::Relaxed);
+    {
+        let mut sink = relock(&SINK);
+        let rings = sink.take().map(|s| s.rings).unwrap_or_default();
+        let mut fresh = Sink::new(file, writer);
+        fresh.rings = rings;
+        *sink = Some(fresh);
+    }
+    let first = OPENED_BY.swap(std::process::id(), Ordering::Relaxed) == 0;
+    if first {
+        let _ = std::thread::Builder::new().name("async-lab-drain".into()).spawn(|| loop {
+            std::thread::sleep(std::time::Duration::from_millis(PASS_MS));
+            if !ours() {
+                return;
+            }
+            if let Some(mut held) = take() {
+                if let Some(sink) = held.0.as_mut() {
+                    sink.pass();
+                }
+            }
+        });
+    }
     Ok(())
+}
+
+/// Opens the trace at `path` with every line written (the gate's own file, `attach`, which reads it back), in
+/// place of any open one.
+pub fn open_whole(path: &std::path::Path) -> std::io::Result<()> {
+    open_at(path, Writer::On { all: true, keep_over_ns: switches::KEEP_OVER_DEFAULT_NS })
 }
 
 /// The header: this process, its command line, CUPTI's version; only the first call writes it.
@@ -150,128 +350,123 @@ pub fn write_header(cupti_version: Option<u32>) {
         .enumerate()
         .map(|(i, a)| if i == 0 { a.rsplit('/').next().unwrap_or(a).to_owned() } else { a.clone() })
         .collect();
-    write(&header(std::process::id(), program, cupti_version));
+    let Some(mut held) = take() else { return };
+    if let Some(sink) = held.0.as_mut() {
+        // Straight to the file, first, whatever the shape.
+        sink.lines.push(header(std::process::id(), program, cupti_version));
+        sink.emit();
+    }
 }
 
-/// Appends one line to the shared writer.
+/// One line, from the thread that has it (GPU records, the setup, an error, the end).
 pub fn write(line: &Line) {
     write_all(std::iter::once(line));
 }
 
-/// Appends lines to the shared writer under one lock.
+/// Lines, from the thread that has them, under one lock.
 pub fn write_all<'a>(lines: impl Iterator<Item = &'a Line>) {
-    let Some(mut guard) = take(&OUT) else { return };
-    let Some(out) = guard.as_mut() else { return };
-    let mut ok = true;
+    let Some(mut held) = take() else { return };
+    let Some(sink) = held.0.as_mut() else { return };
     for line in lines {
-        ok = serde_json::to_writer(&mut *out, line).is_ok() && out.write_all(b"\n").is_ok();
-        if !ok {
-            break;
+        // The end of the process comes after every thread's lines.
+        if matches!(line, Line::End { .. } | Line::Signal { .. }) {
+            sink.pass();
         }
+        sink.feed(line.clone(), None);
     }
-    if !ok {
-        // A full disk or a closed file: the trace ends there (at worst with half a line), the program goes on.
-        *guard = None;
-    }
+    sink.emit();
 }
 
-/// Writes every thread's lines and the shared buffer out to the file.
+/// Drains every thread's ring and writes everything out to the file.
 pub fn flush() {
-    if let Some(threads) = take(&THREADS) {
-        for pending in threads.iter() {
-            if let Some(mut p) = take(pending) {
-                send(&mut p.bytes, false);
-            }
-        }
-    }
-    let Some(mut guard) = take(&OUT) else { return };
-    if let Some(out) = guard.as_mut() {
-        if out.flush().is_err() {
-            *guard = None;
-        }
+    let Some(mut held) = take() else { return };
+    if let Some(sink) = held.0.as_mut() {
+        sink.pass();
+        sink.write_out();
     }
 }
 
-/// Hands `bytes` (whole lines) to the file and empties it; with `to_disk`, the shared buffer goes out too.
-fn send(bytes: &mut Vec<u8>, to_disk: bool) {
-    if bytes.is_empty() && !to_disk {
+/// Hands a record to the library's thread: into this thread's ring, or where that cannot be, to the writer.
+fn push(record: Record) {
+    if OFF.load(Ordering::Relaxed) {
         return;
     }
-    let Some(mut guard) = take(&OUT) else { return };
-    if let Some(out) = guard.as_mut() {
-        // A buffer as large as the writer's goes straight to the file; write_all writes it whole or fails.
-        if out.write_all(bytes).is_err() || (to_disk && out.flush().is_err()) {
-            *guard = None;
+    let mut record = Some(record);
+    let left = LOCAL.try_with(|local| {
+        let r = record.take()?;
+        match local.tx.try_borrow_mut() {
+            Ok(mut tx) => match tx.push(r) {
+                Ok(()) => None,
+                Err(rtrb::PushError::Full(r)) => Some((local.tid, r)),
+            },
+            Err(_) => Some((local.tid, r)),
         }
+    });
+    match left {
+        Ok(None) => {}
+        Ok(Some((tid, r))) => direct(tid, Some(r)),
+        // The thread is exiting and its ring is gone.
+        Err(_) => direct(gettid(), record.take()),
     }
-    bytes.clear();
 }
 
-/// Appends the line of one API call, on the calling thread. The hot path: nothing allocated, no lock that
-/// another thread takes except while this thread's lines go to the file.
-pub fn api(domain: Domain, name: &CStr, cbid: u32, corr: u32, start: u64, end: u64) {
-    let done = LOCAL.try_with(|local| {
-        let mut pending = relock(&local.pending);
-        api_line(&mut pending.bytes, domain, name, cbid, local.tid, corr, start, end);
-        after_append(&mut pending, end);
-    });
-    if done.is_err() {
-        // The thread is exiting and its buffer is gone: the line goes to the file on its own.
-        let mut bytes = Vec::new();
-        api_line(&mut bytes, domain, name, cbid, gettid(), corr, start, end);
-        send(&mut bytes, false);
+/// The writer takes `record` itself, after every ring is drained (so this thread's earlier records come first).
+fn direct(tid: u64, record: Option<Record>) {
+    if !ours() {
+        return;
     }
+    let Some(mut held) = take() else { return };
+    let Some(sink) = held.0.as_mut() else { return };
+    sink.pass();
+    if let Some(record) = record {
+        sink.record(tid, record);
+        sink.emit();
+    }
+}
+
+/// A buffer of GPU records CUPTI is done with, to read on the next pass (from CUPTI's callback, on whatever
+/// thread CUPTI calls it: nothing is read or formatted there).
+pub fn completed(buffer: crate::activity::Completed) {
+    if !ours() {
+        return;
+    }
+    // In a handler that interrupted this very thread's pass the lock is not waited for: the buffer is lost.
+    if IN_HANDLER.with(Cell::get) {
+        if let Ok(mut b) = BUFFERS.try_lock() {
+            b.push(buffer);
+        }
+    } else {
+        relock(&BUFFERS).push(buffer);
+    }
+}
+
+/// Appends the line of one API call, on the calling thread. The hot path: one record into this thread's ring.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn api(domain: Domain, name: *const c_char, cbid: u32, corr: u32, start: u64, end: u64, outermost: bool) {
+    push(Record::Api { domain, name: Name(name), cbid, corr, start, end, outermost });
+}
+
+/// This thread's outermost call began at `start` (0: it returned).
+#[inline]
+pub fn in_call(start: u64) {
+    let _ = LOCAL.try_with(|l| l.open.store(start, Ordering::Release));
 }
 
 /// Appends a resource event, on the thread that caused it.
 pub fn resource(event: Resource, t: u64) {
-    let done = LOCAL.try_with(|local| {
-        let mut pending = relock(&local.pending);
-        line(&mut pending.bytes, &Line::Resource { event, t, tid: local.tid });
-        after_append(&mut pending, t);
-    });
-    if done.is_err() {
-        let mut bytes = Vec::new();
-        line(&mut bytes, &Line::Resource { event, t, tid: gettid() });
-        send(&mut bytes, false);
-    }
+    push(Record::Line(Box::new(Line::Resource { event, t, tid: tid() })));
 }
 
-/// Appends any line to the calling thread's buffer, after the lines of its calls so far (a call's
-/// location right after the call); `tid` is filled in by the caller with [`tid`].
-pub fn append(l: &Line, t: u64) {
-    let done = LOCAL.try_with(|local| {
-        let mut pending = relock(&local.pending);
-        line(&mut pending.bytes, l);
-        after_append(&mut pending, t);
-    });
-    if done.is_err() {
-        let mut bytes = Vec::new();
-        line(&mut bytes, l);
-        send(&mut bytes, false);
-    }
+/// Appends any line after the calling thread's calls so far (a call's location right after the call); `tid` is
+/// filled in by the caller with [`tid`].
+pub fn append(l: &Line, _t: u64) {
+    push(Record::Line(Box::new(l.clone())));
 }
 
 /// The calling thread's id, as its lines give it.
 pub fn tid() -> u64 {
     LOCAL.try_with(|l| l.tid).unwrap_or_else(|_| gettid())
-}
-
-/// A full buffer goes to the file; so does one whose thread's calls went on [`FLUSH_EVERY`] since it last
-/// went, and then to disk: a program killed without running its exit handlers loses no more than that.
-fn after_append(pending: &mut Pending, now: u64) {
-    if now > pending.sent_at.saturating_add(FLUSH_EVERY) {
-        pending.sent_at = now;
-        send(&mut pending.bytes, true);
-    } else if pending.bytes.len() >= BUFFER_BYTES {
-        send(&mut pending.bytes, false);
-    }
-}
-
-fn line(bytes: &mut Vec<u8>, line: &Line) {
-    // Writing to a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *bytes, line);
-    bytes.push(b'\n');
 }
 
 /// The JSON line of one call, byte for byte what `serde_json` writes for the same [`Line::Api`] (its name
@@ -344,6 +539,9 @@ mod tests {
         }
     }
 
+    /// Every line written, as `--all-records` writes them.
+    const ALL: Writer = Writer::On { all: true, keep_over_ns: 20_000 };
+
     /// What the writer writes from several threads (some that exit, one still running at the flush, the
     /// flushing one) reads back as exactly those lines.
     /// The writer is one per process: its tests take turns.
@@ -356,14 +554,14 @@ mod tests {
     fn a_flush_in_a_handler_never_waits_for_its_own_thread() {
         let _turn = relock(&TURN);
         let path = std::env::temp_dir().join(format!("async-lab-inject-flush-{}.jsonl", std::process::id()));
-        open_at(&path).unwrap();
+        open_at(&path, ALL).unwrap();
         HEADER.store(false, Ordering::SeqCst);
         write_header(None);
         let name = c"cudaStreamSynchronize";
         for i in 0..10u32 {
-            api(Domain::Runtime, name, 131, i, u64::from(i) * 10, u64::from(i) * 10 + 5);
+            api(Domain::Runtime, name.as_ptr(), 131, i, u64::from(i) * 10, u64::from(i) * 10 + 5, true);
         }
-        let held = relock(&OUT);
+        let held = take();
         in_handler(flush);
         drop(held);
         // Nothing reached the file while the lock was held (the header waits in the shared buffer).
@@ -386,7 +584,7 @@ mod tests {
     fn lines_of_many_threads_read_back_as_written() {
         let _turn = relock(&TURN);
         let path = std::env::temp_dir().join(format!("async-lab-inject-writer-{}.jsonl", std::process::id()));
-        open_at(&path).unwrap();
+        open_at(&path, ALL).unwrap();
         HEADER.store(false, Ordering::SeqCst);
         write_header(Some(130001));
         let mut want: Vec<Line> = Vec::new();
@@ -408,8 +606,9 @@ mod tests {
         let emit = |lines: &[Line]| {
             for l in lines {
                 let Line::Api { domain, name, cbid, corr, start, end, .. } = l else { unreachable!() };
-                let name = std::ffi::CString::new(name.as_str()).unwrap();
-                api(*domain, &name, *cbid, *corr, *start, *end);
+                // Names live as long as the trace, as CUPTI's do.
+                let name: &'static CStr = Box::leak(std::ffi::CString::new(name.as_str()).unwrap().into_boxed_c_str());
+                api(*domain, name.as_ptr(), *cbid, *corr, *start, *end, true);
             }
         };
         // Threads that exit: their buffers go out as they do.
@@ -475,5 +674,51 @@ mod tests {
                 .collect();
             assert!(corrs.windows(2).all(|w| w[0] < w[1]), "thread {tid} out of order");
         }
+    }
+
+    /// By default the trace is bounded: of a thread's 10,000 short calls and one held call after start-up, the
+    /// file holds the held call and the counts of the others, decided on the library's thread.
+    #[test]
+    fn the_default_trace_holds_the_held_call_and_counts_the_rest() {
+        let _turn = relock(&TURN);
+        let path = std::env::temp_dir().join(format!("async-lab-inject-bounded-{}.jsonl", std::process::id()));
+        open_at(&path, Writer::On { all: false, keep_over_ns: 20_000 }).unwrap();
+        HEADER.store(false, Ordering::SeqCst);
+        write_header(None);
+        let name = c"cudaLaunchKernel";
+        let t0 = 1_000_000_000u64;
+        // A GPU record has come: start-up is over (before one, every call is kept).
+        write(&Line::Kernel { name: "k".into(), start: 10, end: 20, stream: 7, corr: 0 });
+        std::thread::spawn(move || {
+            for i in 0..10_000u32 {
+                let start = t0 + u64::from(i) * 10_000;
+                // The 5,000th call held its thread 2 ms.
+                let end = start + if i == 5_000 { 2_000_000 } else { 4_000 };
+                api(Domain::Runtime, name.as_ptr(), 211, i + 1, start, end, true);
+            }
+        })
+        .join()
+        .unwrap();
+        write(&Line::End { t: t0 + 200_000_000 });
+        flush();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let trace = Trace::parse(&text).unwrap();
+        let lines = &trace.processes[0].lines;
+        let calls: Vec<u32> =
+            lines.iter().filter_map(|l| if let Line::Api { corr, .. } = l { Some(*corr) } else { None }).collect();
+        assert_eq!(calls.len(), 1, "{} calls written", calls.len());
+        assert_eq!(calls, [5_001]);
+        let Some(Line::Counts { calls, keep_over_ns }) = lines.iter().rev().find(|l| matches!(l, Line::Counts { .. }))
+        else {
+            panic!("no counts line: {text}");
+        };
+        assert_eq!(*keep_over_ns, 20_000);
+        assert_eq!(calls.len(), 1);
+        assert_eq!(
+            (calls[0].name.as_str(), calls[0].calls, calls[0].total_ns),
+            ("cudaLaunchKernel", 9_999, 9_999 * 4_000)
+        );
+        assert!(!trace.partial());
     }
 }

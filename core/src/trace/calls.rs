@@ -454,7 +454,8 @@ pub fn summary(p: &Program, traced: &[Traced], min_held_ns: i64) -> Vec<Summary>
         by.entry(p.calls[t.index].name.as_str()).or_default().push(t.held.total_ns);
     }
     let mut rows: Vec<Summary> = by
-        .into_iter()
+        .iter()
+        .map(|(name, ns)| (*name, ns.clone()))
         .map(|(name, mut ns)| {
             ns.sort_unstable();
             Summary {
@@ -468,5 +469,29 @@ pub fn summary(p: &Program, traced: &[Traced], min_held_ns: i64) -> Vec<Summary>
         })
         .collect();
     rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+    // A bounded trace's calls that it only counted.
+    if let Some(rest) = &p.rest {
+        let mut names: Vec<&str> = super::counts::names(rest);
+        names.extend(by.keys());
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let m = super::counts::merged(name, by.get(name).map_or(&[][..], Vec::as_slice), rest);
+            let held_calls = rows.iter().find(|r| r.name == name).map_or(0, |r| r.held_calls);
+            let row = Summary {
+                name: name.to_owned(),
+                calls: m.calls,
+                held_calls,
+                total_ns: m.total_ns,
+                max_ns: m.max_ns,
+                median_ns: m.median_ns,
+            };
+            match rows.iter_mut().find(|r| r.name == name) {
+                Some(r) => *r = row,
+                None => rows.push(row),
+            }
+        }
+        rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+    }
     rows
 }

@@ -23,7 +23,9 @@ pub const TRACE_FORMAT: &str = "async-lab-trace";
 /// what taking a location cost (`Line::Location`'s `took_ns`), the text of the source lines where held
 /// calls were made (`Line::Source`, written by `async-lab trace` after the program ended), the driver's
 /// overhead records (`Line::Overhead`: a lazy load, a full launch queue, with the call that caused it) and
-/// whether CUPTI took another subscriber beside the tracer (`Line::Conflict`'s `accepted`).
+/// whether CUPTI took another subscriber beside the tracer (`Line::Conflict`'s `accepted`), and the counts of
+/// the calls a bounded trace does not write (`Line::Counts`) and the repeated stacks it writes once
+/// (`Line::SameLocation`).
 /// Versions 1 to 3 read as before: they hold none of these.
 pub const TRACE_VERSION: u32 = 4;
 
@@ -212,6 +214,50 @@ pub enum Line {
     /// its file by `async-lab trace` after the program ended, so that a replay elsewhere shows it (version
     /// 4). `file` is the path as the location's frame gives it; `text` is the line without its indentation.
     Source { file: String, line: u32, text: String },
+    /// The location of a call whose frames are those of an earlier location of its process, call `as_corr`'s
+    /// (version 4): the bounded trace writes a stack that repeats (a training loop's `loss.item()`, step after
+    /// step) once. `Trace::parse` reads it as that `Location`, its frames filled in.
+    SameLocation {
+        tid: u64,
+        corr: u32,
+        gil: Gil,
+        as_corr: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        took_ns: Option<u64>,
+    },
+    /// The trace is bounded (version 4; `async-lab trace` without `--all-records`): it holds the calls that
+    /// held their thread longer than `keep_over_ns` with what explains them, the start-up calls, and of every
+    /// other call only these counts (see `trace::bounded`). Cumulative: a process's last `counts` line counts.
+    Counts { keep_over_ns: u64, calls: Vec<CallCount> },
+}
+
+/// The calls of one function on one thread that a bounded trace counts without writing them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallCount {
+    pub tid: u64,
+    pub domain: Domain,
+    pub name: String,
+    pub calls: u64,
+    pub total_ns: u64,
+    /// The first one's start and the last one's end.
+    #[serde(default)]
+    pub first_ns: u64,
+    #[serde(default)]
+    pub last_ns: u64,
+    /// Their durations grouped as `units::duration` prints them: `[one duration of the group, how many]`, in
+    /// the order of the durations, so that the tables' median and longest read as from every call.
+    pub durations: Vec<[u64; 2]>,
+}
+
+/// A `same-location` line read as the `location` it stands for: the frames of the latest earlier location of
+/// call `as_corr` in `p` (none where `p` holds none).
+fn same_location(p: &ProcessTrace, tid: u64, corr: u32, gil: Gil, as_corr: u32, took_ns: Option<u64>) -> Line {
+    let earlier = p.lines.iter().rev().find_map(|l| match l {
+        Line::Location { corr: c, python, native, .. } if *c == as_corr => Some((python.clone(), native.clone())),
+        _ => None,
+    });
+    let (python, native) = earlier.unwrap_or_default();
+    Line::Location { tid, corr, gil, python, native, took_ns }
 }
 
 /// CUPTI's clock and `CLOCK_MONOTONIC`, read back to back (ns).
@@ -378,6 +424,12 @@ impl Trace {
                         }
                         _ => {}
                     }
+                    let other = match other {
+                        Line::SameLocation { tid, corr, gil, as_corr, took_ns } => {
+                            same_location(p, tid, corr, gil, as_corr, took_ns)
+                        }
+                        other => other,
+                    };
                     p.lines.push(other);
                 }
             }

@@ -52,6 +52,14 @@ pub fn totals(p: &Program) -> Vec<ThreadTotals> {
         t.first_ns = t.first_ns.min(c.span.start);
         t.last_ns = t.last_ns.max(c.span.end);
     }
+    // A bounded trace's calls that it only counted.
+    for (tid, calls, call_ns, first, last) in p.rest.as_ref().map(super::counts::per_thread).unwrap_or_default() {
+        let t = by.entry(tid).or_insert(ThreadTotals { tid, calls: 0, call_ns: 0, first_ns: first, last_ns: last });
+        t.calls += calls;
+        t.call_ns += call_ns;
+        t.first_ns = t.first_ns.min(first);
+        t.last_ns = t.last_ns.max(last);
+    }
     by.into_values().collect()
 }
 

@@ -207,7 +207,7 @@ pub fn process(a: &Analysis, min_held_ns: i64, after_startup: bool, skip_first: 
     let held: Vec<HeldCall> = a.held(min_held_ns, after_startup).into_iter().map(|t| held_call(a, t)).collect();
     let up: Vec<&Traced> = a.traced.iter().filter(|t| a.startup[t.index]).collect();
     let totals = Totals {
-        calls: a.program.calls.len(),
+        calls: a.program.calls_made(0),
         held_calls: held.len(),
         held_ns: held.iter().map(|h| h.held_ns).sum(),
         startup_calls: up.len(),

@@ -9,9 +9,11 @@
 
 pub mod against;
 pub mod analysis;
+pub mod bounded;
 pub mod by_location;
 pub mod calls;
 pub mod capability;
+pub mod counts;
 pub mod demangle;
 pub mod driver_work;
 pub mod findings;

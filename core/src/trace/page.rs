@@ -161,7 +161,7 @@ fn section(o: &mut String, n: usize, p: &Program, traced: &[Traced], min_held_ns
         o,
         "<h3>{} of {} calls held their thread longer than {}</h3>",
         held.len(),
-        traced.len(),
+        p.calls_made(p.calls.len() - traced.len()),
         duration(min_held_ns)
     );
     o.push_str(

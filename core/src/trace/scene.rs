@@ -204,6 +204,8 @@ pub struct Program {
     pub per_thread_streams: HashMap<u32, u64>,
     /// Records CUPTI dropped.
     pub dropped: u64,
+    /// The calls a bounded trace counted without writing them (format 4), where it is one.
+    pub rest: Option<super::counts::Rest>,
     /// The driver's overhead records, in the order they began.
     pub overheads: Vec<Overhead>,
     /// Why some GPU records may be missing (`None`: the section is whole and CUPTI dropped none).
@@ -282,6 +284,9 @@ impl Program {
                     }
                 }
                 Line::Dropped { records } => prog.dropped += records,
+                Line::Counts { keep_over_ns, calls } => {
+                    prog.rest = Some(super::counts::Rest { keep_over_ns: *keep_over_ns, calls: calls.clone() })
+                }
                 Line::Overhead { kind, start, end, corr, stream, queue_length } => prog.overheads.push(Overhead {
                     kind: *kind,
                     span: Span::new(*start as i64, *end as i64),
@@ -380,6 +385,12 @@ impl Program {
             prog.index.missing = (0..prog.calls.len()).filter(|&i| prog.lacks_its_records(i)).collect();
         }
         prog
+    }
+
+    /// How many calls the program made: those in the trace and those a bounded trace only counted, less the
+    /// `left_out` of its calls that a view does not show.
+    pub fn calls_made(&self, left_out: usize) -> usize {
+        self.calls.len() - left_out + self.rest.as_ref().map_or(0, super::counts::Rest::total)
     }
 
     /// Whether call `i` enqueues GPU work by what it is (a copy, a memset, a kernel launch: its own function

@@ -73,7 +73,11 @@ pub fn held_table(p: &Program, traced: &[Traced], min_held_ns: i64, top: usize, 
         .partition(|t| !p.own_work(t.index).is_empty() || p.missing_records().binary_search(&t.index).is_ok());
     let longest = |n: usize| if n > top { format!(" (the {top} longest shown)") } else { String::new() };
     let mut out = layout::wrap(
-        &format!("{} of {} calls held their thread longer than {over}.", held.len(), traced.len()),
+        &format!(
+            "{} of {} calls held their thread longer than {over}.",
+            held.len(),
+            p.calls_made(p.calls.len() - traced.len())
+        ),
         width,
         "",
         "",

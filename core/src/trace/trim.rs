@@ -69,7 +69,10 @@ fn cut(p: &ProcessTrace, program: &Program, keep: &[usize]) -> ProcessTrace {
         .lines
         .iter()
         .filter(|line| match line {
-            Line::Api { corr, .. } | Line::Sync { corr, .. } | Line::Location { corr, .. } => corrs.contains(corr),
+            Line::Api { corr, .. }
+            | Line::Sync { corr, .. }
+            | Line::Location { corr, .. }
+            | Line::SameLocation { corr, .. } => corrs.contains(corr),
             // The records of the events a kept wait waited for: the stream it waited for is one of them.
             Line::Event { event, .. } => waited.contains(event),
             // The driver's overheads inside a kept call (its lazy load, its wait for room in the queue).
@@ -89,7 +92,8 @@ fn cut(p: &ProcessTrace, program: &Program, keep: &[usize]) -> ProcessTrace {
             | Line::DefaultStreams { .. }
             | Line::Conflict { .. }
             | Line::Signal { .. }
-            | Line::Source { .. } => true,
+            | Line::Source { .. }
+            | Line::Counts { .. } => true,
         })
         .cloned()
         .collect();

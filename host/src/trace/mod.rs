@@ -77,6 +77,14 @@ pub struct TraceArgs {
     /// (`cudaGetDevice`, `cudaGetLastError`, ...), which are left out by default to keep the cost down.
     #[arg(long)]
     pub all_calls: bool,
+    /// Write every call and GPU record. By default the trace is bounded: the calls that held their thread
+    /// longer than --min-held with the GPU work and calls that explain them, start-up, and the counts of the
+    /// other calls (per thread and function), decided while the program runs, so that a program traced for
+    /// hours writes kilobytes a second; its tables, classes and explanations are those of the whole trace for
+    /// any --min-held at least the one it was made with. --all-records for the Perfetto timeline and the page
+    /// of every call, or --steps.
+    #[arg(long)]
+    pub all_records: bool,
     /// When the program (a profiler: `torch.profiler`) asks CUPTI for a subscriber, unsubscribe and trace
     /// nothing more, so that it may get CUPTI (on the H200's CUPTI 13.0 it was still refused: docs/trace-internals.md).
     /// By default the profiler is refused (CUPTI takes one subscriber) and the tracer says so at the end.
@@ -182,6 +190,8 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
                 .with_context(|| format!("the injection library at {} cannot be opened", inject.display()))?;
             let options = spawn::Options {
                 all_calls: args.all_calls,
+                all_records: args.all_records,
+                keep_over_ns: args.min_held.as_nanos() as u64,
                 locate_over_ns: args.locate_over.max(args.min_held).as_nanos() as u64,
                 yield_cupti: args.yield_cupti,
             };
@@ -226,6 +236,14 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
     }
     let min_held = args.min_held.as_nanos() as i64;
     let after = args.after_startup;
+    let kept_over = trace.processes.iter().filter_map(|p| Program::of(p).rest.map(|r| r.keep_over_ns)).max();
+    if let Some(kept) = kept_over.filter(|&k| k as i64 > min_held) {
+        eprintln!(
+            "async-lab: this trace is bounded: it holds the calls that held their thread longer than {}, and only \
+             counts the others; calls held less than that are not in the tables (trace with --all-records for them)",
+            text::duration(kept as i64)
+        );
+    }
     if let Some(out) = &args.perfetto {
         let export = perfetto::export(&trace, min_held);
         std::fs::write(out, perfetto::to_text(&export)).with_context(|| format!("writing {}", out.display()))?;

@@ -13,11 +13,13 @@ pub const INJECT_FILE: &str = "libasync_lab_inject.so";
 pub const INJECT_VAR: &str = "ASYNC_LAB_INJECT";
 /// The variables the injection library reads (`trace-inject/src`): the trace folder, the CUPTI file, every
 /// call or those that may hold, the threshold past which a call's location is taken, stepping aside for
-/// another CUPTI subscriber.
+/// another CUPTI subscriber, every record or the bounded trace and its threshold.
 const OUT_DIR_VAR: &str = "ASYNC_LAB_TRACE_DIR";
 const CUPTI_VAR: &str = "ASYNC_LAB_CUPTI_LIB";
 const ALL_VAR: &str = "ASYNC_LAB_TRACE_ALL";
 const LOCATE_VAR: &str = "ASYNC_LAB_LOCATE_OVER_NS";
+const ALL_RECORDS_VAR: &str = "ASYNC_LAB_ALL_RECORDS";
+const KEEP_OVER_VAR: &str = "ASYNC_LAB_KEEP_OVER_NS";
 const YIELD_VAR: &str = "ASYNC_LAB_YIELD_CUPTI";
 
 /// How the program is traced.
@@ -25,6 +27,10 @@ const YIELD_VAR: &str = "ASYNC_LAB_YIELD_CUPTI";
 pub struct Options {
     /// Every API call, not only those that may hold.
     pub all_calls: bool,
+    /// Every record, not the bounded trace.
+    pub all_records: bool,
+    /// The bounded trace keeps the calls that held their thread longer than this (`--min-held`).
+    pub keep_over_ns: u64,
     /// Calls that held longer than this have their location taken.
     pub locate_over_ns: u64,
     /// Step aside for another CUPTI subscriber.
@@ -191,6 +197,8 @@ pub fn run(
         .env("LD_LIBRARY_PATH", ld)
         .env(ALL_VAR, if options.all_calls { "1" } else { "0" })
         .env(LOCATE_VAR, options.locate_over_ns.to_string())
+        .env(ALL_RECORDS_VAR, if options.all_records { "1" } else { "0" })
+        .env(KEEP_OVER_VAR, options.keep_over_ns.to_string())
         .env(YIELD_VAR, if options.yield_cupti { "1" } else { "0" });
     // NVTX hands the program's ranges to CUPTI, which hands them to the tracer; a tool the user set
     // keeps its own.

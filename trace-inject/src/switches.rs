@@ -1,0 +1,61 @@
+//! What the environment switches on and off, read once at start: the trace's shape (`--all-records`, the
+//! threshold of the bounded trace) and, for measuring what each part of the tracer costs
+//! (`reference/frameworks/cost.sh`), the callback domains, the GPU record kinds and the writer. A trace made
+//! with a part switched off lacks what that part records: these are for measuring, not for tracing.
+
+/// Set to 1 (by `async-lab trace --all-records`): every record written, not the bounded trace.
+pub const ALL_RECORDS_VAR: &str = "ASYNC_LAB_ALL_RECORDS";
+/// The bounded trace keeps the calls that held their thread longer than this many ns (`--min-held`).
+pub const KEEP_OVER_VAR: &str = "ASYNC_LAB_KEEP_OVER_NS";
+/// The callback domains subscribed, a comma-separated list of `runtime`, `driver`, `resource`, `nvtx`
+/// (default: all four; `none`: none).
+pub const DOMAINS_VAR: &str = "ASYNC_LAB_TRACE_DOMAINS";
+/// The GPU record kinds enabled, a comma-separated list of `memcpy`, `memset`, `kernel`, `sync`, `event`,
+/// `overhead` (default: all six; `none`: none), and `api`, named only: CUPTI's API records of every runtime and
+/// driver call as well (read by nothing: for measuring what they cost beside the callbacks). `ASYNC_LAB_TRACE_EVENTS=0` leaves `event` out too.
+pub const KINDS_VAR: &str = "ASYNC_LAB_TRACE_KINDS";
+/// `on` (default); `unwritten`: every line made on the library's thread, none written to the file; `none`:
+/// the callbacks take their times and record nothing.
+pub const WRITER_VAR: &str = "ASYNC_LAB_TRACE_WRITER";
+
+/// The bounded trace's threshold where [`KEEP_OVER_VAR`] is not set: `async-lab trace`'s default `--min-held`.
+pub const KEEP_OVER_DEFAULT_NS: u64 = 20_000;
+
+/// Whether `name` is among the list in variable `var` (every name where it is unset).
+pub fn listed(var: &str, name: &str) -> bool {
+    match std::env::var(var) {
+        Ok(list) => list.split(',').any(|n| n.trim() == name),
+        Err(_) => true,
+    }
+}
+
+/// Whether `name` is named in variable `var` (never where it is unset).
+pub fn named(var: &str, name: &str) -> bool {
+    std::env::var(var).is_ok_and(|list| list.split(',').any(|n| n.trim() == name))
+}
+
+/// What the writer does with the lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writer {
+    /// The bounded trace (the default), or with `all`, every line.
+    On { all: bool, keep_over_ns: u64 },
+    /// Lines made, not written.
+    Unwritten,
+    /// Nothing recorded.
+    Off,
+}
+
+/// The writer as the environment says.
+pub fn writer() -> Writer {
+    match std::env::var(WRITER_VAR).as_deref() {
+        Ok("unwritten") => Writer::Unwritten,
+        Ok("none") => Writer::Off,
+        _ => Writer::On {
+            all: std::env::var_os(ALL_RECORDS_VAR).is_some_and(|v| v == "1"),
+            keep_over_ns: std::env::var(KEEP_OVER_VAR)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(KEEP_OVER_DEFAULT_NS),
+        },
+    }
+}
