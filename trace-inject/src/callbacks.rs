@@ -99,7 +99,12 @@ pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<Subscriber,
             let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
             if cbid >= size || selection::may_hold(&name) {
                 // SAFETY: `handle` is the subscriber just made; `cbid` an id of `domain`, as CUPTI named it.
-                check(unsafe { sys::cuptiEnableCallback(1, handle, domain, cbid) }, "cuptiEnableCallback")?;
+                let code = unsafe { sys::cuptiEnableCallback(1, handle, domain, cbid) };
+                // CUPTI 13.5 names ids it refuses to enable (on the H200's driver 580 it answered
+                // CUPTI_ERROR_INVALID_PARAMETER for one): such an id is left out, the others are traced.
+                if code != sys::CUptiResult::CUPTI_ERROR_INVALID_PARAMETER {
+                    check(code, "cuptiEnableCallback")?;
+                }
             }
         }
     }
@@ -202,10 +207,16 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
     // The outermost call alone: a driver call that held inside a runtime call made it hold as well, and
     // the runtime call's location is the same stack seen from further out.
     let held = end.saturating_sub(start);
-    if outermost && held > LOCATE_OVER.load(Ordering::Relaxed) && budget::may_locate(held) {
+    if outermost && held > LOCATE_OVER.load(Ordering::Relaxed) {
+        // Past the budget, the Python frames alone (a few µs, where the walk through a framework's native
+        // libraries can take milliseconds): a Python program's held calls keep their lines.
         let tid = writer::tid();
-        writer::append(&location::here(tid, corr), end);
-        budget::spent(timestamp().saturating_sub(end));
+        let line =
+            if budget::may_locate(held) { Some(location::here(tid, corr)) } else { location::python_only(tid, corr) };
+        if let Some(line) = line {
+            writer::append(&line, end);
+            budget::spent(timestamp().saturating_sub(end));
+        }
     }
     if outermost {
         writer::in_call(0);

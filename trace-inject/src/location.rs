@@ -21,6 +21,18 @@ pub fn here(tid: u64, corr: u32) -> Line {
     Line::Location { tid, corr, gil, python, native, took_ns }
 }
 
+/// The location of the call the calling thread is returning from, its Python frames alone (no native walk);
+/// `None` where the thread has none (no interpreter, or a thread that runs no Python).
+pub fn python_only(tid: u64, corr: u32) -> Option<Line> {
+    let t0 = std::time::Instant::now();
+    let (gil, python) = python::frames();
+    if python.is_empty() {
+        return None;
+    }
+    let took_ns = Some(t0.elapsed().as_nanos() as u64);
+    Some(Line::Location { tid, corr, gil, python, native: Vec::new(), took_ns })
+}
+
 /// The calling thread's native frames, outside this library, CUPTI and the driver.
 pub fn native() -> Vec<NativeFrame> {
     let mut out = Vec::new();
@@ -68,6 +80,13 @@ pub fn module_of(addr: usize) -> Option<(String, u64)> {
 mod tests {
     use super::*;
     use std::ffi::{c_void, CStr};
+
+    /// Past the budget, a thread without Python frames writes no location at all (this test process runs no
+    /// Python): a line with neither kind of frame would say nothing.
+    #[test]
+    fn a_python_only_location_needs_python_frames() {
+        assert_eq!(python_only(1, 2), None);
+    }
 
     /// A location taken here: no Python in this process, the test's own frames, and what it cost.
     #[test]
