@@ -77,8 +77,8 @@ unsafe fn lookup<F: Copy>(name: &[u8]) -> Option<F> {
 }
 
 /// Registers the buffer callbacks and enables the record kinds, for `subscriber` alone where CUPTI took it
-/// as one of several.
-pub fn enable(subscriber: &Subscriber) -> Result<(), (Failure, String)> {
+/// as one of several and lets several record activity; whether it did.
+pub fn enable(subscriber: &Subscriber) -> Result<bool, (Failure, String)> {
     if let Some(kib) = std::env::var(BUFFER_VAR).ok().and_then(|v| v.parse::<usize>().ok()).filter(|&k| k >= 64) {
         BUFFER.store(kib << 10, Ordering::Relaxed);
     }
@@ -99,19 +99,24 @@ pub fn enable(subscriber: &Subscriber) -> Result<(), (Failure, String)> {
     } else {
         None
     };
-    match register_v2 {
-        Some(register_v2) => {
-            // SAFETY: the subscriber CUPTI just made; both callbacks are `extern "C"` functions with CUPTI's
-            // signatures, alive as long as the process.
-            let code = unsafe { register_v2(subscriber.handle, Some(requested_v2), Some(completed_v2)) };
+    // CUPTI 13.5 on the H200's driver 580 took the tracer as one of several subscribers, then answered
+    // CUPTI_ERROR_NOT_COMPATIBLE here (activity for several subscribers needs a driver of r610 or later): the
+    // records then go through the one-client functions, as with an older CUPTI.
+    let mut several = false;
+    if let Some(register_v2) = register_v2 {
+        // SAFETY: the subscriber CUPTI just made; both callbacks are `extern "C"` functions with CUPTI's
+        // signatures, alive as long as the process.
+        let code = unsafe { register_v2(subscriber.handle, Some(requested_v2), Some(completed_v2)) };
+        if code != sys::CUptiResult::CUPTI_ERROR_NOT_COMPATIBLE {
             check(code, "cuptiActivityRegisterCallbacks_v2")?;
             SUBSCRIBER.store(subscriber.handle.cast(), Ordering::Relaxed);
+            several = true;
         }
-        None => {
-            // SAFETY: both are `extern "C"` functions with CUPTI's signatures, alive as long as the process.
-            let code = unsafe { sys::cuptiActivityRegisterCallbacks(Some(requested), Some(completed)) };
-            check(code, "cuptiActivityRegisterCallbacks")?;
-        }
+    }
+    if !several {
+        // SAFETY: both are `extern "C"` functions with CUPTI's signatures, alive as long as the process.
+        let code = unsafe { sys::cuptiActivityRegisterCallbacks(Some(requested), Some(completed)) };
+        check(code, "cuptiActivityRegisterCallbacks")?;
     }
     // Each kind may be left off, for measuring what it costs (`switches::KINDS_VAR`).
     let wanted = |word: &str| crate::switches::listed(crate::switches::KINDS_VAR, word);
@@ -134,7 +139,7 @@ pub fn enable(subscriber: &Subscriber) -> Result<(), (Failure, String)> {
         let _ = on(K::CUPTI_ACTIVITY_KIND_RUNTIME);
         let _ = on(K::CUPTI_ACTIVITY_KIND_DRIVER);
     }
-    Ok(())
+    Ok(several)
 }
 
 /// Asks CUPTI for every buffer whose records are all complete, full or not (the periodic flush): none is

@@ -133,11 +133,11 @@ fn attach() -> Result<(), (c_int, String)> {
     let (api_calls, _) = callbacks::settings();
     let locate_over_ns =
         std::env::var(callbacks::LOCATE_VAR).ok().and_then(|v| v.parse().ok()).unwrap_or(LOCATE_DEFAULT_NS);
-    let subscribed = callbacks::subscribe(api_calls, locate_over_ns);
-    let several_subscribers = subscribed.as_ref().ok().map(|s| s.several);
+    let enabled = callbacks::subscribe(api_calls, locate_over_ns).and_then(|s| activity::enable(&s));
+    let several_subscribers = enabled.as_ref().ok().copied();
     let python = crate::python::setup();
     writer::write(&Line::Setup { clock: crate::clock_pair(), api_calls, locate_over_ns, python, several_subscribers });
-    subscribed.and_then(|s| activity::enable(&s)).map_err(|(failure, message)| {
+    enabled.map_err(|(failure, message)| {
         // Nothing traced: no file left behind (a later attempt opens a new one).
         let _ = std::fs::remove_file(&path);
         (code(failure), message)

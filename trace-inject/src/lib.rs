@@ -71,11 +71,13 @@ fn start() {
     };
     writer::write_header(version);
     let (api_calls, locate_over_ns) = callbacks::settings();
-    let subscribed = callbacks::subscribe(api_calls, locate_over_ns);
-    let several_subscribers = subscribed.as_ref().ok().map(|s| s.several);
+    // The records enabled before the setup line is written: it says whether CUPTI let the tracer record as
+    // one of several subscribers, which only the activity registration tells.
+    let enabled = callbacks::subscribe(api_calls, locate_over_ns).and_then(|s| activity::enable(&s));
+    let several_subscribers = enabled.as_ref().ok().copied();
     let python = python::setup();
     writer::write(&Line::Setup { clock: clock_pair(), api_calls, locate_over_ns, python, several_subscribers });
-    if let Err((failure, message)) = subscribed.and_then(|s| activity::enable(&s)) {
+    if let Err((failure, message)) = enabled {
         return fail(failure, message);
     }
     // SAFETY: `finish` is an `extern "C"` function without arguments that lives as long as the process.
