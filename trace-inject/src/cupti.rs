@@ -23,6 +23,16 @@ static VERSION: AtomicU32 = AtomicU32::new(0);
 /// `allowMultipleSubscribers`, and the per-subscriber activity functions): CUDA 13.2.
 pub const SEVERAL_SUBSCRIBERS: u32 = 130_200;
 
+/// Set to 1 to ask a CUPTI of 13.2 or later for several subscribers. Off by default: on the H200's driver 580,
+/// CUPTI 13.5 took the tracer as one of several, then gave it no timestamps (`cuptiGetTimestamp` left every
+/// call's times at 0) and still refused torch.profiler's subscriber; CUPTI's notes tie activity for several
+/// subscribers to a newer driver (r610).
+pub const SEVERAL_VAR: &str = "ASYNC_LAB_SEVERAL_SUBSCRIBERS";
+
+fn several_wanted() -> bool {
+    std::env::var_os(SEVERAL_VAR).is_some_and(|v| v == "1")
+}
+
 /// CUPTI's API version: 21 (CUDA 12.3) ... 28 (12.9 update 1), then `xxyyzz` from CUDA 13.0 (130001, 130500);
 /// 0 where it did not answer.
 pub fn version() -> u32 {
@@ -119,7 +129,7 @@ pub fn subscribe(callback: sys::CUpti_CallbackFunc) -> Result<Subscriber, (Failu
             ),
         )
     };
-    let v2 = if version() >= SEVERAL_SUBSCRIBERS {
+    let v2 = if version() >= SEVERAL_SUBSCRIBERS && several_wanted() {
         // SAFETY: looking a symbol up reads the bound library's symbol table; `cuptiSubscribe_v2` has the
         // signature `SubscribeV2` declares (cupti_callbacks.h, CUDA 13.0 and later).
         unsafe { sys::culib().get::<SubscribeV2>(b"cuptiSubscribe_v2\0").ok().map(|f| *f) }

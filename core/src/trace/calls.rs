@@ -287,8 +287,11 @@ fn may_load_lazily(name: &str) -> bool {
 /// one part names it alone.
 pub fn cause_words(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usize) -> String {
     let parts = parts(p, i, held, module_loads, contexts);
-    if parts.len() == 1 {
-        return parts[0].1.clone();
+    match parts.len() {
+        // No part at all (a call of a killed program's trace whose time no record accounts for).
+        0 => return "nothing the trace shows".into(),
+        1 => return parts[0].1.clone(),
+        _ => {}
     }
     let largest = (0..parts.len()).max_by_key(|&k| (parts[k].0, std::cmp::Reverse(k))).unwrap_or(0);
     let mut out = format!("{} {}", crate::units::duration(parts[largest].0 as f64), parts[largest].1);
