@@ -6,7 +6,12 @@
 //!   Python frames; on a thread that runs none, it carries the Python line that waited for it or native
 //!   frames; in a native program, its location carries a source line of the program's own;
 //! - every call held 10 ms or more has a location;
-//! - the by-location table's first rows are the program's own lines, with their text.
+//! - the by-location table's first rows (of the calls held past the trace's location threshold, after
+//!   start-up) are the program's own lines, with their text.
+//!
+//! Start-up (the context's creation and the libraries' first loads, reported apart) and a Python thread's
+//! located calls after its last one with Python frames (the interpreter ending: JAX's and PyTorch's frees and
+//! unloads at exit, which no Python line made) are left out of the first and last checks.
 //!
 //! The checks run on every committed trace that matches, and on synthetic traces that pass them and that break
 //! each of them, so they are exercised whether or not a trace is committed.
@@ -35,8 +40,31 @@ fn broken(trace: &Trace) -> Vec<String> {
         let a = Analysis::of(p);
         let python = p.lines.iter().any(|l| matches!(l, Line::Location { python, .. } if !python.is_empty()));
         let (mut held, mut placed) = (0usize, 0usize);
-        for t in a.traced.iter().filter(|t| t.held.total_ns > PLACED_OVER_NS) {
+        // A thread's calls after its last call with Python frames ran while the interpreter was ending (JAX's
+        // and PyTorch's frees and unloads at exit): no Python line exists to place them by.
+        let last_python: std::collections::HashMap<u64, i64> = a.traced.iter().fold(Default::default(), |mut m, t| {
             let c = &a.program.calls[t.index];
+            if !a.locations.frames(c).python.is_empty() {
+                let e = m.entry(c.tid).or_insert(c.span.start);
+                *e = (*e).max(c.span.start);
+            }
+            m
+        });
+        // (Located calls only: their location was taken and held no Python frame.)
+        let at_exit = |c: &async_lab_core::trace::scene::Call| {
+            let f = a.locations.frames(c);
+            python
+                && f.python.is_empty()
+                && !f.native.is_empty()
+                && last_python.get(&c.tid).is_some_and(|&t| c.span.start > t)
+        };
+        // Start-up (the context's creation, the libraries' first loads) is reported apart, before the program's
+        // own code runs: its calls are not the places the checks are about.
+        for t in a.traced.iter().filter(|t| t.held.total_ns > PLACED_OVER_NS && !a.startup[t.index]) {
+            let c = &a.program.calls[t.index];
+            if at_exit(c) {
+                continue;
+            }
             let f = a.locations.frames(c);
             held += 1;
             let ok = if !python {
@@ -61,8 +89,26 @@ fn broken(trace: &Trace) -> Vec<String> {
                 ));
             }
         }
-        let table = a.by_location(20_000, false);
-        for r in table.rows.iter().take(FIRST_ROWS) {
+        // The table of the calls held past the trace's location threshold (a call held less has no location
+        // to place it by, and is grouped under its API function's name).
+        let threshold = p
+            .lines
+            .iter()
+            .find_map(|l| match l {
+                Line::Setup { locate_over_ns, .. } => Some(*locate_over_ns as i64),
+                _ => None,
+            })
+            .unwrap_or(20_000);
+        let table = a.by_location(threshold, true);
+        // Rows of calls made while the interpreter was ending name their API function: not among the first.
+        let ending = |r: &&async_lab_core::trace::by_location::Row| {
+            r.place.kind == Kind::Api
+                && a.traced.iter().any(|t| {
+                    let c = &a.program.calls[t.index];
+                    c.name == r.place.words && at_exit(c)
+                })
+        };
+        for r in table.rows.iter().filter(|r| !ending(r)).take(FIRST_ROWS) {
             let own = matches!(r.place.kind, Kind::Python | Kind::Native) && r.place.own && r.place.text.is_some();
             if !own {
                 out.push(format!(
