@@ -140,6 +140,9 @@ pub struct Filter {
     rest: BTreeMap<(u64, Domain, String), Rest>,
     counts_at: u64,
     counts_changed: bool,
+    /// The counts a trace fed through the filter already held (its last `counts` line: a bounded trace cut
+    /// again), added to the filter's own.
+    carried: Vec<CallCount>,
     /// Whether a GPU record was seen, and the calls kept before it.
     gpu_seen: bool,
     startup_kept: usize,
@@ -174,6 +177,7 @@ impl Filter {
             rest: BTreeMap::new(),
             counts_at: 0,
             counts_changed: false,
+            carried: Vec::new(),
             gpu_seen: false,
             startup_kept: 0,
             hinted: false,
@@ -262,8 +266,12 @@ impl Filter {
                     records.pop_front();
                 }
             }
-            // What the rest of the calls add up to is the filter's own to write.
-            Line::Counts { .. } => {}
+            // What the rest of the calls add up to is the filter's own to write, with what an already bounded
+            // trace had counted (each `counts` line holds all of it so far: the last one stands).
+            Line::Counts { calls, .. } => {
+                self.carried = calls;
+                self.counts_changed = true;
+            }
             Line::End { .. } | Line::Signal { .. } => {
                 self.finish(out);
                 out.push(line);
@@ -337,6 +345,7 @@ impl Filter {
                 },
             })
             .collect();
+        let calls = with_carried(calls, &self.carried);
         out.push(Line::Counts { keep_over_ns: self.cfg.keep_over_ns, calls });
     }
 
@@ -627,4 +636,27 @@ fn corr_of(l: &Line) -> Option<u32> {
         Line::Overhead { corr, .. } => *corr,
         _ => None,
     }
+}
+
+/// `own` with `carried` added in: the same thread, API and function summed, their duration groups merged.
+fn with_carried(mut own: Vec<CallCount>, carried: &[CallCount]) -> Vec<CallCount> {
+    for c in carried {
+        match own.iter_mut().find(|o| o.tid == c.tid && o.domain == c.domain && o.name == c.name) {
+            Some(o) => {
+                o.calls += c.calls;
+                o.total_ns += c.total_ns;
+                o.first_ns = o.first_ns.min(c.first_ns);
+                o.last_ns = o.last_ns.max(c.last_ns);
+                for &[ns, n] in &c.durations {
+                    match o.durations.iter_mut().find(|d| d[0] == ns) {
+                        Some(d) => d[1] += n,
+                        None => o.durations.push([ns, n]),
+                    }
+                }
+                o.durations.sort_unstable();
+            }
+            None => own.push(c.clone()),
+        }
+    }
+    own
 }
