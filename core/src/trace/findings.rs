@@ -307,6 +307,17 @@ fn finding(a: &Analysis, kind: Kind, warm_up: bool, mut calls: Vec<usize>) -> Fi
     }
 }
 
+/// What the calls waited, in all: for their stream, the device or another thread.
+fn waited_ns(a: &Analysis, calls: &[usize]) -> i64 {
+    calls
+        .iter()
+        .map(|&i| {
+            let h = &a.traced[i].held;
+            h.ns(Cause::Stream) + h.ns(Cause::Device) + h.ns(Cause::Thread)
+        })
+        .sum()
+}
+
 /// The work that held a group's waits most (by kind: a kernel's name, a copy's size), its share of their
 /// waiting, and how many pieces of it there were.
 fn main_holder(a: &Analysis, calls: &[usize]) -> Option<(String, i64, i64)> {
@@ -372,13 +383,7 @@ fn what(a: &Analysis, kind: Kind, calls: &[usize]) -> String {
                 });
             let own_ns: i64 = calls.iter().map(|&i| a.traced[i].held.ns(Cause::Own)).sum();
             let total: i64 = calls.iter().map(|&i| a.traced[i].held.total_ns).sum();
-            let waited: i64 = calls
-                .iter()
-                .map(|&i| {
-                    let h = &a.traced[i].held;
-                    h.ns(Cause::Stream) + h.ns(Cause::Device) + h.ns(Cause::Thread)
-                })
-                .sum();
+            let waited = waited_ns(a, calls);
             let first = if waited > 0 {
                 format!("; before that, {} waiting for the work ahead", super::words::percent(waited, total))
             } else {
@@ -414,13 +419,7 @@ fn what(a: &Analysis, kind: Kind, calls: &[usize]) -> String {
             for &i in calls {
                 first.add(super::warmup::first_use(a, i));
             }
-            let waited: i64 = calls
-                .iter()
-                .map(|&i| {
-                    let h = &a.traced[i].held;
-                    h.ns(Cause::Stream) + h.ns(Cause::Device) + h.ns(Cause::Thread)
-                })
-                .sum();
+            let waited = waited_ns(a, calls);
             let waits = if waited > 0 {
                 format!(", {} of it waiting for the GPU's work", duration(waited))
             } else {
