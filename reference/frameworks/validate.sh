@@ -69,8 +69,9 @@ for raw in open(sys.argv[1]):
         continue
     if line.get("type") == "api":
         calls.setdefault(line["corr"], []).append(line)
-    elif line.get("type") == "location":
-        locs[line["corr"]] = line
+    elif line.get("type") in ("location", "same-location"):
+        # A same-location line stands for the location of call `as_corr` (a repeated stack written once).
+        locs[line["corr"]] = locs.get(line["as_corr"], line) if line["type"] == "same-location" else line
         if line.get("took_ns") is not None:
             took.append(line["took_ns"])
 python_threads = {l["tid"] for l in locs.values() if l.get("python")}
