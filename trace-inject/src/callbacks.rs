@@ -211,9 +211,7 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
         // Past the budget, the Python frames alone (a few µs, where the walk through a framework's native
         // libraries can take milliseconds): a Python program's held calls keep their lines.
         let tid = writer::tid();
-        let line =
-            if budget::may_locate(held) { Some(location::here(tid, corr)) } else { location::python_only(tid, corr) };
-        if let Some(line) = line {
+        if let Some(line) = location::here(tid, corr, budget::may_locate(held)) {
             writer::append(&line, end);
             budget::spent(timestamp().saturating_sub(end));
         }

@@ -12,25 +12,18 @@ const NATIVE_DEPTH: usize = 24;
 /// The frames walked at most (the tracer's and CUPTI's, then the program's).
 const WALK_DEPTH: usize = 64;
 
-/// The location of the call the calling thread is returning from, and what taking it cost.
-pub fn here(tid: u64, corr: u32) -> Line {
+/// The location of the call the calling thread is returning from, and what taking it cost: its Python
+/// frames, and with `walk_native` its native frames too. Without them, `None` where the thread has no Python
+/// frame (no interpreter, or a thread that runs no Python): a line with neither kind of frame says nothing.
+pub fn here(tid: u64, corr: u32, walk_native: bool) -> Option<Line> {
     let t0 = std::time::Instant::now();
     let (gil, python) = python::frames();
-    let native = native();
-    let took_ns = Some(t0.elapsed().as_nanos() as u64);
-    Line::Location { tid, corr, gil, python, native, took_ns }
-}
-
-/// The location of the call the calling thread is returning from, its Python frames alone (no native walk);
-/// `None` where the thread has none (no interpreter, or a thread that runs no Python).
-pub fn python_only(tid: u64, corr: u32) -> Option<Line> {
-    let t0 = std::time::Instant::now();
-    let (gil, python) = python::frames();
-    if python.is_empty() {
+    if !walk_native && python.is_empty() {
         return None;
     }
+    let native = if walk_native { native() } else { Vec::new() };
     let took_ns = Some(t0.elapsed().as_nanos() as u64);
-    Some(Line::Location { tid, corr, gil, python, native: Vec::new(), took_ns })
+    Some(Line::Location { tid, corr, gil, python, native, took_ns })
 }
 
 /// The calling thread's native frames, outside this library, CUPTI and the driver.
@@ -85,13 +78,13 @@ mod tests {
     /// Python): a line with neither kind of frame would say nothing.
     #[test]
     fn a_python_only_location_needs_python_frames() {
-        assert_eq!(python_only(1, 2), None);
+        assert_eq!(here(1, 2, false), None);
     }
 
     /// A location taken here: no Python in this process, the test's own frames, and what it cost.
     #[test]
     fn a_location_has_the_callers_frames_and_its_cost() {
-        let Line::Location { gil, native, took_ns, .. } = here(1, 2) else { panic!() };
+        let Some(Line::Location { gil, native, took_ns, .. }) = here(1, 2, true) else { panic!() };
         assert_eq!(gil, async_lab_core::trace::format::Gil::NoPython);
         assert!(native.len() >= 3, "{native:?}");
         assert!(took_ns.is_some_and(|ns| ns > 0));
