@@ -1,9 +1,12 @@
-//! A crate's module graph, read from its source, and the cycles in it (`tidy.rs` holds the check, on the core,
-//! the host crate and the driver crate).
+//! A crate's module graph, read from its source, and the cycles in it (`tidy.rs` holds the check, on every
+//! crate of the workspace).
 //!
 //! A module's dependencies are the modules its `crate::` and `super::` paths name (`use` items and paths in
-//! expressions alike, `{...}` groups expanded). A path points at the deepest module file it names:
-//! `crate::html::axis::duration` is `html::axis`, `crate::setup::Family` is `record`. Inline modules
+//! expressions alike, `{...}` groups expanded, a `use` item read whole however many lines it spans). A path
+//! points at the deepest module file it names, through re-exports: `crate::html::axis::duration` is
+//! `html::axis`, and `crate::CudaError` is `error` when `lib.rs` says `pub use error::CudaError` (a `pub use`
+//! of a submodule's, a `crate::`, `self::` or `super::` path, a group, an `as`, or a `*` whose module defines or
+//! re-exports the name, followed until the module that defines it). Inline modules
 //! (`mod tests { ... }`, as rustfmt lays them out) count as part of their file's module, and `super::`
 //! inside them starts from them. Comments are skipped. A module naming its own submodule by a plain path
 //! (`copies::cases()` in `experiments/mod.rs`) is not read: a parent uses its children, and a child may use its
@@ -42,24 +45,16 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
 /// The graph of modules given as (module path, source text); the crate root is `""`.
 pub fn graph(files: &[(String, String)]) -> Graph {
     let modules: BTreeSet<&str> = files.iter().map(|(m, _)| m.as_str()).collect();
+    let read: Vec<(&str, Vec<Statement>)> = files.iter().map(|(m, text)| (m.as_str(), statements(m, text))).collect();
+    let exports = Exports::of(&read, &modules);
     let mut g = Graph::new();
-    for (module, text) in files {
-        let deps = g.entry(module.clone()).or_default();
-        let base: Vec<&str> = module.split("::").filter(|s| !s.is_empty()).collect();
-        let mut inline: Vec<String> = Vec::new();
-        for line in text.lines() {
-            // rustfmt puts an inline module's `mod x {` and its closing `}` at the start of a line.
-            if let Some(name) = inline_mod(line) {
-                inline.push(name.to_owned());
-                continue;
-            }
-            if line == "}" {
-                inline.pop();
-            }
-            let here: Vec<&str> = base.iter().copied().chain(inline.iter().map(String::as_str)).collect();
-            for path in paths(strip_comment(line), &here) {
-                if let Some(target) = deepest_module(&path, &modules) {
-                    if target != module.as_str() {
+    for (module, statements) in &read {
+        let deps = g.entry(module.to_string()).or_default();
+        for statement in statements {
+            let here: Vec<&str> = statement.here.iter().map(String::as_str).collect();
+            for path in paths(&statement.text, &here) {
+                if let Some(target) = exports.resolve(&path, &modules) {
+                    if target != *module {
                         deps.insert(target.to_owned());
                     }
                 }
@@ -67,6 +62,211 @@ pub fn graph(files: &[(String, String)]) -> Graph {
         }
     }
     g
+}
+
+/// One line of a module's code, comments stripped, or one whole `use` item however many lines rustfmt gave it,
+/// with the module it stands in (the file's module, then the inline modules around it).
+struct Statement {
+    here: Vec<String>,
+    text: String,
+}
+
+fn statements(module: &str, text: &str) -> Vec<Statement> {
+    let base: Vec<String> = module.split("::").filter(|s| !s.is_empty()).map(str::to_owned).collect();
+    let mut inline: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    let mut open_use: Option<String> = None;
+    for line in text.lines() {
+        // rustfmt puts an inline module's `mod x {` and its closing `}` at the start of a line.
+        if let Some(name) = inline_mod(line) {
+            inline.push(name.to_owned());
+            continue;
+        }
+        if line == "}" {
+            inline.pop();
+        }
+        let code = strip_comment(line);
+        let text = match open_use.take() {
+            Some(mut item) => {
+                item.push(' ');
+                item.push_str(code.trim());
+                item
+            }
+            None => code.to_owned(),
+        };
+        if use_item(&text).is_some() && !text.contains(';') {
+            open_use = Some(text);
+            continue;
+        }
+        out.push(Statement { here: base.iter().chain(&inline).cloned().collect(), text });
+    }
+    out
+}
+
+/// The use tree of a `use` item (`pub use a::{b, c};` → `a::{b, c}`) and whether it is a re-export (`pub`).
+fn use_item(text: &str) -> Option<(&str, bool)> {
+    let text = text.trim_start();
+    let (public, rest) = match text.strip_prefix("pub") {
+        Some(rest) if rest.starts_with('(') => (true, &rest[rest.find(')')? + 1..]),
+        Some(rest) if rest.starts_with(' ') => (true, rest),
+        _ => (false, text),
+    };
+    let tree = rest.trim_start().strip_prefix("use ")?;
+    Some((tree.split(';').next().unwrap_or(tree).trim(), public))
+}
+
+/// What each module re-exports (`pub use`), so that a path through a re-export points at the module that
+/// defines the name: `crate::CudaError` is `error` when `lib.rs` says `pub use error::CudaError`.
+struct Exports {
+    /// (module, name it exports) → the absolute path it stands for.
+    names: BTreeMap<(String, String), Vec<String>>,
+    /// module → the modules whose every name it exports (`pub use a::*`).
+    globs: BTreeMap<String, Vec<Vec<String>>>,
+    /// module → the names its items define (`fn`, `struct`, `enum`, `trait`, `type`, `const`, `static`, `mod`).
+    defined: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl Exports {
+    fn of(read: &[(&str, Vec<Statement>)], modules: &BTreeSet<&str>) -> Exports {
+        let mut exports = Exports { names: BTreeMap::new(), globs: BTreeMap::new(), defined: BTreeMap::new() };
+        for (_, statements) in read {
+            for statement in statements {
+                let here = statement.here.join("::");
+                if let Some(name) = defined_name(&statement.text) {
+                    exports.defined.entry(here.clone()).or_default().insert(name.to_owned());
+                }
+                let Some((tree, true)) = use_item(&statement.text) else { continue };
+                let Some((prefix, tree)) = use_root(tree, &statement.here, modules) else { continue };
+                let mut rest = tree;
+                let mut items = Vec::new();
+                named_tree(&mut rest, prefix, &mut items);
+                for (path, name) in items {
+                    match name {
+                        Some(name) => exports.names.insert((here.clone(), name), path),
+                        None => {
+                            exports.globs.entry(here.clone()).or_default().push(path);
+                            None
+                        }
+                    };
+                }
+            }
+        }
+        exports
+    }
+
+    /// The deepest module that `path` names, following re-exports to the module that defines the name.
+    fn resolve<'m>(&self, path: &[String], modules: &BTreeSet<&'m str>) -> Option<&'m str> {
+        let mut path = path.to_vec();
+        // A re-export of a re-export is followed; a loop of them (which rustc rejects) ends the search.
+        for _ in 0..16 {
+            let n = (0..=path.len()).rev().find(|&n| modules.contains(path[..n].join("::").as_str()))?;
+            let module = path[..n].join("::");
+            let Some(name) = path.get(n) else { break };
+            let target = self.names.get(&(module.clone(), name.clone())).cloned().or_else(|| {
+                self.globs.get(&module)?.iter().find(|from| self.has(&from.join("::"), name)).map(|from| {
+                    let mut target = from.clone();
+                    target.push(name.clone());
+                    target
+                })
+            });
+            match target {
+                Some(target) if target != path[..=n] => path = [target, path[n + 1..].to_vec()].concat(),
+                _ => break,
+            }
+        }
+        deepest_module(&path, modules)
+    }
+
+    /// Whether `module` defines or re-exports `name`.
+    fn has(&self, module: &str, name: &str) -> bool {
+        self.defined.get(module).is_some_and(|names| names.contains(name))
+            || self.names.contains_key(&(module.to_owned(), name.to_owned()))
+    }
+}
+
+/// The name an item on this line defines (`pub(crate) struct Name<T>` → `Name`), if it is one.
+fn defined_name(text: &str) -> Option<&str> {
+    let mut words = text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty());
+    let mut word = words.next()?;
+    while matches!(word, "pub" | "crate" | "super" | "unsafe" | "async" | "extern" | "C") {
+        word = words.next()?;
+    }
+    let kinds = ["fn", "struct", "enum", "trait", "type", "const", "static", "mod", "union"];
+    kinds.contains(&word).then(|| words.next()).flatten()
+}
+
+/// Where a `use` tree starts: `crate::`, `super::`, `self::`, or a submodule of the module it stands in (an
+/// edition-2018 relative path); `None` for another crate's path.
+fn use_root<'t>(tree: &'t str, here: &[String], modules: &BTreeSet<&str>) -> Option<(Vec<String>, &'t str)> {
+    if let Some(rest) = tree.strip_prefix("crate::") {
+        return Some((Vec::new(), rest));
+    }
+    let mut at = here.to_vec();
+    let mut rest = tree.strip_prefix("self::").unwrap_or(tree);
+    let mut up = false;
+    while let Some(after) = rest.strip_prefix("super::") {
+        at.pop();
+        rest = after;
+        up = true;
+    }
+    if up || rest.len() < tree.len() {
+        return Some((at, rest));
+    }
+    let first = rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or_default();
+    let child = at.iter().map(String::as_str).chain([first]).collect::<Vec<_>>().join("::");
+    modules.contains(child.as_str()).then_some((at, rest))
+}
+
+/// Reads a use tree like `tree`, with the name each path is brought in as (`a as b` is `b`; `None` for `*`).
+fn named_tree(rest: &mut &str, mut prefix: Vec<String>, out: &mut Vec<(Vec<String>, Option<String>)>) {
+    loop {
+        *rest = rest.trim_start();
+        if let Some(group) = rest.strip_prefix('{') {
+            *rest = group;
+            loop {
+                *rest = rest.trim_start();
+                if let Some(after) = rest.strip_prefix('}') {
+                    *rest = after;
+                    return;
+                }
+                if rest.is_empty() {
+                    return;
+                }
+                named_tree(rest, prefix.clone(), out);
+                *rest = rest.trim_start();
+                if let Some(after) = rest.strip_prefix(',') {
+                    *rest = after;
+                }
+            }
+        }
+        if let Some(after) = rest.strip_prefix('*') {
+            *rest = after;
+            out.push((prefix, None));
+            return;
+        }
+        let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let (ident, after) = rest.split_at(len);
+        *rest = after;
+        if !ident.is_empty() && ident != "self" {
+            prefix.push(ident.to_owned());
+        }
+        match rest.strip_prefix("::") {
+            Some(after) => *rest = after,
+            None => {
+                let mut name = prefix.last().cloned();
+                if let Some(after) = rest.trim_start().strip_prefix("as ") {
+                    let after = after.trim_start();
+                    let len = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
+                    name = Some(after[..len].to_owned());
+                    *rest = &after[len..];
+                }
+                if name.as_deref() != Some("_") {
+                    out.push((prefix, name));
+                }
+                return;
+            }
+        }
+    }
 }
 
 fn inline_mod(line: &str) -> Option<&str> {
@@ -321,6 +521,22 @@ mod tests {
         g.get_mut("report").unwrap().insert("compare".into());
         g.insert("compare".into(), ["report".to_owned()].into());
         assert_eq!(cycles(&g)[1], "compare → report → compare (all of compare, explain, report reach each other)");
+    }
+
+    /// The driver crate before its error type moved below the runtime (issue 31): the cycle goes through the
+    /// crate root's re-export, which a path to the root alone had hidden.
+    #[test]
+    fn a_path_through_a_re_export_points_at_the_defining_module() {
+        let g = graph(&files(&[
+            ("", "pub mod error;\npub mod runtime;\npub mod stream;\npub use error::{check, DriverError};\n"),
+            ("error", "fn name() { crate::runtime::error_name(1) }\n"),
+            ("runtime", "pub mod library;\nuse crate::DriverError;\npub use self::library::Library as Lib;\n"),
+            ("runtime::library", "pub struct Library;\n"),
+            ("stream", "pub use crate::runtime::*;\nuse crate::{\n    stream::Lib,\n    check,\n};\n"),
+        ]));
+        assert_eq!(g["runtime"], ["error".to_owned()].into());
+        assert_eq!(g["stream"], ["error".to_owned(), "runtime".to_owned(), "runtime::library".to_owned()].into());
+        assert_eq!(cycles(&g), ["error → runtime → error"]);
     }
 
     #[test]

@@ -120,23 +120,89 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The modules of the core, the host crate and the driver crate form layers (`docs/crates.md`): no module
-/// imports one that imports it back.
+/// The `src/` directory of every crate of the workspace, relative to the root (`core/src`, `tests/src`), read
+/// from `cargo metadata`, so that a crate added to the workspace is checked without being named here.
+fn workspace_sources() -> Vec<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .current_dir(project_root())
+        .output()
+        .expect("running `cargo metadata` (this check reads the workspace's members)");
+    assert!(out.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).expect("cargo metadata's JSON");
+    let root = project_root().canonicalize().unwrap();
+    let mut sources: Vec<String> = metadata["packages"]
+        .as_array()
+        .expect("cargo metadata lists packages")
+        .iter()
+        .filter_map(|package| {
+            let manifest = Path::new(package["manifest_path"].as_str()?);
+            let src = manifest.parent()?.join("src");
+            let src = src.canonicalize().ok()?;
+            Some(src.strip_prefix(&root).ok()?.to_string_lossy().into_owned())
+        })
+        .collect();
+    sources.sort();
+    sources
+}
+
+#[test]
+fn every_crate_of_the_workspace_is_read() {
+    let sources = workspace_sources();
+    for src in ["core/src", "driver/src", "host/src", "ptx-abi/src", "trace-inject/src", "xtask/src", "tests/src"] {
+        assert!(sources.iter().any(|s| s == src), "{src} is not among the workspace's sources {sources:?}");
+    }
+}
+
+/// The modules of every crate of the workspace form layers (`docs/crates.md`): no module imports one that
+/// imports it back, a path through a `pub use` counting as an import of the module that defines the name.
 #[test]
 fn the_crates_modules_import_each_other_without_cycles() {
-    // Each crate's graph, with one import it must have found (a check that the graph was read at all).
-    let crates =
-        [("core/src", "report", "classify"), ("host/src", "experiments", "selection"), ("driver/src", "stream", "sys")];
+    // Imports some crates must have (a check that each graph was read at all, and that a re-export through
+    // the crate root is followed to the module that defines the name).
+    let expected = [
+        ("core/src", "report", "classify"),
+        ("host/src", "experiments", "selection"),
+        ("driver/src", "stream", "sys"),
+        ("driver/src", "runtime", "error"),
+    ];
     let mut found = Vec::new();
-    for (src, module, uses) in crates {
-        let graph = crate::layering::graph_of_dir(&project_root().join(src));
-        assert!(graph.get(module).is_some_and(|deps| deps.contains(uses)), "the module graph of {src} is incomplete");
+    for src in workspace_sources() {
+        let graph = crate::layering::graph_of_dir(&project_root().join(&src));
+        for (_, module, uses) in expected.iter().filter(|(s, _, _)| *s == src) {
+            let deps = graph.get(*module);
+            assert!(deps.is_some_and(|deps| deps.contains(*uses)), "the module graph of {src} is incomplete");
+        }
         found.extend(crate::layering::cycles(&graph).into_iter().map(|cycle| format!("{src}: {cycle}")));
     }
     assert!(
         found.is_empty(),
         "modules import each other (move what both need into a module below them, see docs/crates.md):\n{}",
         found.join("\n")
+    );
+}
+
+/// Every module file of every crate of the workspace (each `.rs` under its `src/`) starts by saying what it is
+/// for, in a `//!` comment. Benches and integration tests are files of their own crates' checks, not modules.
+#[test]
+fn every_module_starts_with_a_doc_comment() {
+    let mut missing = Vec::new();
+    let sources = workspace_sources();
+    for src in &sources {
+        for file in rust_files(&project_root().join(src)) {
+            let text = fs::read_to_string(&file).unwrap();
+            let first = text.lines().map(str::trim).find(|line| !line.is_empty());
+            if !first.is_some_and(|line| line.starts_with("//!")) {
+                missing.push(file.strip_prefix(project_root()).unwrap_or(&file).display().to_string());
+            }
+        }
+    }
+    assert!(sources.len() >= 7, "only {} crates were read", sources.len());
+    assert!(
+        missing.is_empty(),
+        "module files without a `//!` comment saying what they are for:\n{}",
+        missing.join("\n")
     );
 }
 
