@@ -3,7 +3,7 @@
 //! exported as `cuMemcpyBatchAsync_v2`, has no failure-index argument; 12.8's, exported under the plain name,
 //! has one. A driver with neither does not run the family.
 
-use super::error::{check, DriverResult};
+use super::error::{check, CudaResult};
 use super::stream_handle::StreamHandle;
 use super::sys::{CUdeviceptr, CUstream, CuResult};
 use super::unified::MemLocation;
@@ -89,7 +89,7 @@ impl BatchCopy {
         sizes: &mut [usize],
         order: SrcAccessOrder,
         stream: StreamHandle<'_>,
-    ) -> DriverResult<()> {
+    ) -> CudaResult<()> {
         assert!(dsts.len() == srcs.len() && srcs.len() == sizes.len(), "one size per copy");
         let mut attrs = MemcpyAttributes::with_order(order);
         let mut first = 0usize;

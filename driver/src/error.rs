@@ -1,91 +1,36 @@
-//! `DriverError`: a CUDA result code that names itself, and `check()` to turn codes into `Result`s.
+//! `CudaError`: a failed CUDA call, driver or runtime, and `check()` to turn driver codes into `Result`s.
 //!
 //! Runtime API calls fail with the same type (`api` says which API's numbering the code is in), so that an
-//! experiment's timed call has one result type whichever API it goes through.
+//! experiment's timed call has one result type whichever API it goes through. What an error says (its code's
+//! name and sentence, asked of the driver or of the loaded runtime) is `error_text.rs`, above both this module
+//! and `runtime`, which makes its errors with this type.
 
 use super::sys::{self, CuResult};
 use async_lab_core::api::Api;
-use std::ffi::CStr;
-use std::fmt;
 
-/// A failed driver (or runtime) call: the raw code, the call it came from, and the API whose codes it is in.
+/// A failed CUDA call, driver or runtime: the raw code, the call it came from, and the API whose codes it is in.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub struct DriverError {
+pub struct CudaError {
     pub code: CuResult,
     pub call: &'static str,
     pub api: Api,
 }
 
-pub type DriverResult<T> = Result<T, DriverError>;
+pub type CudaResult<T> = Result<T, CudaError>;
 
-/// Turns a driver result into `Ok(())` or a `DriverError` that remembers `call`.
-pub fn check(code: CuResult, call: &'static str) -> DriverResult<()> {
+/// Turns a driver result into `Ok(())` or a `CudaError` that remembers `call`.
+pub fn check(code: CuResult, call: &'static str) -> CudaResult<()> {
     if code == sys::CUDA_SUCCESS {
         Ok(())
     } else {
-        Err(DriverError { code, call, api: Api::Driver })
+        Err(CudaError { code, call, api: Api::Driver })
     }
 }
 
-impl DriverError {
-    /// The driver's name for the code (`CUDA_ERROR_...`), or the number where the driver can't say.
-    pub fn name(&self) -> String {
-        if self.api == Api::Runtime {
-            return crate::runtime::error_name(self.code);
-        }
-        lookup(self.code, sys::cuGetErrorName).unwrap_or_else(|| format!("CUresult {}", self.code))
-    }
-
-    /// The driver's sentence for the code, where it has one.
-    pub fn description(&self) -> Option<String> {
-        if self.api == Api::Runtime {
-            return crate::runtime::error_text(self.code);
-        }
-        lookup(self.code, sys::cuGetErrorString)
-    }
-}
-
-/// Asks the driver for the text behind a code. The stub library answers nothing, so neither do we.
-fn lookup(
-    code: CuResult,
-    f: unsafe extern "C" fn(CuResult, *mut *const std::ffi::c_char) -> CuResult,
-) -> Option<String> {
-    if code == sys::CUDA_ERROR_STUB_LIBRARY {
-        return Some("CUDA_ERROR_STUB_LIBRARY".into());
-    }
-    let mut text = std::ptr::null();
-    // SAFETY: the driver writes a pointer to a static, NUL-terminated string into `text` or leaves it null;
-    // it accepts any code, known or not, and returns an error for unknown ones.
-    let rc = unsafe { f(code, &mut text) };
-    if rc != sys::CUDA_SUCCESS || text.is_null() {
-        return None;
-    }
-    // SAFETY: non-null and pointing at a static NUL-terminated string owned by the driver (see above).
-    Some(unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
-}
-
-impl fmt::Display for DriverError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} failed: {}", self.call, self.name())?;
-        if let Some(text) = self.description() {
-            write!(f, " ({text})")?;
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Debug for DriverError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
-
-impl std::error::Error for DriverError {}
-
-impl DriverError {
+impl CudaError {
     /// A failed driver call.
-    pub fn driver(code: CuResult, call: &'static str) -> DriverError {
-        DriverError { code, call, api: Api::Driver }
+    pub fn driver(code: CuResult, call: &'static str) -> CudaError {
+        CudaError { code, call, api: Api::Driver }
     }
 }
 

@@ -10,7 +10,7 @@
 //! (`launch`, `launch_empty`, `launch_spin_sleep`) do not: one extra driver call would sit inside the
 //! measured span. Their callers bind before the clock starts.
 
-use super::error::{check, DriverResult};
+use super::error::{check, CudaResult};
 use super::probe::init_driver;
 use super::stream_handle::StreamHandle;
 use super::sys::{self, CUcontext, CUdevice, CUfunction, CUstream};
@@ -73,7 +73,7 @@ impl Gpu {
     }
 
     /// Makes this GPU's context current on the calling thread (cheap when it already is).
-    pub fn bind(&self) -> DriverResult<()> {
+    pub fn bind(&self) -> CudaResult<()> {
         // SAFETY: `self.context` is the primary context retained by `_context`, alive as long as `self`.
         unsafe { check(sys::cuCtxSetCurrent(self.context), "cuCtxSetCurrent") }
     }
@@ -99,7 +99,7 @@ impl Gpu {
     }
 
     /// Waits for all work on the device (`cuCtxSynchronize`).
-    pub fn synchronize(&self) -> DriverResult<()> {
+    pub fn synchronize(&self) -> CudaResult<()> {
         self.bind()?;
         // SAFETY: this GPU's context is current (just bound) and alive for as long as `self`.
         unsafe { check(sys::cuCtxSynchronize(), "cuCtxSynchronize") }
@@ -118,7 +118,7 @@ impl Gpu {
         block: u32,
         stream: CUstream,
         params: &mut [*mut c_void],
-    ) -> DriverResult<()> {
+    ) -> CudaResult<()> {
         // SAFETY: the caller promises that `params` matches `f`'s parameters and that the device pointers
         // among them outlive the kernel; `params` itself only needs to live for the call, which copies it.
         let rc = unsafe {
@@ -129,7 +129,7 @@ impl Gpu {
 
     /// The blocker: one thread spinning on the GPU's nanosecond timer for `ns`; if `stamps` is not 0 it gets
     /// the start and end timer values (two u64).
-    pub fn launch_spin_wait_ns(&self, stream: StreamHandle<'_>, ns: u64, stamps: u64) -> DriverResult<()> {
+    pub fn launch_spin_wait_ns(&self, stream: StreamHandle<'_>, ns: u64, stamps: u64) -> CudaResult<()> {
         self.bind()?;
         let (mut ns, mut stamps) = (ns, stamps);
         // SAFETY: spin_wait_ns(u64, *mut u64); `stamps` is 0 or a device allocation of at least 16 bytes that
@@ -139,20 +139,20 @@ impl Gpu {
 
     /// The blocker kernel for a launch that is itself timed: like `launch_spin_wait_ns` (no stamps), but it
     /// does not `bind` (the caller has), so the measured span holds one driver call.
-    pub fn launch_spin_wait_ns_timed(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<()> {
+    pub fn launch_spin_wait_ns_timed(&self, stream: StreamHandle<'_>, ns: u64) -> CudaResult<()> {
         let (mut ns, mut stamps) = (ns, 0u64);
         // SAFETY: spin_wait_ns(u64, *mut u64) with a null stamps pointer, which the kernel skips.
         unsafe { self.launch(self.kernels.spin_wait_ns, 1, 1, stream.raw(), &mut [ptr(&mut ns), ptr(&mut stamps)]) }
     }
 
     /// An empty kernel (one thread). Timed by the launch experiments, so it does not `bind`.
-    pub fn launch_empty(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
+    pub fn launch_empty(&self, stream: StreamHandle<'_>) -> CudaResult<()> {
         // SAFETY: `empty` takes no parameters.
         unsafe { self.launch(self.kernels.empty, 1, 1, stream.raw(), &mut []) }
     }
 
     /// Fills `len` bytes at device address `dst` with the test pattern for `seed`.
-    pub fn launch_fill(&self, stream: StreamHandle<'_>, dst: u64, len: u64, seed: u32) -> DriverResult<()> {
+    pub fn launch_fill(&self, stream: StreamHandle<'_>, dst: u64, len: u64, seed: u32) -> CudaResult<()> {
         self.bind()?;
         let (mut dst, mut len, mut seed) = (dst, len, seed);
         // SAFETY: fill(*mut u8, u64, u32); the caller guarantees `dst..dst+len` is device-accessible memory
@@ -169,7 +169,7 @@ impl Gpu {
     }
 
     /// Adds the checksum of `len` bytes at `src` to the u64 at `out` (which the caller zeroes first).
-    pub fn launch_checksum(&self, stream: StreamHandle<'_>, src: u64, len: u64, out: u64) -> DriverResult<()> {
+    pub fn launch_checksum(&self, stream: StreamHandle<'_>, src: u64, len: u64, out: u64) -> CudaResult<()> {
         self.bind()?;
         let (mut src, mut len, mut out) = (src, len, out);
         // SAFETY: checksum(*const u8, u64, *mut u64); the caller guarantees both ranges are device-accessible
@@ -194,7 +194,7 @@ impl Gpu {
         block: u32,
         cycles: u64,
         out: u64,
-    ) -> DriverResult<()> {
+    ) -> CudaResult<()> {
         let (mut cycles, mut out) = (cycles, out);
         // SAFETY: spin_sleep(u64, *mut u64); `out` holds grid*block u64s, alive until the stream is synchronized.
         unsafe {
@@ -203,7 +203,7 @@ impl Gpu {
     }
 
     /// One thread writes the GPU's nanosecond timer to `out`.
-    pub fn launch_write_globaltimer(&self, stream: StreamHandle<'_>, out: u64) -> DriverResult<()> {
+    pub fn launch_write_globaltimer(&self, stream: StreamHandle<'_>, out: u64) -> CudaResult<()> {
         self.bind()?;
         let mut out = out;
         // SAFETY: write_globaltimer(*mut u64); `out` is a live device allocation of at least 8 bytes.
@@ -214,7 +214,7 @@ impl Gpu {
 /// `cuCtxSynchronize` of whatever context is current, without making one current first (`Gpu::synchronize`
 /// does): for a measured span that must hold this one call.
 #[inline]
-pub fn ctx_synchronize() -> DriverResult<()> {
+pub fn ctx_synchronize() -> CudaResult<()> {
     // SAFETY: no arguments; without a current context the driver returns an error code.
     unsafe { check(sys::cuCtxSynchronize(), "cuCtxSynchronize") }
 }
@@ -240,7 +240,7 @@ impl ContextRef<'_> {
     }
 
     /// `cuCtxSetCurrent`: makes the context current on the calling thread.
-    pub fn bind(self) -> DriverResult<()> {
+    pub fn bind(self) -> CudaResult<()> {
         // SAFETY: the context is alive as long as the borrowed `Gpu`.
         unsafe { check(sys::cuCtxSetCurrent(self.raw), "cuCtxSetCurrent") }
     }
@@ -300,7 +300,7 @@ impl FlaggedContext {
 
     /// Records the start event, launches `spin_wait_ns` for `ns` (no stamps) and records the end event, on
     /// the context's stream.
-    pub fn enqueue_spin(&self, ns: u64) -> DriverResult<()> {
+    pub fn enqueue_spin(&self, ns: u64) -> CudaResult<()> {
         let (mut ns, mut stamps) = (ns, 0u64);
         let mut params = [ptr(&mut ns), ptr(&mut stamps)];
         // SAFETY: spin_wait_ns(u64, *mut u64) with a null stamps pointer, which the kernel skips; all handles
@@ -326,23 +326,23 @@ impl FlaggedContext {
 
     /// `cuStreamSynchronize` of the context's stream (the call under test: nothing else).
     #[inline]
-    pub fn synchronize_stream(&self) -> DriverResult<()> {
+    pub fn synchronize_stream(&self) -> CudaResult<()> {
         // SAFETY: a live stream of this context.
         unsafe { check(sys::cuStreamSynchronize(self.stream), "cuStreamSynchronize") }
     }
 
     /// Whether the kernel of the last `enqueue_spin` has finished (its end event, `cuEventQuery`).
-    pub fn spin_done(&self) -> DriverResult<bool> {
+    pub fn spin_done(&self) -> CudaResult<bool> {
         // SAFETY: a live event of this context.
         match unsafe { sys::cuEventQuery(self.end) } {
             sys::CUDA_SUCCESS => Ok(true),
             sys::CUDA_ERROR_NOT_READY => Ok(false),
-            rc => Err(crate::DriverError::driver(rc, "cuEventQuery")),
+            rc => Err(crate::CudaError::driver(rc, "cuEventQuery")),
         }
     }
 
     /// Nanoseconds between the two events of the last `enqueue_spin` (both complete).
-    pub fn elapsed_ns(&self) -> DriverResult<u64> {
+    pub fn elapsed_ns(&self) -> CudaResult<u64> {
         let mut ms = 0f32;
         // SAFETY: valid out-pointer; both events are live, recorded and complete (the caller synchronized).
         unsafe { crate::drv!(cuEventElapsedTime(&mut ms, self.start, self.end))? };

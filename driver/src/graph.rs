@@ -3,7 +3,7 @@
 //! `cuGraphLaunch`). Each owner destroys its object on drop, after waiting for the device.
 #![allow(non_snake_case)]
 
-use super::error::{check, DriverResult};
+use super::error::{check, CudaResult};
 use super::gpu::Gpu;
 use super::stream_handle::StreamHandle;
 use super::sys::{CUstream, CuResult};
@@ -81,7 +81,7 @@ pub struct Graph<'g> {
 
 impl<'g> Graph<'g> {
     /// An empty graph with `node` added.
-    pub fn one_node(gpu: &'g Gpu, node: Node) -> DriverResult<Graph<'g>> {
+    pub fn one_node(gpu: &'g Gpu, node: Node) -> CudaResult<Graph<'g>> {
         gpu.bind()?;
         let mut raw = null_mut();
         // SAFETY: `raw` is a valid out-pointer; flags must be 0; the context is current and alive for 'g.
@@ -121,7 +121,7 @@ impl<'g> Graph<'g> {
     }
 
     /// `cuGraphInstantiateWithFlags(.., 0)` and nothing else (the call of the plain instantiation cases).
-    pub fn instantiate(&self) -> DriverResult<GraphExec<'g>> {
+    pub fn instantiate(&self) -> CudaResult<GraphExec<'g>> {
         let mut raw = null_mut();
         // SAFETY: `self.raw` is a live graph; `raw` is a valid out-pointer; flags 0.
         check(unsafe { cuGraphInstantiateWithFlags(&mut raw, self.raw, 0) }, "cuGraphInstantiateWithFlags")?;
@@ -134,7 +134,7 @@ impl<'g> Graph<'g> {
         &self,
         f: InstantiateWithParams,
         stream: StreamHandle<'_>,
-    ) -> DriverResult<GraphExec<'g>> {
+    ) -> CudaResult<GraphExec<'g>> {
         let mut raw = null_mut();
         let mut params = GraphInstantiateParams::uploading_into(stream);
         // SAFETY: `f` is the driver's cuGraphInstantiateWithParams (resolved by name, type as its header gives
@@ -180,13 +180,13 @@ impl GraphExec<'_> {
     }
 
     /// `cuGraphUpload` and nothing else.
-    pub fn upload(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
+    pub fn upload(&self, stream: StreamHandle<'_>) -> CudaResult<()> {
         // SAFETY: a live executable graph and a live stream (its lifetime) of the current context.
         check(unsafe { cuGraphUpload(self.raw, stream.raw()) }, "cuGraphUpload")
     }
 
     /// `cuGraphLaunch` and nothing else.
-    pub fn launch(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
+    pub fn launch(&self, stream: StreamHandle<'_>) -> CudaResult<()> {
         // SAFETY: as in `upload`; what the graph's nodes touch is kept alive by their owners (`Node`'s contract).
         check(unsafe { cuGraphLaunch(self.raw, stream.raw()) }, "cuGraphLaunch")
     }

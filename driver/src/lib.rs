@@ -12,6 +12,7 @@
 pub mod batch;
 pub mod device;
 pub mod error;
+pub mod error_text;
 pub mod gpu;
 pub mod graph;
 pub mod library;
@@ -33,7 +34,7 @@ pub mod vmm;
 /// The folder holding the link-time `libcuda.so` stub (used by the no-driver tests).
 pub const STUB_DIR: &str = env!("ASYNC_LAB_STUB_DIR");
 
-pub use error::{check, DriverError, DriverResult};
+pub use error::{check, CudaError, CudaResult};
 pub use gpu::{ContextRef, Gpu, Kernels};
 pub use memory::{DeviceBuffer, HostBuffer, HostKind, PageableBuffer};
 pub use peer::PeerLink;

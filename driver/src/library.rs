@@ -2,7 +2,7 @@
 //! context-independent form the runtime uses), their kernels, and a kernel's launch by its library handle.
 //! Each owner unloads its code on drop, after waiting for the device, so no kernel of it can still run.
 
-use super::error::DriverResult;
+use super::error::CudaResult;
 use super::gpu::Gpu;
 use super::stream_handle::StreamHandle;
 use super::sys;
@@ -19,12 +19,12 @@ pub struct Module<'g> {
 impl<'g> Module<'g> {
     /// `cuModuleLoadData` and nothing else (it is the call of the module-load cases). The caller has made
     /// `gpu`'s context current.
-    pub fn load(gpu: &'g Gpu, image: &CStr) -> DriverResult<Module<'g>> {
+    pub fn load(gpu: &'g Gpu, image: &CStr) -> CudaResult<Module<'g>> {
         module_load_data(image).map(|raw| Module { raw, gpu })
     }
 
     /// `cuModuleGetFunction`: the kernel `name` (under lazy loading, this loads it into the context).
-    pub fn function(&self, name: &CStr) -> DriverResult<sys::CUfunction> {
+    pub fn function(&self, name: &CStr) -> CudaResult<sys::CUfunction> {
         let mut f = null_mut();
         // SAFETY: `self.raw` is a loaded module (unloaded only on drop); `name` is NUL-terminated; `f` is a valid
         // out-pointer.
@@ -36,7 +36,7 @@ impl<'g> Module<'g> {
 /// `cuModuleLoadData` into the current context, and nothing else: a module handle the caller unloads
 /// (`module_unload`). `Module::load` is the owning form.
 #[inline]
-pub fn module_load_data(image: &CStr) -> DriverResult<sys::CUmodule> {
+pub fn module_load_data(image: &CStr) -> CudaResult<sys::CUmodule> {
     let mut raw = null_mut();
     // SAFETY: `raw` is a valid out-pointer; `image` is NUL-terminated PTX that lives through the call (the driver
     // keeps its own copy of what it needs); without a current context the driver returns an error code.
@@ -48,7 +48,7 @@ pub fn module_load_data(image: &CStr) -> DriverResult<sys::CUmodule> {
 ///
 /// # Safety
 /// `module` comes from `module_load_data`, is not unloaded yet, and nothing of it runs or is used any more.
-pub unsafe fn module_unload(module: sys::CUmodule) -> DriverResult<()> {
+pub unsafe fn module_unload(module: sys::CUmodule) -> CudaResult<()> {
     // SAFETY: the caller promises a loaded module nothing uses any more.
     unsafe { crate::drv!(cuModuleUnload(module)) }
 }
@@ -72,7 +72,7 @@ pub struct Library<'g> {
 
 impl<'g> Library<'g> {
     /// `cuLibraryLoadData` without options, and nothing else (it is the call of the library-load cases).
-    pub fn load(gpu: &'g Gpu, image: &CStr) -> DriverResult<Library<'g>> {
+    pub fn load(gpu: &'g Gpu, image: &CStr) -> CudaResult<Library<'g>> {
         let mut raw = null_mut();
         // SAFETY: `raw` is a valid out-pointer; `image` is NUL-terminated PTX that lives through the call (the
         // driver keeps its own copy of what it needs); no JIT or library options: null arrays, counts 0.
@@ -92,7 +92,7 @@ impl<'g> Library<'g> {
     }
 
     /// `cuLibraryGetKernel`: the kernel `name`, one handle for every context (nothing is loaded).
-    pub fn kernel(&self, name: &CStr) -> DriverResult<Kernel<'_>> {
+    pub fn kernel(&self, name: &CStr) -> CudaResult<Kernel<'_>> {
         let mut raw = null_mut();
         // SAFETY: `self.raw` is a loaded library (unloaded only on drop, which the returned kernel's borrow
         // prevents); `name` is NUL-terminated; `raw` is a valid out-pointer.
@@ -120,7 +120,7 @@ pub struct Kernel<'l> {
 
 impl Kernel<'_> {
     /// `cuKernelGetFunction`: the kernel's function in the current context (under lazy loading, this loads it).
-    pub fn function(self) -> DriverResult<sys::CUfunction> {
+    pub fn function(self) -> CudaResult<sys::CUfunction> {
         let mut f = null_mut();
         // SAFETY: `self.raw` is a kernel of a loaded library (the lifetime keeps the library loaded); `f` is a
         // valid out-pointer.
@@ -140,7 +140,7 @@ impl Kernel<'_> {
         block: u32,
         stream: StreamHandle<'_>,
         params: &mut [*mut std::ffi::c_void],
-    ) -> DriverResult<()> {
+    ) -> CudaResult<()> {
         // SAFETY: cuLaunchKernel's API reference (CUDA 12.0 on) accepts a CUkernel from cuLibraryGetKernel cast
         // to CUfunction; the library stays loaded while `self` exists (its lifetime); the stream is live (its
         // lifetime); the rest is the caller's promise.
@@ -166,7 +166,7 @@ impl Kernel<'_> {
     ///
     /// # Safety
     /// The kernel is `spin_wait_ns` (its parameters are what this passes).
-    pub unsafe fn launch_spin(self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<()> {
+    pub unsafe fn launch_spin(self, stream: StreamHandle<'_>, ns: u64) -> CudaResult<()> {
         let (mut ns, mut stamps) = (ns, 0u64);
         let mut params = [(&mut ns as *mut u64).cast::<std::ffi::c_void>(), (&mut stamps as *mut u64).cast()];
         // SAFETY: cuLaunchKernel's API reference (CUDA 12.0 on) accepts a CUkernel from cuLibraryGetKernel cast

@@ -3,7 +3,7 @@
 //! one driver call it names (the experiments time them).
 #![allow(non_snake_case)]
 
-use super::error::{check, DriverResult};
+use super::error::{check, CudaResult};
 use super::sys::{CUfunction, CuResult};
 use std::ffi::c_int;
 
@@ -24,14 +24,14 @@ extern "C" {
 }
 
 /// `cuCtxSetLimit` on the current context.
-pub fn set_limit(limit: c_int, value: usize) -> DriverResult<()> {
+pub fn set_limit(limit: c_int, value: usize) -> CudaResult<()> {
     // SAFETY: plain values; the driver checks the limit id and answers CUDA_ERROR_INVALID_VALUE or
     // CUDA_ERROR_UNSUPPORTED_LIMIT for one it does not take; without a current context it returns an error.
     check(unsafe { cuCtxSetLimit(limit, value) }, "cuCtxSetLimit")
 }
 
 /// `cuCtxGetLimit` of the current context.
-pub fn get_limit(limit: c_int) -> DriverResult<usize> {
+pub fn get_limit(limit: c_int) -> CudaResult<usize> {
     let mut v = 0;
     // SAFETY: valid out-pointer; the limit id is checked by the driver.
     check(unsafe { cuCtxGetLimit(&mut v, limit) }, "cuCtxGetLimit")?;
@@ -42,7 +42,7 @@ pub fn get_limit(limit: c_int) -> DriverResult<usize> {
 ///
 /// # Safety
 /// `f` is a function of a module that is still loaded (as `Gpu::kernels`' are while the `Gpu` lives).
-pub unsafe fn set_function_attribute(f: CUfunction, attribute: c_int, value: c_int) -> DriverResult<()> {
+pub unsafe fn set_function_attribute(f: CUfunction, attribute: c_int, value: c_int) -> CudaResult<()> {
     // SAFETY: `f` is live (the caller's promise); plain values otherwise, checked by the driver.
     check(unsafe { cuFuncSetAttribute(f, attribute, value) }, "cuFuncSetAttribute")
 }
@@ -51,7 +51,7 @@ pub unsafe fn set_function_attribute(f: CUfunction, attribute: c_int, value: c_i
 ///
 /// # Safety
 /// As for `set_function_attribute`.
-pub unsafe fn function_attribute(f: CUfunction, attribute: c_int) -> DriverResult<c_int> {
+pub unsafe fn function_attribute(f: CUfunction, attribute: c_int) -> CudaResult<c_int> {
     let mut v = 0;
     // SAFETY: `f` is live (the caller's promise); valid out-pointer.
     check(unsafe { cuFuncGetAttribute(&mut v, attribute, f) }, "cuFuncGetAttribute")?;

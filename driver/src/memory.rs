@@ -1,6 +1,6 @@
 //! Buffers of every kind the experiments copy between: device memory and five kinds of host memory.
 
-use super::error::{check, DriverResult};
+use super::error::{check, CudaResult};
 use super::gpu::Gpu;
 use super::stream_handle::StreamHandle;
 use super::sys::{self, CUdeviceptr};
@@ -19,7 +19,7 @@ pub struct DeviceBuffer<'g> {
 }
 
 impl<'g> DeviceBuffer<'g> {
-    pub fn new(gpu: &'g Gpu, len: usize) -> DriverResult<DeviceBuffer<'g>> {
+    pub fn new(gpu: &'g Gpu, len: usize) -> CudaResult<DeviceBuffer<'g>> {
         gpu.bind()?;
         let mut ptr = 0;
         // SAFETY: valid out-pointer; the context is alive for 'g. A zero-length request is bumped to 1 byte.
@@ -29,7 +29,7 @@ impl<'g> DeviceBuffer<'g> {
 
     /// `cuMemcpyHtoD`: the first `src.len()` bytes of the buffer from `src`. Returns once `src` may be reused
     /// (the driver has copied it, or staged it: rules S1, S2).
-    pub fn copy_from_host(&self, src: &[u8]) -> DriverResult<()> {
+    pub fn copy_from_host(&self, src: &[u8]) -> CudaResult<()> {
         assert!(src.len() <= self.len, "{} bytes into a buffer of {}", src.len(), self.len);
         // SAFETY: `src` is live and readable for its length, which fits the buffer (checked); the buffer is
         // alive for as long as `self` is borrowed.
@@ -38,7 +38,7 @@ impl<'g> DeviceBuffer<'g> {
 
     /// `cuMemcpyDtoH`: the first `dst.len()` bytes of the buffer into `dst`, after the work ahead of it in the
     /// legacy stream. Returns once the copy has finished (rule S3).
-    pub fn copy_to_host(&self, dst: &mut [u8]) -> DriverResult<()> {
+    pub fn copy_to_host(&self, dst: &mut [u8]) -> CudaResult<()> {
         assert!(dst.len() <= self.len, "{} bytes from a buffer of {}", dst.len(), self.len);
         // SAFETY: `dst` is exclusively borrowed and writable for its length, which fits the buffer (checked);
         // the synchronous copy has written it when the call returns.
@@ -46,7 +46,7 @@ impl<'g> DeviceBuffer<'g> {
     }
 
     /// The first `n` 64-bit words of the buffer (stamps and sums that kernels write), by `copy_to_host`.
-    pub fn read_u64s(&self, n: usize) -> DriverResult<Vec<u64>> {
+    pub fn read_u64s(&self, n: usize) -> CudaResult<Vec<u64>> {
         let mut bytes = vec![0u8; n * 8];
         self.copy_to_host(&mut bytes)?;
         Ok(bytes.chunks_exact(8).map(|c| u64::from_ne_bytes(c.try_into().expect("8 bytes"))).collect())
@@ -54,7 +54,7 @@ impl<'g> DeviceBuffer<'g> {
 
     /// `cuMemsetD8` of the whole buffer, on the legacy stream. It may return before the device has written
     /// (rule M1), and work on a non-blocking stream is not ordered after it.
-    pub fn set_bytes(&self, value: u8) -> DriverResult<()> {
+    pub fn set_bytes(&self, value: u8) -> CudaResult<()> {
         // SAFETY: the range is this live allocation's own `len` bytes.
         unsafe { check(sys::cuMemsetD8_v2(self.ptr, value, self.len), "cuMemsetD8") }
     }
@@ -119,7 +119,7 @@ pub struct HostBuffer<'g> {
 }
 
 impl<'g> HostBuffer<'g> {
-    pub fn new(gpu: &'g Gpu, kind: HostKind, len: usize) -> DriverResult<HostBuffer<'g>> {
+    pub fn new(gpu: &'g Gpu, kind: HostKind, len: usize) -> CudaResult<HostBuffer<'g>> {
         gpu.bind()?;
         let bytes = len.max(1);
         let mut pageable = None;
@@ -224,7 +224,7 @@ impl Drop for HostBuffer<'_> {
 
 /// `cuMemAlloc`: `len` bytes of device memory in the current context.
 #[inline]
-pub fn mem_alloc(len: usize) -> DriverResult<CUdeviceptr> {
+pub fn mem_alloc(len: usize) -> CudaResult<CUdeviceptr> {
     let mut ptr = 0;
     // SAFETY: `ptr` is a valid out-pointer; the driver reports a missing context as an error.
     unsafe { check(sys::cuMemAlloc_v2(&mut ptr, len), "cuMemAlloc_v2")? };
@@ -237,14 +237,14 @@ pub fn mem_alloc(len: usize) -> DriverResult<CUdeviceptr> {
 /// `ptr` must come from `cuMemAlloc` or `cuMemAllocManaged` (or their runtime counterparts) in the current
 /// context, not be freed yet, and not be used again, by the host or by pending GPU work.
 #[inline]
-pub unsafe fn mem_free(ptr: CUdeviceptr) -> DriverResult<()> {
+pub unsafe fn mem_free(ptr: CUdeviceptr) -> CudaResult<()> {
     // SAFETY: the caller promises a live allocation that nothing uses any more.
     unsafe { check(sys::cuMemFree_v2(ptr), "cuMemFree_v2") }
 }
 
 /// `cuMemAllocHost`: `len` bytes of pinned host memory.
 #[inline]
-pub fn mem_alloc_host(len: usize) -> DriverResult<*mut c_void> {
+pub fn mem_alloc_host(len: usize) -> CudaResult<*mut c_void> {
     let mut p: *mut c_void = std::ptr::null_mut();
     // SAFETY: `p` is a valid out-pointer.
     unsafe { check(sys::cuMemAllocHost_v2(&mut p, len), "cuMemAllocHost_v2")? };
@@ -257,7 +257,7 @@ pub fn mem_alloc_host(len: usize) -> DriverResult<*mut c_void> {
 /// `p` must come from `cuMemAllocHost` or `cuMemHostAlloc` (or `cudaMallocHost`), not be freed yet, and not
 /// be used again.
 #[inline]
-pub unsafe fn mem_free_host(p: *mut c_void) -> DriverResult<()> {
+pub unsafe fn mem_free_host(p: *mut c_void) -> CudaResult<()> {
     // SAFETY: the caller promises a live pinned allocation that nothing uses any more.
     unsafe { check(sys::cuMemFreeHost(p), "cuMemFreeHost") }
 }
@@ -268,7 +268,7 @@ pub unsafe fn mem_free_host(p: *mut c_void) -> DriverResult<()> {
 /// `p..p+len` must be live host memory that stays allocated until `mem_host_unregister` (or its runtime
 /// counterpart) has been called on `p`.
 #[inline]
-pub unsafe fn mem_host_register(p: *mut c_void, len: usize, flags: u32) -> DriverResult<()> {
+pub unsafe fn mem_host_register(p: *mut c_void, len: usize, flags: u32) -> CudaResult<()> {
     // SAFETY: the caller promises the range is live and outlives the registration.
     unsafe { check(sys::cuMemHostRegister_v2(p, len, flags), "cuMemHostRegister_v2") }
 }
@@ -278,14 +278,14 @@ pub unsafe fn mem_host_register(p: *mut c_void, len: usize, flags: u32) -> Drive
 /// # Safety
 /// `p` must have been registered (`mem_host_register`), and no pending GPU work may still use it.
 #[inline]
-pub unsafe fn mem_host_unregister(p: *mut c_void) -> DriverResult<()> {
+pub unsafe fn mem_host_unregister(p: *mut c_void) -> CudaResult<()> {
     // SAFETY: the caller promises a registered range that no GPU work uses any more.
     unsafe { check(sys::cuMemHostUnregister(p), "cuMemHostUnregister") }
 }
 
 /// `cuMemAllocManaged`: `len` bytes of managed memory (`flags`: `CU_MEM_ATTACH_GLOBAL` or `_HOST`).
 #[inline]
-pub fn mem_alloc_managed(len: usize, flags: u32) -> DriverResult<CUdeviceptr> {
+pub fn mem_alloc_managed(len: usize, flags: u32) -> CudaResult<CUdeviceptr> {
     let mut ptr = 0;
     // SAFETY: `ptr` is a valid out-pointer.
     unsafe { check(sys::cuMemAllocManaged(&mut ptr, len, flags), "cuMemAllocManaged")? };
@@ -294,7 +294,7 @@ pub fn mem_alloc_managed(len: usize, flags: u32) -> DriverResult<CUdeviceptr> {
 
 /// `cuMemAllocAsync`: `len` bytes from the device's current pool, ordered on `stream`.
 #[inline]
-pub fn mem_alloc_async(len: usize, stream: StreamHandle<'_>) -> DriverResult<CUdeviceptr> {
+pub fn mem_alloc_async(len: usize, stream: StreamHandle<'_>) -> CudaResult<CUdeviceptr> {
     let mut ptr = 0;
     // SAFETY: `ptr` is a valid out-pointer; the handle is a live stream or a default stream.
     unsafe { check(sys::cuMemAllocAsync(&mut ptr, len, stream.raw()), "cuMemAllocAsync")? };
@@ -307,7 +307,7 @@ pub fn mem_alloc_async(len: usize, stream: StreamHandle<'_>) -> DriverResult<CUd
 /// `ptr` must come from a stream-ordered allocation not freed yet, and nothing may use it after the work
 /// ahead of this call in `stream`.
 #[inline]
-pub unsafe fn mem_free_async(ptr: CUdeviceptr, stream: StreamHandle<'_>) -> DriverResult<()> {
+pub unsafe fn mem_free_async(ptr: CUdeviceptr, stream: StreamHandle<'_>) -> CudaResult<()> {
     // SAFETY: the caller promises a live stream-ordered allocation that nothing uses after the free.
     unsafe { check(sys::cuMemFreeAsync(ptr, stream.raw()), "cuMemFreeAsync") }
 }
@@ -318,7 +318,7 @@ pub struct DefaultMemPool(sys::CUmemoryPool);
 
 impl DefaultMemPool {
     /// `cuDeviceGetDefaultMemPool`.
-    pub fn of(device: sys::CUdevice) -> DriverResult<DefaultMemPool> {
+    pub fn of(device: sys::CUdevice) -> CudaResult<DefaultMemPool> {
         let mut pool = std::ptr::null_mut();
         // SAFETY: `pool` is a valid out-pointer; the driver checks the device handle.
         unsafe { check(sys::cuDeviceGetDefaultMemPool(&mut pool, device), "cuDeviceGetDefaultMemPool")? };
@@ -327,7 +327,7 @@ impl DefaultMemPool {
 
     /// `cuMemPoolSetAttribute(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)`: how many bytes the pool keeps at a
     /// synchronization instead of giving them back.
-    pub fn set_release_threshold(self, bytes: u64) -> DriverResult<()> {
+    pub fn set_release_threshold(self, bytes: u64) -> CudaResult<()> {
         let mut v = bytes;
         // SAFETY: the pool is a default pool, never destroyed; the attribute takes a pointer to a u64, which
         // the driver reads during the call.
@@ -353,7 +353,7 @@ impl DefaultMemPool {
 /// `src..src+n` must be readable and `dst..dst+n` writable memory the driver can address, both live until
 /// the copy has finished.
 #[inline]
-pub unsafe fn memcpy(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> DriverResult<()> {
+pub unsafe fn memcpy(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CudaResult<()> {
     // SAFETY: the caller promises both ranges are live and addressable.
     unsafe { check(sys::cuMemcpy(dst, src, n), "cuMemcpy") }
 }
@@ -363,7 +363,7 @@ pub unsafe fn memcpy(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> DriverResu
 /// # Safety
 /// As for `memcpy`, and both ranges stay live, and the host leaves them alone, until `stream` has run the copy.
 #[inline]
-pub unsafe fn memcpy_async(dst: CUdeviceptr, src: CUdeviceptr, n: usize, stream: StreamHandle<'_>) -> DriverResult<()> {
+pub unsafe fn memcpy_async(dst: CUdeviceptr, src: CUdeviceptr, n: usize, stream: StreamHandle<'_>) -> CudaResult<()> {
     // SAFETY: the caller promises both ranges stay live and untouched until the stream has copied them.
     unsafe { check(sys::cuMemcpyAsync(dst, src, n, stream.raw()), "cuMemcpyAsync") }
 }
@@ -373,7 +373,7 @@ pub unsafe fn memcpy_async(dst: CUdeviceptr, src: CUdeviceptr, n: usize, stream:
 /// # Safety
 /// `src..src+n` must be readable host memory and `dst..dst+n` a live device range.
 #[inline]
-pub unsafe fn memcpy_htod(dst: CUdeviceptr, src: *const c_void, n: usize) -> DriverResult<()> {
+pub unsafe fn memcpy_htod(dst: CUdeviceptr, src: *const c_void, n: usize) -> CudaResult<()> {
     // SAFETY: the caller promises both ranges.
     unsafe { check(sys::cuMemcpyHtoD_v2(dst, src, n), "cuMemcpyHtoD_v2") }
 }
@@ -383,7 +383,7 @@ pub unsafe fn memcpy_htod(dst: CUdeviceptr, src: *const c_void, n: usize) -> Dri
 /// # Safety
 /// `dst..dst+n` must be writable host memory and `src..src+n` a live device range.
 #[inline]
-pub unsafe fn memcpy_dtoh(dst: *mut c_void, src: CUdeviceptr, n: usize) -> DriverResult<()> {
+pub unsafe fn memcpy_dtoh(dst: *mut c_void, src: CUdeviceptr, n: usize) -> CudaResult<()> {
     // SAFETY: the caller promises both ranges.
     unsafe { check(sys::cuMemcpyDtoH_v2(dst, src, n), "cuMemcpyDtoH_v2") }
 }
@@ -393,7 +393,7 @@ pub unsafe fn memcpy_dtoh(dst: *mut c_void, src: CUdeviceptr, n: usize) -> Drive
 /// # Safety
 /// Both ranges must be live device memory until the copy has finished.
 #[inline]
-pub unsafe fn memcpy_dtod(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> DriverResult<()> {
+pub unsafe fn memcpy_dtod(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CudaResult<()> {
     // SAFETY: the caller promises both ranges.
     unsafe { check(sys::cuMemcpyDtoD_v2(dst, src, n), "cuMemcpyDtoD_v2") }
 }
@@ -408,7 +408,7 @@ pub unsafe fn memcpy_htod_async(
     src: *const c_void,
     n: usize,
     stream: StreamHandle<'_>,
-) -> DriverResult<()> {
+) -> CudaResult<()> {
     // SAFETY: the caller promises both ranges, live until the stream has copied them.
     unsafe { check(sys::cuMemcpyHtoDAsync_v2(dst, src, n, stream.raw()), "cuMemcpyHtoDAsync_v2") }
 }
@@ -424,7 +424,7 @@ pub unsafe fn memcpy_dtoh_async(
     src: CUdeviceptr,
     n: usize,
     stream: StreamHandle<'_>,
-) -> DriverResult<()> {
+) -> CudaResult<()> {
     // SAFETY: the caller promises both ranges, live until the stream has copied them.
     unsafe { check(sys::cuMemcpyDtoHAsync_v2(dst, src, n, stream.raw()), "cuMemcpyDtoHAsync_v2") }
 }
@@ -439,7 +439,7 @@ pub unsafe fn memcpy_dtod_async(
     src: CUdeviceptr,
     n: usize,
     stream: StreamHandle<'_>,
-) -> DriverResult<()> {
+) -> CudaResult<()> {
     // SAFETY: the caller promises both ranges, live until the stream has copied them.
     unsafe { check(sys::cuMemcpyDtoDAsync_v2(dst, src, n, stream.raw()), "cuMemcpyDtoDAsync_v2") }
 }
@@ -449,7 +449,7 @@ pub unsafe fn memcpy_dtod_async(
 /// # Safety
 /// `dst..dst+n` must be device-accessible memory, live until the device has written it.
 #[inline]
-pub unsafe fn memset_d8(dst: CUdeviceptr, value: u8, n: usize) -> DriverResult<()> {
+pub unsafe fn memset_d8(dst: CUdeviceptr, value: u8, n: usize) -> CudaResult<()> {
     // SAFETY: the caller promises the range.
     unsafe { check(sys::cuMemsetD8_v2(dst, value, n), "cuMemsetD8_v2") }
 }
@@ -459,7 +459,7 @@ pub unsafe fn memset_d8(dst: CUdeviceptr, value: u8, n: usize) -> DriverResult<(
 /// # Safety
 /// As for `memset_d8`, live until `stream` has run the memset.
 #[inline]
-pub unsafe fn memset_d8_async(dst: CUdeviceptr, value: u8, n: usize, stream: StreamHandle<'_>) -> DriverResult<()> {
+pub unsafe fn memset_d8_async(dst: CUdeviceptr, value: u8, n: usize, stream: StreamHandle<'_>) -> CudaResult<()> {
     // SAFETY: the caller promises the range, live until the stream has written it.
     unsafe { check(sys::cuMemsetD8Async(dst, value, n, stream.raw()), "cuMemsetD8Async") }
 }

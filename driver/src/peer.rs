@@ -7,7 +7,7 @@
 //! through host memory (access off, both directions), so `set_peer_access` sets both directions at once.
 //! The copies between them (`memcpy_peer`, `memcpy_peer_async`) are here too.
 
-use super::error::{check, DriverError, DriverResult};
+use super::error::{check, CudaError, CudaResult};
 use super::gpu::Gpu;
 use super::probe::device_handle;
 use super::stream_handle::StreamHandle;
@@ -15,11 +15,11 @@ use super::sys::{self, CUdeviceptr};
 pub use async_lab_core::machine::PeerLink;
 
 /// Whether `from` can map `to`'s memory directly.
-pub fn can_access_peer(from: &Gpu, to: &Gpu) -> DriverResult<bool> {
+pub fn can_access_peer(from: &Gpu, to: &Gpu) -> CudaResult<bool> {
     device_can_access(from.device, to.device)
 }
 
-fn device_can_access(from: sys::CUdevice, to: sys::CUdevice) -> DriverResult<bool> {
+fn device_can_access(from: sys::CUdevice, to: sys::CUdevice) -> CudaResult<bool> {
     let mut can = 0;
     // SAFETY: valid out-pointer; both are live device handles from `cuDeviceGet`.
     unsafe { check(sys::cuDeviceCanAccessPeer(&mut can, from, to), "cuDeviceCanAccessPeer")? };
@@ -27,11 +27,11 @@ fn device_can_access(from: sys::CUdevice, to: sys::CUdevice) -> DriverResult<boo
 }
 
 /// What the driver says about every ordered pair of the machine's `count` GPUs (no context needed).
-pub fn links(count: i32) -> DriverResult<Vec<PeerLink>> {
+pub fn links(count: i32) -> CudaResult<Vec<PeerLink>> {
     let mut out = Vec::new();
     for (a, b) in ordered_pairs(count.max(0) as usize) {
         let (src, dst) = (device_handle(a as i32)?, device_handle(b as i32)?);
-        let attr = |a: i32| -> DriverResult<i32> {
+        let attr = |a: i32| -> CudaResult<i32> {
             let mut v = 0;
             // SAFETY: valid out-pointer; `a` is one of the P2P attribute values and both are live device handles.
             unsafe { check(sys::cuDeviceGetP2PAttribute(&mut v, a, src, dst), "cuDeviceGetP2PAttribute")? };
@@ -50,7 +50,7 @@ pub fn links(count: i32) -> DriverResult<Vec<PeerLink>> {
 
 /// Turns direct access between `a` and `b` on or off, in both directions. Setting the state it already has
 /// is not an error (the driver reports "already enabled" / "not enabled"; both are accepted here).
-pub fn set_peer_access(a: &Gpu, b: &Gpu, on: bool) -> DriverResult<()> {
+pub fn set_peer_access(a: &Gpu, b: &Gpu, on: bool) -> CudaResult<()> {
     for (from, to) in [(a, b), (b, a)] {
         from.bind()?;
         // SAFETY: `from`'s context is current (just bound) and `to.context()` is a live primary context; both
@@ -67,7 +67,7 @@ pub fn set_peer_access(a: &Gpu, b: &Gpu, on: bool) -> DriverResult<()> {
             sys::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED if on => {}
             sys::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED if !on => {}
             code => {
-                return Err(DriverError::driver(
+                return Err(CudaError::driver(
                     code,
                     if on { "cuCtxEnablePeerAccess" } else { "cuCtxDisablePeerAccess" },
                 ))
@@ -96,7 +96,7 @@ pub unsafe fn memcpy_peer(
     src: CUdeviceptr,
     src_gpu: &Gpu,
     n: usize,
-) -> DriverResult<()> {
+) -> CudaResult<()> {
     // SAFETY: both contexts are alive (their `Gpu`s are borrowed); the caller promises both ranges.
     unsafe { check(sys::cuMemcpyPeer(dst, dst_gpu.context(), src, src_gpu.context(), n), "cuMemcpyPeer") }
 }
@@ -113,7 +113,7 @@ pub unsafe fn memcpy_peer_async(
     src_gpu: &Gpu,
     n: usize,
     stream: StreamHandle<'_>,
-) -> DriverResult<()> {
+) -> CudaResult<()> {
     // SAFETY: both contexts are alive (their `Gpu`s are borrowed), the stream too (its lifetime); the caller
     // promises both ranges.
     unsafe {

@@ -1,6 +1,6 @@
 //! Starting the driver, with a diagnosis a person can act on when there is no usable GPU.
 
-use super::error::{check, DriverError, DriverResult};
+use super::error::{check, CudaError, CudaResult};
 use super::sys;
 use std::fmt;
 
@@ -12,9 +12,9 @@ pub enum NoGpu {
     /// The driver loaded but sees no CUDA device.
     NoDevice,
     /// The driver is too old for this program, or does not match the kernel module.
-    DriverMismatch(DriverError),
+    DriverMismatch(CudaError),
     /// Anything else `cuInit` or the device query reported.
-    Other(DriverError),
+    Other(CudaError),
 }
 
 impl fmt::Display for NoGpu {
@@ -39,7 +39,7 @@ impl fmt::Display for NoGpu {
 impl std::error::Error for NoGpu {}
 
 /// The driver's handle of GPU `ordinal` (after `init_driver`; `ordinal` below the count it returned).
-pub fn device_handle(ordinal: i32) -> DriverResult<sys::CUdevice> {
+pub fn device_handle(ordinal: i32) -> CudaResult<sys::CUdevice> {
     let mut device = 0;
     // SAFETY: valid out-pointer; the driver accepts any ordinal and answers an error for one out of range.
     unsafe { check(sys::cuDeviceGet(&mut device, ordinal), "cuDeviceGet")? };
@@ -57,15 +57,15 @@ pub fn init_driver() -> Result<i32, NoGpu> {
         sys::CUDA_ERROR_INSUFFICIENT_DRIVER
         | sys::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
         | sys::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE => {
-            return Err(NoGpu::DriverMismatch(crate::DriverError::driver(rc, "cuInit")))
+            return Err(NoGpu::DriverMismatch(crate::CudaError::driver(rc, "cuInit")))
         }
-        _ => return Err(NoGpu::Other(crate::DriverError::driver(rc, "cuInit"))),
+        _ => return Err(NoGpu::Other(crate::CudaError::driver(rc, "cuInit"))),
     }
     let mut count = 0;
     // SAFETY: `count` is a valid out-pointer for one int; the driver was initialised above.
     let rc = unsafe { sys::cuDeviceGetCount(&mut count) };
     if rc != sys::CUDA_SUCCESS {
-        return Err(NoGpu::Other(crate::DriverError::driver(rc, "cuDeviceGetCount")));
+        return Err(NoGpu::Other(crate::CudaError::driver(rc, "cuDeviceGetCount")));
     }
     if count == 0 {
         return Err(NoGpu::NoDevice);

@@ -1,6 +1,6 @@
 //! Streams of the four kinds the experiments compare, and events to time and query them.
 
-use super::error::{check, DriverResult};
+use super::error::{check, CudaResult};
 use super::gpu::Gpu;
 use super::stream_handle::StreamHandle;
 use super::sys::{self, CUevent, CUstream};
@@ -18,7 +18,7 @@ pub struct Stream<'g> {
 }
 
 impl<'g> Stream<'g> {
-    pub fn new(gpu: &'g Gpu, kind: StreamKind) -> DriverResult<Stream<'g>> {
+    pub fn new(gpu: &'g Gpu, kind: StreamKind) -> CudaResult<Stream<'g>> {
         gpu.bind()?;
         let (raw, owned) = match kind {
             StreamKind::Legacy => (sys::CU_STREAM_LEGACY, false),
@@ -44,14 +44,14 @@ impl<'g> Stream<'g> {
         StreamHandle::borrowed(self.raw)
     }
 
-    pub fn synchronize(&self) -> DriverResult<()> {
+    pub fn synchronize(&self) -> CudaResult<()> {
         // SAFETY: `raw` is a live stream of the current context, or one of the two default-stream handles.
         unsafe { check(sys::cuStreamSynchronize(self.raw), "cuStreamSynchronize") }
     }
 
     /// Destroys the stream now through `api` (`cuStreamDestroy` or `cudaStreamDestroy`) and returns how long
     /// the call took (the SD1 experiment).
-    pub fn destroy_timed(mut self, api: async_lab_core::api::Api) -> DriverResult<crate::measure::Timed> {
+    pub fn destroy_timed(mut self, api: async_lab_core::api::Api) -> CudaResult<crate::measure::Timed> {
         assert!(self.owned, "only created streams can be destroyed");
         self.owned = false;
         let t = crate::measure::Stopwatch::start();
@@ -86,11 +86,11 @@ pub struct Event<'g> {
 }
 
 impl<'g> Event<'g> {
-    pub fn new(gpu: &'g Gpu) -> DriverResult<Event<'g>> {
+    pub fn new(gpu: &'g Gpu) -> CudaResult<Event<'g>> {
         Self::with_flags(gpu, sys::CU_EVENT_DEFAULT)
     }
 
-    pub fn with_flags(gpu: &'g Gpu, flags: u32) -> DriverResult<Event<'g>> {
+    pub fn with_flags(gpu: &'g Gpu, flags: u32) -> CudaResult<Event<'g>> {
         gpu.bind()?;
         let mut raw = std::ptr::null_mut();
         // SAFETY: valid out-pointer; the context is alive for 'g.
@@ -102,28 +102,28 @@ impl<'g> Event<'g> {
         self.raw
     }
 
-    pub fn record(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
+    pub fn record(&self, stream: StreamHandle<'_>) -> CudaResult<()> {
         // SAFETY: both handles are live in the current context (the stream's lifetime guarantees it).
         unsafe { check(sys::cuEventRecord(self.raw, stream.raw()), "cuEventRecord") }
     }
 
     /// Whether all work captured by the last `record` has finished.
-    pub fn is_done(&self) -> DriverResult<bool> {
+    pub fn is_done(&self) -> CudaResult<bool> {
         // SAFETY: live event handle.
         match unsafe { sys::cuEventQuery(self.raw) } {
             sys::CUDA_SUCCESS => Ok(true),
             sys::CUDA_ERROR_NOT_READY => Ok(false),
-            rc => Err(crate::DriverError::driver(rc, "cuEventQuery")),
+            rc => Err(crate::CudaError::driver(rc, "cuEventQuery")),
         }
     }
 
-    pub fn synchronize(&self) -> DriverResult<()> {
+    pub fn synchronize(&self) -> CudaResult<()> {
         // SAFETY: live event handle.
         unsafe { check(sys::cuEventSynchronize(self.raw), "cuEventSynchronize") }
     }
 
     /// Nanoseconds from `start` to `self` (both recorded and finished).
-    pub fn ns_since(&self, start: &Event<'_>) -> DriverResult<u64> {
+    pub fn ns_since(&self, start: &Event<'_>) -> CudaResult<u64> {
         let mut ms = 0f32;
         // SAFETY: valid out-pointer; both events are live, recorded and complete (callers synchronize first).
         unsafe { check(sys::cuEventElapsedTime(&mut ms, start.raw, self.raw), "cuEventElapsedTime")? };
@@ -131,7 +131,7 @@ impl<'g> Event<'g> {
     }
 
     /// Signed nanoseconds from `start` to `self` (negative when `self` completed first).
-    pub fn signed_ns_since(&self, start: &Event<'_>) -> DriverResult<i64> {
+    pub fn signed_ns_since(&self, start: &Event<'_>) -> CudaResult<i64> {
         let mut ms = 0f32;
         // SAFETY: as in `ns_since`.
         unsafe { check(sys::cuEventElapsedTime(&mut ms, start.raw, self.raw), "cuEventElapsedTime")? };
@@ -168,12 +168,12 @@ impl EventRef<'_> {
 
     /// `cuEventQuery`: whether all work captured by the event's last record has finished.
     #[inline]
-    pub fn is_done(self) -> DriverResult<bool> {
+    pub fn is_done(self) -> CudaResult<bool> {
         // SAFETY: a live event handle (the lifetime says so).
         match unsafe { sys::cuEventQuery(self.raw) } {
             sys::CUDA_SUCCESS => Ok(true),
             sys::CUDA_ERROR_NOT_READY => Ok(false),
-            rc => Err(crate::DriverError::driver(rc, "cuEventQuery")),
+            rc => Err(crate::CudaError::driver(rc, "cuEventQuery")),
         }
     }
 }
@@ -190,7 +190,7 @@ pub type StreamCallback = unsafe extern "C" fn(stream: CUstream, status: sys::Cu
 /// `f` must be sound to call with `user` from another thread at any later time (whatever `user` points at
 /// must outlive every pending call).
 #[inline]
-pub unsafe fn launch_host_func(stream: StreamHandle<'_>, f: HostFn, user: *mut c_void) -> DriverResult<()> {
+pub unsafe fn launch_host_func(stream: StreamHandle<'_>, f: HostFn, user: *mut c_void) -> CudaResult<()> {
     // SAFETY: the stream is live (its lifetime); the caller vouches for `f` and `user`.
     unsafe { check(sys::cuLaunchHostFunc(stream.raw(), Some(f), user), "cuLaunchHostFunc") }
 }
@@ -200,7 +200,7 @@ pub unsafe fn launch_host_func(stream: StreamHandle<'_>, f: HostFn, user: *mut c
 /// # Safety
 /// As for `launch_host_func`.
 #[inline]
-pub unsafe fn stream_add_callback(stream: StreamHandle<'_>, f: StreamCallback, user: *mut c_void) -> DriverResult<()> {
+pub unsafe fn stream_add_callback(stream: StreamHandle<'_>, f: StreamCallback, user: *mut c_void) -> CudaResult<()> {
     // SAFETY: the stream is live (its lifetime); the caller vouches for `f` and `user`.
     unsafe { check(sys::cuStreamAddCallback(stream.raw(), Some(f), user, 0), "cuStreamAddCallback") }
 }

@@ -2,7 +2,7 @@
 //! of `gpu.rs` to the copies of `memory.rs` and the runtime's calls. The streams it borrows are made by
 //! `stream.rs` (or by the runtime); the two default streams need no owner.
 
-use super::error::DriverResult;
+use super::error::CudaResult;
 use super::sys::{self, CUstream};
 use std::marker::PhantomData;
 
@@ -46,12 +46,12 @@ impl StreamHandle<'_> {
     /// Right after a call returns this is the way to ask whether the call's work is done: an event recorded
     /// after the return completes only once the GPU has processed it, microseconds later, even when the
     /// call's work had already finished.
-    pub fn is_idle(self) -> DriverResult<bool> {
+    pub fn is_idle(self) -> CudaResult<bool> {
         // SAFETY: the handle is a live stream (its lifetime says so) or a default stream.
         match unsafe { sys::cuStreamQuery(self.raw) } {
             sys::CUDA_SUCCESS => Ok(true),
             sys::CUDA_ERROR_NOT_READY => Ok(false),
-            rc => Err(crate::DriverError::driver(rc, "cuStreamQuery")),
+            rc => Err(crate::CudaError::driver(rc, "cuStreamQuery")),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! value) and `cuStreamWriteValue32` (a stream writes one). Looked up at run time (see `resolve`): the `_v2`
 //! names (CUDA 11.7), which need no driver module option, first; the plain names, same signature, otherwise.
 
-use super::error::{check, DriverResult};
+use super::error::{check, CudaResult};
 use super::stream_handle::StreamHandle;
 use super::sys::{CUdeviceptr, CUstream, CuResult};
 use std::ffi::c_uint;
@@ -37,7 +37,7 @@ impl StreamMemOps {
     /// # Safety
     /// `addr` is a 4-byte-aligned device-accessible word that stays allocated until the wait is satisfied and
     /// the stream has moved past it; something must write the value (or the stream waits for ever).
-    pub unsafe fn wait_geq(&self, stream: StreamHandle<'_>, addr: CUdeviceptr, value: u32) -> DriverResult<()> {
+    pub unsafe fn wait_geq(&self, stream: StreamHandle<'_>, addr: CUdeviceptr, value: u32) -> CudaResult<()> {
         // SAFETY: `wait` is the driver's function of that name and signature; the stream is live (its lifetime);
         // the memory is the caller's promise.
         check(unsafe { (self.wait)(stream.raw(), addr, value, CU_STREAM_WAIT_VALUE_GEQ) }, "cuStreamWaitValue32")
@@ -47,7 +47,7 @@ impl StreamMemOps {
     ///
     /// # Safety
     /// As for `wait_geq`: the word stays allocated until the stream has written it.
-    pub unsafe fn write(&self, stream: StreamHandle<'_>, addr: CUdeviceptr, value: u32) -> DriverResult<()> {
+    pub unsafe fn write(&self, stream: StreamHandle<'_>, addr: CUdeviceptr, value: u32) -> CudaResult<()> {
         // SAFETY: as in `wait_geq`.
         check(unsafe { (self.write)(stream.raw(), addr, value, CU_STREAM_WRITE_VALUE_DEFAULT) }, "cuStreamWriteValue32")
     }
@@ -56,7 +56,7 @@ impl StreamMemOps {
     ///
     /// # Safety
     /// `stream` is a live stream of the context current on the calling thread; the word as for `write`.
-    pub unsafe fn write_raw(&self, stream: CUstream, addr: CUdeviceptr, value: u32) -> DriverResult<()> {
+    pub unsafe fn write_raw(&self, stream: CUstream, addr: CUdeviceptr, value: u32) -> CudaResult<()> {
         // SAFETY: the caller's promises above.
         check(unsafe { (self.write)(stream, addr, value, CU_STREAM_WRITE_VALUE_DEFAULT) }, "cuStreamWriteValue32")
     }

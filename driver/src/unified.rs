@@ -6,7 +6,7 @@
 //! -1, for the host), are used. Both are looked up at run time (`resolve`), never linked, so the binary starts
 //! on any driver and an experiment lacking both is *not run*.
 
-use super::error::{check, DriverResult};
+use super::error::{check, CudaResult};
 use super::stream_handle::StreamHandle;
 use super::sys::{CUdevice, CUdeviceptr, CUstream, CuResult};
 use std::ffi::c_uint;
@@ -97,7 +97,7 @@ impl Hints {
         bytes: usize,
         to: Place,
         stream: StreamHandle<'_>,
-    ) -> DriverResult<()> {
+    ) -> CudaResult<()> {
         // SAFETY: each pointer is the driver's function of that exported name, typed as its header declares it;
         // the stream is live (its lifetime); the memory is the caller's promise.
         let rc = unsafe {
@@ -113,7 +113,7 @@ impl Hints {
     ///
     /// # Safety
     /// `ptr..ptr+bytes` is managed memory.
-    pub unsafe fn advise(&self, ptr: CUdeviceptr, bytes: usize, advice: i32, place: Place) -> DriverResult<()> {
+    pub unsafe fn advise(&self, ptr: CUdeviceptr, bytes: usize, advice: i32, place: Place) -> CudaResult<()> {
         // SAFETY: as in `prefetch`; an advice only changes how the driver treats the range.
         let rc = unsafe {
             match self.advise {

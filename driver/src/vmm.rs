@@ -4,7 +4,7 @@
 //! drop undoes whatever is left, once the device is idle.
 #![allow(non_snake_case)]
 
-use super::error::{check, DriverResult};
+use super::error::{check, CudaResult};
 use super::gpu::Gpu;
 use super::sys::{CUdeviceptr, CuResult};
 use super::unified::{MemLocation, CU_MEM_LOCATION_TYPE_DEVICE};
@@ -59,7 +59,7 @@ pub struct Vmm<'g> {
 
 impl<'g> Vmm<'g> {
     /// Reserves a range of the GPU's minimum granularity (2 MiB on current GPUs).
-    pub fn reserve(gpu: &'g Gpu) -> DriverResult<Vmm<'g>> {
+    pub fn reserve(gpu: &'g Gpu) -> CudaResult<Vmm<'g>> {
         gpu.bind()?;
         let prop = Self::prop(gpu);
         let mut size = 0;
@@ -93,7 +93,7 @@ impl<'g> Vmm<'g> {
     }
 
     /// `cuMemCreate` of one granule on this GPU, and nothing else. There must be no memory yet.
-    pub fn create(&mut self) -> DriverResult<()> {
+    pub fn create(&mut self) -> CudaResult<()> {
         assert!(self.handle.is_none(), "release the memory before creating more");
         let prop = Self::prop(self.gpu);
         let mut handle = 0;
@@ -104,14 +104,14 @@ impl<'g> Vmm<'g> {
     }
 
     /// `cuMemRelease` of the memory, and nothing else (mapped or not: mapped memory lives until it is unmapped).
-    pub fn release(&mut self) -> DriverResult<()> {
+    pub fn release(&mut self) -> CudaResult<()> {
         let handle = self.handle.take().expect("memory to release");
         // SAFETY: a handle from `cuMemCreate`, released once (it is taken out of `self`).
         check(unsafe { cuMemRelease(handle) }, "cuMemRelease")
     }
 
     /// `cuMemMap` of the memory over the whole range, and nothing else.
-    pub fn map(&mut self) -> DriverResult<()> {
+    pub fn map(&mut self) -> CudaResult<()> {
         let handle = self.handle.expect("memory to map");
         assert!(!self.mapped, "already mapped");
         // SAFETY: the reserved range and a live handle of the same size; offset and flags 0.
@@ -121,7 +121,7 @@ impl<'g> Vmm<'g> {
     }
 
     /// `cuMemSetAccess`: read-write access for this GPU over the mapped range, and nothing else.
-    pub fn set_access(&self) -> DriverResult<()> {
+    pub fn set_access(&self) -> CudaResult<()> {
         let desc =
             AccessDesc { location: MemLocation { kind: CU_MEM_LOCATION_TYPE_DEVICE, id: self.gpu.device }, flags: 3 };
         // SAFETY: the range is mapped (callers map first; the driver refuses an unmapped one); one descriptor.
@@ -133,7 +133,7 @@ impl<'g> Vmm<'g> {
     /// # Safety
     /// Work on the GPU that still uses the range faults once the range is unmapped, unless it is mapped again
     /// before that work runs (which is what the experiment that calls this with work queued does).
-    pub unsafe fn unmap(&mut self) -> DriverResult<()> {
+    pub unsafe fn unmap(&mut self) -> CudaResult<()> {
         assert!(self.mapped, "not mapped");
         // SAFETY: the whole mapped range (cuMemUnmap takes nothing less); the GPU's use is the caller's promise.
         check(unsafe { cuMemUnmap(self.va, self.size) }, "cuMemUnmap")?;

@@ -9,7 +9,7 @@
 use super::check_code;
 use crate::batch::{MemcpyAttributes, SrcAccessOrder};
 use crate::stream_handle::StreamHandle;
-use crate::DriverResult;
+use crate::CudaResult;
 use std::ffi::{c_int, c_void};
 
 type Batch13 = unsafe extern "C" fn(
@@ -85,7 +85,7 @@ impl BatchCopy {
         sizes: &mut [usize],
         order: SrcAccessOrder,
         stream: StreamHandle<'_>,
-    ) -> DriverResult<()> {
+    ) -> CudaResult<()> {
         assert!(dsts.len() == srcs.len() && srcs.len() == sizes.len(), "one size per copy");
         const _: () = assert!(std::mem::size_of::<u64>() == std::mem::size_of::<*mut c_void>());
         let mut attrs = MemcpyAttributes::with_order(order);

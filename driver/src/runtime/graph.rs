@@ -11,7 +11,7 @@
 use super::check_code;
 use crate::graph::{Graph, GraphExec, GraphInstantiateParams};
 use crate::stream_handle::StreamHandle;
-use crate::DriverResult;
+use crate::CudaResult;
 use cust::sys::{CUgraph, CUgraphExec};
 use std::ffi::c_int;
 use std::ptr::null_mut;
@@ -26,7 +26,7 @@ pub fn resolve_instantiate_with_params() -> Result<InstantiateWithParams, &'stat
 }
 
 /// `cudaGraphInstantiateWithFlags(.., 0)` of `graph`, and nothing else.
-pub fn instantiate<'g>(graph: &Graph<'g>) -> DriverResult<GraphExec<'g>> {
+pub fn instantiate<'g>(graph: &Graph<'g>) -> CudaResult<GraphExec<'g>> {
     let mut raw: super::sys::cudaGraphExec_t = null_mut();
     // SAFETY: `graph` is a live graph (borrowed) of the shared primary context; `raw` is a valid out-pointer;
     // flags 0.
@@ -41,7 +41,7 @@ pub fn instantiate_uploading<'g>(
     graph: &Graph<'g>,
     f: InstantiateWithParams,
     stream: StreamHandle<'_>,
-) -> DriverResult<GraphExec<'g>> {
+) -> CudaResult<GraphExec<'g>> {
     let mut raw = null_mut();
     let mut params = GraphInstantiateParams::uploading_into(stream);
     // SAFETY: `f` is the runtime's cudaGraphInstantiateWithParams (resolved by name, typed as its header gives
@@ -53,13 +53,13 @@ pub fn instantiate_uploading<'g>(
 }
 
 /// `cudaGraphUpload` of `exec` into `stream`, and nothing else.
-pub fn upload(exec: &GraphExec<'_>, stream: StreamHandle<'_>) -> DriverResult<()> {
+pub fn upload(exec: &GraphExec<'_>, stream: StreamHandle<'_>) -> CudaResult<()> {
     // SAFETY: a live executable graph (borrowed) and a live stream (its lifetime) of the shared context.
     unsafe { crate::rt!(cudaGraphUpload(exec.raw().cast(), stream.raw().cast())) }
 }
 
 /// `cudaGraphLaunch` of `exec` into `stream`, and nothing else.
-pub fn launch(exec: &GraphExec<'_>, stream: StreamHandle<'_>) -> DriverResult<()> {
+pub fn launch(exec: &GraphExec<'_>, stream: StreamHandle<'_>) -> CudaResult<()> {
     // SAFETY: as in `upload`; what the graph's nodes touch is kept alive by their owners (the contract of the
     // driver's `graph::Node`, under which the graph was built).
     unsafe { crate::rt!(cudaGraphLaunch(exec.raw().cast(), stream.raw().cast())) }

@@ -10,7 +10,7 @@
 
 use super::sys;
 use crate::rt;
-use crate::{DriverError, DriverResult};
+use crate::{CudaError, CudaResult};
 use async_lab_core::api::Api;
 use std::ffi::{c_void, CStr, CString};
 
@@ -21,8 +21,8 @@ pub struct Library {
 
 impl Library {
     /// Loads `ptx` (PTX text; a NUL is appended).
-    pub fn load(ptx: &str) -> DriverResult<Library> {
-        let image = CString::new(ptx).map_err(|_| DriverError {
+    pub fn load(ptx: &str) -> CudaResult<Library> {
+        let image = CString::new(ptx).map_err(|_| CudaError {
             code: sys::cudaError_t::cudaErrorInvalidPtx as u32,
             call: "cudaLibraryLoadData (the PTX holds a NUL)",
             api: Api::Runtime,
@@ -31,7 +31,7 @@ impl Library {
     }
 
     /// Loads a NUL-terminated PTX image (for timed loads: no copy of the text inside the measured span).
-    pub fn load_image(image: &CStr) -> DriverResult<Library> {
+    pub fn load_image(image: &CStr) -> CudaResult<Library> {
         super::get().map_err(|_| no_runtime("cudaLibraryLoadData"))?;
         let mut raw: sys::cudaLibrary_t = std::ptr::null_mut();
         // SAFETY: `image` is a NUL-terminated PTX image that outlives the call (the runtime copies what it
@@ -52,12 +52,12 @@ impl Library {
     }
 
     /// The kernel `name` (`cudaLibraryGetKernel`). Under lazy loading this does not load it into the context.
-    pub fn kernel(&self, name: &str) -> DriverResult<Kernel> {
+    pub fn kernel(&self, name: &str) -> CudaResult<Kernel> {
         self.kernel_named(&CString::new(name).expect("kernel names hold no NUL"))
     }
 
     /// `kernel` with the name already a C string (for timed lookups: no allocation in the measured span).
-    pub fn kernel_named(&self, c: &CStr) -> DriverResult<Kernel> {
+    pub fn kernel_named(&self, c: &CStr) -> CudaResult<Kernel> {
         let mut raw: sys::cudaKernel_t = std::ptr::null_mut();
         // SAFETY: `self.raw` is a loaded library (unloaded only on drop); `c` is NUL-terminated.
         unsafe { rt!(cudaLibraryGetKernel(&mut raw, self.raw, c.as_ptr()))? };
@@ -102,7 +102,7 @@ impl Kernel {
         block: u32,
         stream: crate::stream_handle::StreamHandle<'_>,
         params: &mut [*mut c_void],
-    ) -> DriverResult<()> {
+    ) -> CudaResult<()> {
         let dim = |x| sys::dim3 { x, y: 1, z: 1 };
         // A cudaKernel_t is passed to cudaLaunchKernel as the function pointer (documented for the library API).
         // SAFETY: the caller promises that the library is loaded, that `params` matches the kernel's parameters
@@ -125,7 +125,7 @@ impl Kernel {
     ///
     /// # Safety
     /// This kernel is `spin_wait_ns` and its library is still loaded.
-    pub unsafe fn launch_spin(&self, stream: crate::stream_handle::StreamHandle<'_>, ns: u64) -> DriverResult<()> {
+    pub unsafe fn launch_spin(&self, stream: crate::stream_handle::StreamHandle<'_>, ns: u64) -> CudaResult<()> {
         let (mut ns, mut stamps) = (ns, 0u64);
         let mut params = [(&mut ns as *mut u64).cast::<c_void>(), (&mut stamps as *mut u64).cast()];
         // SAFETY: spin_wait_ns(u64 ns, *mut u64 stamps) skips the stamps for a null pointer; `params` lives
@@ -135,6 +135,6 @@ impl Kernel {
     }
 }
 
-fn no_runtime(call: &'static str) -> DriverError {
-    DriverError { code: sys::cudaError_t::cudaErrorInitializationError as u32, call, api: Api::Runtime }
+fn no_runtime(call: &'static str) -> CudaError {
+    CudaError { code: sys::cudaError_t::cudaErrorInitializationError as u32, call, api: Api::Runtime }
 }

@@ -6,19 +6,19 @@
 
 use super::library::Kernel;
 use super::sys;
-use crate::DriverResult;
+use crate::CudaResult;
 use std::ffi::{c_int, c_void};
 
 pub use sys::{cudaDeviceAttr as DeviceAttr, cudaLimit as Limit};
 
 /// `cudaDeviceSetLimit` on the current device.
-pub fn set_limit(limit: Limit, value: usize) -> DriverResult<()> {
+pub fn set_limit(limit: Limit, value: usize) -> CudaResult<()> {
     // SAFETY: plain values; the runtime answers an error for a limit or value it does not take.
     unsafe { crate::rt!(cudaDeviceSetLimit(limit, value)) }
 }
 
 /// `cudaDeviceGetLimit` of the current device.
-pub fn get_limit(limit: Limit) -> DriverResult<usize> {
+pub fn get_limit(limit: Limit) -> CudaResult<usize> {
     let mut v = 0;
     // SAFETY: a valid out-pointer; the limit is checked by the runtime.
     unsafe { crate::rt!(cudaDeviceGetLimit(&mut v, limit))? };
@@ -26,7 +26,7 @@ pub fn get_limit(limit: Limit) -> DriverResult<usize> {
 }
 
 /// `cudaMemGetInfo`: free and total bytes of the current device.
-pub fn mem_get_info() -> DriverResult<(usize, usize)> {
+pub fn mem_get_info() -> CudaResult<(usize, usize)> {
     let (mut free, mut total) = (0usize, 0usize);
     // SAFETY: valid out-pointers.
     unsafe { crate::rt!(cudaMemGetInfo(&mut free, &mut total))? };
@@ -34,7 +34,7 @@ pub fn mem_get_info() -> DriverResult<(usize, usize)> {
 }
 
 /// `cudaDeviceGetAttribute` of runtime device `device`.
-pub fn device_attribute(attr: DeviceAttr, device: i32) -> DriverResult<i32> {
+pub fn device_attribute(attr: DeviceAttr, device: i32) -> CudaResult<i32> {
     let mut v = 0;
     // SAFETY: a valid out-pointer; the runtime answers an error for a bad device or attribute.
     unsafe { crate::rt!(cudaDeviceGetAttribute(&mut v, attr, device))? };
@@ -45,7 +45,7 @@ pub fn device_attribute(attr: DeviceAttr, device: i32) -> DriverResult<i32> {
 ///
 /// # Safety
 /// The kernel's library is still loaded.
-pub unsafe fn set_max_dynamic_shared(kernel: Kernel, bytes: c_int) -> DriverResult<()> {
+pub unsafe fn set_max_dynamic_shared(kernel: Kernel, bytes: c_int) -> CudaResult<()> {
     let attr = sys::cudaFuncAttribute::cudaFuncAttributeMaxDynamicSharedMemorySize;
     // SAFETY: `kernel` is live (the caller's promise), passed as the runtime documents for a cudaKernel_t;
     // plain values otherwise, checked by the runtime.
@@ -69,7 +69,7 @@ const _: () = assert!(std::mem::size_of::<FuncAttributes>() == std::mem::size_of
 ///
 /// # Safety
 /// As for `set_max_dynamic_shared`.
-pub unsafe fn max_dynamic_shared(kernel: Kernel) -> DriverResult<c_int> {
+pub unsafe fn max_dynamic_shared(kernel: Kernel) -> CudaResult<c_int> {
     let mut out = FuncAttributes { sizes: [0; 3], ints: [0; 29] };
     let p = (&mut out as *mut FuncAttributes).cast::<sys::cudaFuncAttributes>();
     // SAFETY: `p` points to a writable buffer of the struct's size (asserted above); the runtime only writes

@@ -9,11 +9,11 @@ use crate::gpu::Gpu;
 use crate::memory::{HostKind, PageableBuffer};
 use crate::runtime::sys;
 use crate::stream_handle::StreamHandle;
-use crate::DriverError;
+use crate::CudaError;
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 
-type RtResult<T> = Result<T, DriverError>;
+type RtResult<T> = Result<T, CudaError>;
 
 fn rt_stream(stream: StreamHandle<'_>) -> sys::cudaStream_t {
     stream.raw().cast()

@@ -19,7 +19,7 @@ pub mod memory;
 pub mod stream;
 pub mod unified;
 
-use crate::DriverError;
+use crate::CudaError;
 use async_lab_core::api::Api;
 pub use cudarc::runtime::sys;
 use std::ffi::{c_int, c_void, CStr};
@@ -128,10 +128,10 @@ macro_rules! rt_resolve {
 
 /// Turns the raw result of a runtime function called through `rt_resolve!` (declared to return a C `int`, so
 /// that a code the bindings' enum lacks is still a plain number) into `Ok(())` or an error naming `call`.
-pub fn check_code(code: c_int, call: &'static str) -> Result<(), DriverError> {
+pub fn check_code(code: c_int, call: &'static str) -> Result<(), CudaError> {
     match code {
         0 => Ok(()),
-        c => Err(DriverError { code: c as u32, call, api: Api::Runtime }),
+        c => Err(CudaError { code: c as u32, call, api: Api::Runtime }),
     }
 }
 
@@ -240,10 +240,10 @@ fn load(found: locate::Found) -> Result<Runtime, String> {
 }
 
 /// Turns a runtime result into `Ok(())` or an error that names `call` and reads the runtime's own codes.
-pub fn check(code: sys::cudaError_t, call: &'static str) -> Result<(), DriverError> {
+pub fn check(code: sys::cudaError_t, call: &'static str) -> Result<(), CudaError> {
     match code {
         sys::cudaError_t::cudaSuccess => Ok(()),
-        c => Err(DriverError { code: c as u32, call, api: Api::Runtime }),
+        c => Err(CudaError { code: c as u32, call, api: Api::Runtime }),
     }
 }
 
@@ -331,8 +331,8 @@ pub fn stream_callback(f: RawStreamCallback) -> sys::cudaStreamCallback_t {
 
 /// Makes GPU `ordinal` the runtime's current device (its primary context, the one the driver-side objects
 /// live in).
-pub fn set_device(ordinal: i32) -> Result<(), DriverError> {
-    get().map_err(|_| DriverError {
+pub fn set_device(ordinal: i32) -> Result<(), CudaError> {
+    get().map_err(|_| CudaError {
         code: sys::cudaError_t::cudaErrorInitializationError as u32,
         call: "cudaSetDevice (the runtime library could not be loaded)",
         api: Api::Runtime,
@@ -342,7 +342,7 @@ pub fn set_device(ordinal: i32) -> Result<(), DriverError> {
 }
 
 /// `cudaGetDeviceFlags`: the flags of the runtime's current device (set by `set_device` first).
-pub fn device_flags() -> Result<u32, DriverError> {
+pub fn device_flags() -> Result<u32, CudaError> {
     let mut flags = 0u32;
     // SAFETY: `flags` is a valid out-pointer.
     unsafe { rt!(cudaGetDeviceFlags(&mut flags))? };
@@ -350,7 +350,7 @@ pub fn device_flags() -> Result<u32, DriverError> {
 }
 
 /// `cudaSetDeviceFlags`: sets the current device's flags (its primary context's scheduling flags among them).
-pub fn set_device_flags(flags: u32) -> Result<(), DriverError> {
+pub fn set_device_flags(flags: u32) -> Result<(), CudaError> {
     // SAFETY: plain call with a flags word; the runtime answers an error for one it refuses.
     unsafe { rt!(cudaSetDeviceFlags(flags)) }
 }

@@ -5,7 +5,7 @@ use crate::gpu::Gpu;
 use crate::runtime::{stream_callback, sys, RawStreamCallback};
 use crate::stream::HostFn;
 use crate::stream_handle::StreamHandle;
-use crate::DriverError;
+use crate::CudaError;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 /// `f` must be sound to call with `user` from another thread at any later time (whatever `user` points at
 /// must outlive every pending call).
 #[inline]
-pub unsafe fn launch_host_func(stream: StreamHandle<'_>, f: HostFn, user: *mut c_void) -> Result<(), DriverError> {
+pub unsafe fn launch_host_func(stream: StreamHandle<'_>, f: HostFn, user: *mut c_void) -> Result<(), CudaError> {
     // SAFETY: the stream is live (its lifetime) and of the shared context; the caller vouches for `f` and `user`.
     unsafe { crate::rt!(cudaLaunchHostFunc(stream.raw().cast(), Some(f), user)) }
 }
@@ -29,28 +29,28 @@ pub unsafe fn stream_add_callback(
     stream: StreamHandle<'_>,
     f: RawStreamCallback,
     user: *mut c_void,
-) -> Result<(), DriverError> {
+) -> Result<(), CudaError> {
     // SAFETY: the stream is live (its lifetime) and of the shared context; the caller vouches for `f` and `user`.
     unsafe { crate::rt!(cudaStreamAddCallback(stream.raw().cast(), stream_callback(f), user, 0)) }
 }
 
 /// `cudaStreamSynchronize`: waits until the work on `stream` has finished.
 #[inline]
-pub fn stream_synchronize(stream: StreamHandle<'_>) -> Result<(), DriverError> {
+pub fn stream_synchronize(stream: StreamHandle<'_>) -> Result<(), CudaError> {
     // SAFETY: the stream is live (its lifetime) and of the primary context the runtime uses.
     unsafe { crate::rt!(cudaStreamSynchronize(stream.raw().cast())) }
 }
 
 /// `cudaEventRecord`: records `event` (a driver event of the primary context the runtime uses) in `stream`.
 #[inline]
-pub fn event_record(event: &crate::stream::Event<'_>, stream: StreamHandle<'_>) -> Result<(), DriverError> {
+pub fn event_record(event: &crate::stream::Event<'_>, stream: StreamHandle<'_>) -> Result<(), CudaError> {
     // SAFETY: the event and the stream are live (borrowed) and of the primary context the runtime uses.
     unsafe { crate::rt!(cudaEventRecord(event.raw().cast(), stream.raw().cast())) }
 }
 
 /// `cudaEventSynchronize`: waits until the work the event's last record captured has finished.
 #[inline]
-pub fn event_synchronize(event: &crate::stream::Event<'_>) -> Result<(), DriverError> {
+pub fn event_synchronize(event: &crate::stream::Event<'_>) -> Result<(), CudaError> {
     // SAFETY: the event is live (borrowed) and of the primary context the runtime uses.
     unsafe { crate::rt!(cudaEventSynchronize(event.raw().cast())) }
 }
@@ -64,7 +64,7 @@ pub struct Stream<'g> {
 
 impl<'g> Stream<'g> {
     /// Needs `gpu` to be the runtime's current device (`set_device`).
-    pub fn new_non_blocking(_gpu: &'g Gpu) -> Result<Stream<'g>, DriverError> {
+    pub fn new_non_blocking(_gpu: &'g Gpu) -> Result<Stream<'g>, CudaError> {
         let mut raw: sys::cudaStream_t = std::ptr::null_mut();
         // SAFETY: a valid out-pointer; the runtime answers an error when it has no device.
         unsafe { crate::rt!(cudaStreamCreateWithFlags(&mut raw, sys::cudaStreamNonBlocking))? };
@@ -79,7 +79,7 @@ impl<'g> Stream<'g> {
     }
 
     /// `cudaStreamSynchronize`.
-    pub fn synchronize(&self) -> Result<(), DriverError> {
+    pub fn synchronize(&self) -> Result<(), CudaError> {
         stream_synchronize(self.handle())
     }
 }

@@ -12,7 +12,7 @@
 use super::check_code;
 use crate::stream_handle::StreamHandle;
 use crate::unified::{MemLocation, Place};
-use crate::DriverResult;
+use crate::CudaResult;
 use std::ffi::{c_int, c_uint, c_void};
 
 /// The location forms: `(ptr, bytes, location, flags, stream)` and `(ptr, bytes, advice, location)`.
@@ -87,7 +87,7 @@ impl Hints {
     /// # Safety
     /// `ptr..ptr+bytes` is managed (or, where the GPU can access it, pageable) memory that stays allocated until
     /// the stream has finished the prefetch.
-    pub unsafe fn prefetch(&self, ptr: u64, bytes: usize, to: Place, stream: StreamHandle<'_>) -> DriverResult<()> {
+    pub unsafe fn prefetch(&self, ptr: u64, bytes: usize, to: Place, stream: StreamHandle<'_>) -> CudaResult<()> {
         let (p, s) = (ptr as *const c_void, stream.raw().cast::<c_void>());
         // SAFETY: each pointer is the runtime's function of the exported name chosen in `resolve`, typed as that
         // name is declared in the loaded runtime's version; the stream is live (its lifetime) and of the shared
@@ -106,7 +106,7 @@ impl Hints {
     ///
     /// # Safety
     /// `ptr..ptr+bytes` is managed memory.
-    pub unsafe fn advise(&self, ptr: u64, bytes: usize, advice: i32, place: Place) -> DriverResult<()> {
+    pub unsafe fn advise(&self, ptr: u64, bytes: usize, advice: i32, place: Place) -> CudaResult<()> {
         let p = ptr as *const c_void;
         // SAFETY: as in `prefetch`; an advice only changes how the runtime treats the range.
         let rc = unsafe {

@@ -11,7 +11,7 @@ use async_lab_core::record::CaseRecord;
 use async_lab_core::setup::BlockerPlacement;
 use async_lab_driver::memory::{self as mem, DefaultMemPool};
 use async_lab_driver::runtime::memory as rtmem;
-use async_lab_driver::{sys, DriverResult, Gpu, PageableBuffer, Stream, StreamHandle, StreamKind};
+use async_lab_driver::{sys, CudaResult, Gpu, PageableBuffer, Stream, StreamHandle, StreamKind};
 use std::ffi::c_void;
 
 struct AllocProbe<'a, 'g> {
@@ -60,7 +60,7 @@ impl AllocProbe<'_, '_> {
 impl AllocProbe<'_, '_> {
     /// The runtime's counterpart of each call. What it allocates is freed by `release` through the driver:
     /// both APIs work in the same primary context, and the runtime's default pool is the device's.
-    fn call_runtime(&mut self) -> DriverResult<()> {
+    fn call_runtime(&mut self) -> CudaResult<()> {
         let n = self.op.bytes as usize;
         let s = self.stream.handle();
         // SAFETY: frees and unregistrations act on what `prepare` made (the pageable buffer registered here
@@ -123,7 +123,7 @@ impl Probe for AllocProbe<'_, '_> {
         Ok(())
     }
 
-    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+    fn call(&mut self, _gpu: &Gpu) -> CudaResult<()> {
         let n = self.op.bytes as usize;
         let s = self.stream.handle();
         if self.api == Api::Runtime {

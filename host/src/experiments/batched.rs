@@ -26,7 +26,7 @@ use async_lab_driver::memory;
 use async_lab_driver::runtime::batch as rtbatch;
 use async_lab_driver::runtime::memory as rtmem;
 use async_lab_driver::runtime::sys::cudaMemcpyKind;
-use async_lab_driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
+use async_lab_driver::{CudaResult, Gpu, Stream, StreamHandle, StreamKind};
 use std::ffi::c_void;
 
 /// The source access order the driver and the runtime take for the catalogue's.
@@ -77,7 +77,7 @@ impl BatchProbe<'_, '_> {
     ///
     /// # Safety
     /// As for the batch: the pieces tile two live buffers that stay allocated until the protocol synchronizes.
-    unsafe fn one_by_one(&self) -> DriverResult<()> {
+    unsafe fn one_by_one(&self) -> CudaResult<()> {
         let s = self.stream.handle();
         for ((&d, &src), &n) in self.dsts.iter().zip(&self.srcs).zip(&self.sizes) {
             // SAFETY: the caller's promise, piece by piece; the stream is live (borrowed by the probe) and a
@@ -107,7 +107,7 @@ impl Probe for BatchProbe<'_, '_> {
         Ok(())
     }
 
-    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+    fn call(&mut self, _gpu: &Gpu) -> CudaResult<()> {
         let (dsts, srcs, sizes) = (&mut self.dsts, &mut self.srcs, &mut self.sizes);
         // SAFETY: the pieces tile the two live buffers of `bytes` bytes exactly; they stay allocated and are
         // not touched until the protocol synchronizes, except the staging probe's overwrite of the source's

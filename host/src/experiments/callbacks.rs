@@ -14,7 +14,7 @@ use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_driver::measure::monotonic_ns;
 use async_lab_driver::runtime::stream as rtstream;
 use async_lab_driver::stream;
-use async_lab_driver::{sys, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
+use async_lab_driver::{sys, CudaResult, Gpu, Stream, StreamHandle, StreamKind};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -57,7 +57,7 @@ impl Probe for HostFuncProbe<'_, '_> {
         self.ran_at.store(0, Ordering::SeqCst);
         Ok(())
     }
-    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+    fn call(&mut self, _gpu: &Gpu) -> CudaResult<()> {
         let user = (self.ran_at as *const AtomicU64) as *mut c_void;
         let (s, add) = (self.stream.handle(), matches!(self.op, CallbackFacts::StreamAddCallback));
         // SAFETY: the functions only store into the atomic, which is leaked (`'static`): it outlives any
@@ -105,7 +105,7 @@ fn host_func(gpu: &Gpu, case: &Case, op: CallbackFacts, reps: usize) -> anyhow::
         blocker.launch(probe.stream.handle(), BLOCKER_NS)?;
         probe.call(gpu)?;
         let seen_at = std::thread::scope(|s| {
-            s.spawn(move || -> DriverResult<u64> {
+            s.spawn(move || -> CudaResult<u64> {
                 // The context and the event outlive this scoped thread (their lifetimes say so).
                 context.bind()?;
                 loop {

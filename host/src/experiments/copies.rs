@@ -16,7 +16,7 @@ use async_lab_core::record::CaseRecord;
 use async_lab_core::setup::{BlockerPlacement, Direction};
 use async_lab_driver::memory as mem;
 use async_lab_driver::runtime::memory as rtmem;
-use async_lab_driver::{DriverResult, Gpu, HostKind, Stream, StreamHandle, StreamKind};
+use async_lab_driver::{CudaResult, Gpu, HostKind, Stream, StreamHandle, StreamKind};
 
 /// Which pages of a copy's source the staging probe may overwrite. Only a host source, and with the copy in
 /// flight only one the GPU cannot read itself: pageable memory (on a GPU that cannot access pageable memory:
@@ -55,7 +55,7 @@ impl Probe for CopyProbe<'_, '_> {
         Ok(())
     }
 
-    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+    fn call(&mut self, _gpu: &Gpu) -> CudaResult<()> {
         let (n, s) = (self.op.bytes as usize, self.stream.handle());
         let (dst, src) = (self.dst.addr(), self.src.addr());
         if self.api == Api::Runtime {

@@ -22,7 +22,7 @@ use async_lab_core::record::CaseRecord;
 use async_lab_core::setup::BlockerPlacement;
 use async_lab_driver::graph::{Graph, GraphExec, InstantiateWithParams, Node};
 use async_lab_driver::runtime::graph as rtgraph;
-use async_lab_driver::{DeviceBuffer, DriverResult, Gpu, Stream, StreamHandle, StreamKind};
+use async_lab_driver::{CudaResult, DeviceBuffer, Gpu, Stream, StreamHandle, StreamKind};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -53,7 +53,7 @@ struct GraphProbe<'a, 'g> {
 
 impl<'g> GraphProbe<'_, 'g> {
     /// An executable graph of `self.graph`, instantiated through the API under test (flags 0).
-    fn instantiate(&self) -> DriverResult<GraphExec<'g>> {
+    fn instantiate(&self) -> CudaResult<GraphExec<'g>> {
         match self.api {
             Api::Driver => self.graph.instantiate(),
             Api::Runtime => rtgraph::instantiate(&self.graph),
@@ -61,7 +61,7 @@ impl<'g> GraphProbe<'_, 'g> {
     }
 
     /// A launch of `exec` through the API under test.
-    fn launch(&self, exec: &GraphExec<'_>, s: StreamHandle<'_>) -> DriverResult<()> {
+    fn launch(&self, exec: &GraphExec<'_>, s: StreamHandle<'_>) -> CudaResult<()> {
         match self.api {
             Api::Driver => exec.launch(s),
             Api::Runtime => rtgraph::launch(exec, s),
@@ -96,7 +96,7 @@ impl Probe for GraphProbe<'_, '_> {
         Ok(())
     }
 
-    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+    fn call(&mut self, _gpu: &Gpu) -> CudaResult<()> {
         let s = self.stream.handle();
         match (self.op.call, self.api) {
             (GraphCall::Instantiate, _) => self.exec = Some(self.instantiate()?),
@@ -115,7 +115,7 @@ impl Probe for GraphProbe<'_, '_> {
             }
             // Never measured through this probe (`run` hands it to `queue.rs`).
             (GraphCall::LaunchFullQueue, _) => {
-                return Err(async_lab_driver::DriverError {
+                return Err(async_lab_driver::CudaError {
                     code: async_lab_driver::sys::CUDA_ERROR_INVALID_VALUE,
                     call: "cuGraphLaunch (the full-queue case is measured by queue.rs)",
                     api: self.api,

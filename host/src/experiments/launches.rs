@@ -13,7 +13,7 @@ use async_lab_core::api::Api;
 use async_lab_core::catalogue::launches::LaunchFacts;
 use async_lab_core::record::CaseRecord;
 use async_lab_driver::runtime::library::{Kernel, Library};
-use async_lab_driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
+use async_lab_driver::{CudaResult, Gpu, Stream, StreamHandle, StreamKind};
 use async_lab_ptx::kernels;
 
 /// How long the kernel of the CUDA_LAUNCH_BLOCKING experiment runs: long enough that an asynchronous launch
@@ -49,12 +49,12 @@ impl RuntimeKernels {
     }
 
     /// `spin_wait_ns(ns, stamps = null)` through `cudaLaunchKernel`.
-    fn launch_spin(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<()> {
+    fn launch_spin(&self, stream: StreamHandle<'_>, ns: u64) -> CudaResult<()> {
         // SAFETY: the kernel is `spin_wait_ns`; the library is held by `self`.
         unsafe { self.spin_wait_ns.launch_spin(stream, ns) }
     }
 
-    fn launch_empty(&self, stream: StreamHandle<'_>) -> DriverResult<()> {
+    fn launch_empty(&self, stream: StreamHandle<'_>) -> CudaResult<()> {
         // SAFETY: `empty` takes no parameters; the library is held by `self`.
         unsafe { self.empty.launch(1, 1, stream, &mut []) }
     }
@@ -64,7 +64,7 @@ impl Probe for LaunchProbe<'_, '_> {
     fn prepare(&mut self, _gpu: &Gpu) -> anyhow::Result<()> {
         Ok(())
     }
-    fn call(&mut self, gpu: &Gpu) -> DriverResult<()> {
+    fn call(&mut self, gpu: &Gpu) -> CudaResult<()> {
         match (&self.runtime, self.kernel_ns) {
             (None, Some(ns)) => gpu.launch_spin_wait_ns_timed(self.stream.handle(), ns),
             (None, None) => gpu.launch_empty(self.stream.handle()),

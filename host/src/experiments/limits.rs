@@ -24,7 +24,7 @@ use async_lab_driver::device::{attribute, memory_free_and_total};
 use async_lab_driver::limits::{self as lim, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYN_SHARED};
 use async_lab_driver::runtime::library::{Kernel, Library};
 use async_lab_driver::runtime::limits::{self as rtlim, DeviceAttr, Limit};
-use async_lab_driver::{sys, DriverResult, Gpu, Stream, StreamHandle};
+use async_lab_driver::{sys, CudaResult, Gpu, Stream, StreamHandle};
 use async_lab_ptx::kernels;
 
 /// Stack size per GPU thread: restored to `STACK_FROM`, set to `STACK_TO`.
@@ -61,7 +61,7 @@ impl Probe for LimitProbe {
         Ok(())
     }
 
-    fn call(&mut self, gpu: &Gpu) -> DriverResult<()> {
+    fn call(&mut self, gpu: &Gpu) -> CudaResult<()> {
         if self.api == Api::Runtime {
             return self.runtime_call(gpu);
         }
@@ -118,7 +118,7 @@ impl Probe for LimitProbe {
 impl LimitProbe {
     /// The runtime's counterpart of each call (the runtime uses the current context, which `run_case` made
     /// the GPU's primary one, the driver-side objects' too).
-    fn runtime_call(&mut self, gpu: &Gpu) -> DriverResult<()> {
+    fn runtime_call(&mut self, gpu: &Gpu) -> CudaResult<()> {
         match self.op.call {
             LimitCall::SetStackSize => rtlim::set_limit(Limit::cudaLimitStackSize, STACK_TO),
             LimitCall::SetPrintfFifo => rtlim::set_limit(Limit::cudaLimitPrintfFifoSize, FIFO_TO),

@@ -36,9 +36,7 @@ use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_driver::library::{Kernel, Library, Module};
 use async_lab_driver::measure::monotonic_ns;
 use async_lab_driver::runtime::library::{Kernel as RtKernel, Library as RtLibrary};
-use async_lab_driver::{
-    DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind,
-};
+use async_lab_driver::{CudaResult, DeviceBuffer, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
 use async_lab_ptx::kernels;
 use std::ffi::{CStr, CString};
 
@@ -130,7 +128,7 @@ impl Probe for LoadProbe<'_> {
         Ok(())
     }
 
-    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+    fn call(&mut self, _gpu: &Gpu) -> CudaResult<()> {
         // Each arm is one API call. `made` is empty before it (a probe serves one repetition), so storing what
         // a load made unloads nothing inside the timed span. Both APIs get the same prebuilt C strings (the PTX
         // image, the kernel's name): no copy of them is timed.
@@ -245,7 +243,7 @@ impl<'a> Copies<'a> {
     }
 
     /// Enqueues `count` copies between the two events; returns the host time just before.
-    fn launch(&self, count: usize) -> DriverResult<u64> {
+    fn launch(&self, count: usize) -> CudaResult<u64> {
         self.gpu.bind()?;
         let t = monotonic_ns();
         self.start.record(self.stream)?;
@@ -268,12 +266,12 @@ impl<'a> Copies<'a> {
         Ok(t)
     }
 
-    fn are_done(&self) -> DriverResult<bool> {
+    fn are_done(&self) -> CudaResult<bool> {
         self.end.is_done()
     }
 
     /// After they finished: the device time from the first copy's start to the last one's end.
-    fn device_ns(&self) -> DriverResult<u64> {
+    fn device_ns(&self) -> CudaResult<u64> {
         self.end.ns_since(&self.start)
     }
 }
@@ -288,14 +286,14 @@ fn copies_for(ns: u64, one_ns: u64) -> usize {
 /// call that waited for them `device-sync`.
 impl Background for Copies<'_> {
     /// `ns` of copies on their own stream (`stream`, the plan's, is that same stream).
-    fn launch(&self, _stream: StreamHandle<'_>, ns: u64) -> DriverResult<u64> {
+    fn launch(&self, _stream: StreamHandle<'_>, ns: u64) -> CudaResult<u64> {
         Copies::launch(self, copies_for(ns, self.one_ns))
     }
-    fn is_done(&self) -> DriverResult<bool> {
+    fn is_done(&self) -> CudaResult<bool> {
         self.are_done()
     }
     /// From the first spin's start to the last one's end on the GPU's clock: the copies between them.
-    fn read(&self) -> DriverResult<(u64, Option<[u64; 2]>)> {
+    fn read(&self) -> CudaResult<(u64, Option<[u64; 2]>)> {
         let s = self.stamps.read_u64s(4)?;
         Ok((self.device_ns()?, Some([s[0], s[3]])))
     }

@@ -11,7 +11,7 @@ use async_lab_core::record::CaseRecord;
 use async_lab_core::setup::BlockerPlacement;
 use async_lab_driver::memory as mem;
 use async_lab_driver::runtime::memory as rtmem;
-use async_lab_driver::{DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
+use async_lab_driver::{CudaResult, DeviceBuffer, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
 
 const VALUE: u8 = 0xA5;
 
@@ -45,7 +45,7 @@ impl Probe for MemsetProbe<'_, '_> {
         Ok(())
     }
 
-    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+    fn call(&mut self, _gpu: &Gpu) -> CudaResult<()> {
         let (addr, n) = (self.addr(), self.op.bytes as usize);
         if self.api == Api::Runtime {
             // SAFETY: as below; the stream is a driver stream of the primary context the runtime shares.

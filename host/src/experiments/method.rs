@@ -26,7 +26,7 @@
 pub use super::buffers::Page;
 use async_lab_core::record::Rep;
 use async_lab_driver::measure::{monotonic_ns, Stopwatch};
-use async_lab_driver::{DeviceBuffer, DriverResult, Event, Gpu, StreamHandle};
+use async_lab_driver::{CudaResult, DeviceBuffer, Event, Gpu, StreamHandle};
 use std::time::Duration;
 
 pub const MIN_BLOCKER: Duration = Duration::from_millis(20);
@@ -37,7 +37,7 @@ pub trait Probe {
     /// Gets one repetition ready (outside the timed span). The device is synchronized afterwards.
     fn prepare(&mut self, gpu: &Gpu) -> anyhow::Result<()>;
     /// THE call. Exactly one driver call, ideally.
-    fn call(&mut self, gpu: &Gpu) -> DriverResult<()>;
+    fn call(&mut self, gpu: &Gpu) -> CudaResult<()>;
     /// The stream the call puts work on, where it does (`None` for allocation, registration, ...).
     fn op_stream(&self) -> Option<StreamHandle<'_>>;
     /// Right after the return of a call whose own work had not finished: overwrite one page of the source if
@@ -67,7 +67,7 @@ pub trait Probe {
         Ok(())
     }
     /// Waits until every GPU the call touches is idle. One GPU unless the call spans two (the peer copies).
-    fn settle(&self, gpu: &Gpu) -> DriverResult<()> {
+    fn settle(&self, gpu: &Gpu) -> CudaResult<()> {
         gpu.synchronize()
     }
     /// After the device is synchronized: checks the result. Returns whether the delivered data was the
@@ -84,12 +84,12 @@ pub struct Blocker<'g> {
 }
 
 impl<'g> Blocker<'g> {
-    pub fn new(gpu: &'g Gpu) -> DriverResult<Blocker<'g>> {
+    pub fn new(gpu: &'g Gpu) -> CudaResult<Blocker<'g>> {
         Ok(Blocker { gpu, start: Event::new(gpu)?, end: Event::new(gpu)?, stamps: DeviceBuffer::new(gpu, 16)? })
     }
 
     /// Enqueues the blocker on `stream`; returns the host time just before.
-    pub fn launch(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<u64> {
+    pub fn launch(&self, stream: StreamHandle<'_>, ns: u64) -> CudaResult<u64> {
         // The blocker's GPU must be current: `stream` may be a default-stream handle, which names the current
         // context's stream, and the events below belong to this GPU.
         self.gpu.bind()?;
@@ -100,7 +100,7 @@ impl<'g> Blocker<'g> {
         Ok(t)
     }
 
-    pub fn is_done(&self) -> DriverResult<bool> {
+    pub fn is_done(&self) -> CudaResult<bool> {
         self.end.is_done()
     }
 
@@ -120,7 +120,7 @@ impl<'g> Blocker<'g> {
     }
 
     /// After synchronization: the blocker's device time and its `%globaltimer` stamps.
-    pub fn read(&self) -> DriverResult<(u64, [u64; 2])> {
+    pub fn read(&self) -> CudaResult<(u64, [u64; 2])> {
         self.gpu.bind()?;
         let stamps = self.stamps.read_u64s(2)?;
         Ok((self.end.ns_since(&self.start)?, [stamps[0], stamps[1]]))
@@ -140,11 +140,11 @@ pub struct BlockerPlan<'s> {
 /// protocol (`run_rep`) serves both.
 pub trait Background {
     /// Enqueues about `ns` of work (on `stream`, or on a stream of its own); returns the host time just before.
-    fn launch(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<u64>;
+    fn launch(&self, stream: StreamHandle<'_>, ns: u64) -> CudaResult<u64>;
     /// Whether all of it has finished (an event query).
-    fn is_done(&self) -> DriverResult<bool>;
+    fn is_done(&self) -> CudaResult<bool>;
     /// After synchronization: its device time, and its `%globaltimer` start and end where it stamps them.
-    fn read(&self) -> DriverResult<(u64, Option<[u64; 2]>)>;
+    fn read(&self) -> CudaResult<(u64, Option<[u64; 2]>)>;
     /// The event recorded right before it, where the call's work may be placed against it on the GPU's
     /// timeline (`None`: no placement).
     fn start_event(&self) -> Option<&Event<'_>>;
@@ -157,13 +157,13 @@ pub trait Background {
 }
 
 impl Background for Blocker<'_> {
-    fn launch(&self, stream: StreamHandle<'_>, ns: u64) -> DriverResult<u64> {
+    fn launch(&self, stream: StreamHandle<'_>, ns: u64) -> CudaResult<u64> {
         Blocker::launch(self, stream, ns)
     }
-    fn is_done(&self) -> DriverResult<bool> {
+    fn is_done(&self) -> CudaResult<bool> {
         Blocker::is_done(self)
     }
-    fn read(&self) -> DriverResult<(u64, Option<[u64; 2]>)> {
+    fn read(&self) -> CudaResult<(u64, Option<[u64; 2]>)> {
         Blocker::read(self).map(|(ns, stamps)| (ns, Some(stamps)))
     }
     fn start_event(&self) -> Option<&Event<'_>> {
@@ -292,7 +292,7 @@ pub fn run_rep(
 }
 
 /// A query's answer, with when it began and ended in ns after `call_start_ns`.
-pub fn timed_query(call_start_ns: u64, query: impl FnOnce() -> DriverResult<bool>) -> DriverResult<(bool, [u64; 2])> {
+pub fn timed_query(call_start_ns: u64, query: impl FnOnce() -> CudaResult<bool>) -> CudaResult<(bool, [u64; 2])> {
     let q0 = monotonic_ns();
     let done = query()?;
     let q1 = monotonic_ns();
@@ -306,7 +306,7 @@ const START_EVENT_WAIT: Duration = Duration::from_millis(1);
 /// before the call (a few µs of submission latency), so that the query after the return sees the call's own
 /// work and not that event. Returns whether it was reached (`true` without a stream); `false` after
 /// `START_EVENT_WAIT`, which the repetition notes (`start_event_pending`).
-pub fn reach_start_event(start: &Event<'_>, has_stream: bool) -> DriverResult<bool> {
+pub fn reach_start_event(start: &Event<'_>, has_stream: bool) -> CudaResult<bool> {
     if !has_stream {
         return Ok(true);
     }

@@ -32,7 +32,7 @@ use async_lab_core::setup::CallTiming;
 use async_lab_driver::measure::{monotonic_ns, Stopwatch, Timed};
 use async_lab_driver::runtime::library::{Kernel, Library};
 use async_lab_driver::runtime::memory as rtmem;
-use async_lab_driver::{memory, DeviceBuffer, DriverResult, Gpu, HostBuffer, HostKind, Stream, StreamKind};
+use async_lab_driver::{memory, CudaResult, DeviceBuffer, Gpu, HostBuffer, HostKind, Stream, StreamKind};
 use async_lab_ptx::kernels;
 
 /// The copy's size, and what it carries (checked on the device after the measured round).
@@ -47,7 +47,7 @@ struct RuntimeEmpty {
 }
 
 impl RuntimeEmpty {
-    fn load(gpu: &Gpu) -> DriverResult<RuntimeEmpty> {
+    fn load(gpu: &Gpu) -> CudaResult<RuntimeEmpty> {
         let library = Library::load(gpu.ptx.text())?;
         Ok(RuntimeEmpty { kernel: library.kernel(kernels::EMPTY.name)?, _library: library })
     }
@@ -76,7 +76,7 @@ fn round(
     stream: &Stream,
     blocker: &Blocker,
     timing: CallTiming,
-    call: &dyn Fn() -> DriverResult<()>,
+    call: &dyn Fn() -> CudaResult<()>,
 ) -> anyhow::Result<Round> {
     // `launch` makes the GPU's context current; nothing in the loop below calls the driver but `call`.
     let blocker_launch_ns = blocker.launch(stream.handle(), BLOCKER_NS)?;
@@ -117,7 +117,7 @@ pub fn run(gpu: &Gpu, case: &Case, facts: OverheadFacts) -> anyhow::Result<CaseR
     let empty = (runtime && op == OverheadOp::LaunchEmpty).then(|| RuntimeEmpty::load(gpu)).transpose()?;
 
     let (src, dst, s) = (host.as_ptr(), device.ptr, stream.handle());
-    let call = || -> DriverResult<()> {
+    let call = || -> CudaResult<()> {
         match (op, &empty) {
             (OverheadOp::MemcpyHtoDPinned4B, _) if runtime => {
                 use async_lab_driver::runtime::sys::cudaMemcpyKind::cudaMemcpyHostToDevice;

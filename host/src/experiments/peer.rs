@@ -23,7 +23,7 @@ use async_lab_core::catalogue::{self, Facts};
 use async_lab_core::record::CaseRecord;
 use async_lab_driver::memory;
 use async_lab_driver::peer::{self, can_access_peer, ordered_pairs, set_peer_access};
-use async_lab_driver::{DriverResult, Gpu, Stream, StreamHandle, StreamKind};
+use async_lab_driver::{CudaResult, Gpu, Stream, StreamHandle, StreamKind};
 
 /// The two buffers and the stream of one pair's experiment.
 struct PeerProbe<'a, 'g> {
@@ -42,7 +42,7 @@ impl Probe for PeerProbe<'_, '_> {
         self.checker.poison(&mut self.dst)
     }
 
-    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+    fn call(&mut self, _gpu: &Gpu) -> CudaResult<()> {
         let n = self.op.bytes as usize;
         let (dst, src) = (self.dst.addr(), self.src.addr());
         let (dst_gpu, src_gpu, stream) = (self.dst_gpu, self.src_gpu, self.stream.handle());
@@ -62,7 +62,7 @@ impl Probe for PeerProbe<'_, '_> {
         Some(self.stream.handle())
     }
 
-    fn settle(&self, _gpu: &Gpu) -> DriverResult<()> {
+    fn settle(&self, _gpu: &Gpu) -> CudaResult<()> {
         self.src_gpu.synchronize()?;
         self.dst_gpu.synchronize()
     }
@@ -121,7 +121,7 @@ pub fn run(
 }
 
 /// The reason a pair cannot run with peer access on, if it cannot.
-fn unreachable_pair(src: &Gpu, dst: &Gpu, access: bool, loopback: bool) -> DriverResult<Option<String>> {
+fn unreachable_pair(src: &Gpu, dst: &Gpu, access: bool, loopback: bool) -> CudaResult<Option<String>> {
     if !access || loopback {
         return Ok(None);
     }

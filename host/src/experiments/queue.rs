@@ -11,7 +11,7 @@ use super::method::Blocker;
 use super::{case_record, Case};
 use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_driver::measure::{monotonic_ns, Stopwatch};
-use async_lab_driver::{DriverResult, Gpu, Stream};
+use async_lab_driver::{CudaResult, Gpu, Stream};
 use std::collections::BTreeMap;
 
 /// The blocker the queue fills behind: long enough that thousands of calls are made before it ends.
@@ -29,7 +29,7 @@ pub fn fill_until_a_launch_waits(
     case: &Case,
     stream: &Stream,
     reps: usize,
-    launch: impl FnMut() -> DriverResult<()>,
+    launch: impl FnMut() -> CudaResult<()>,
 ) -> anyhow::Result<CaseRecord> {
     let blocker = Blocker::new(gpu)?;
     let record = fill(gpu, case, stream, reps, launch, &blocker);
@@ -46,7 +46,7 @@ fn fill(
     case: &Case,
     stream: &Stream,
     reps: usize,
-    mut launch: impl FnMut() -> DriverResult<()>,
+    mut launch: impl FnMut() -> CudaResult<()>,
     blocker: &Blocker,
 ) -> anyhow::Result<CaseRecord> {
     // The timed launches do not make the context current themselves (one driver call per measured span).

@@ -32,7 +32,7 @@ use async_lab_driver::measure::{monotonic_ns, Stopwatch, Timed};
 use async_lab_driver::memory::memcpy_async;
 use async_lab_driver::stream::stream_add_callback;
 use async_lab_driver::{
-    sys, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind,
+    sys, CudaResult, DeviceBuffer, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind,
 };
 use async_lab_ptx::kernels;
 use std::ffi::c_void;
@@ -209,7 +209,7 @@ impl<'s, 'g> Sequence<'s, 'g> {
 
     /// The GPU's clock at the sequence's start, for timelines: the stamp kernel runs at once (the stream is
     /// idle) and the first event completes right after it.
-    pub fn start(&mut self) -> DriverResult<()> {
+    pub fn start(&mut self) -> CudaResult<()> {
         self.host.fill(HostStep::default());
         self.gpu.launch_write_globaltimer(self.stream, self.origin.ptr)?;
         self.events[0].record(self.stream)
@@ -223,7 +223,7 @@ impl<'s, 'g> Sequence<'s, 'g> {
     /// Step `k`: makes `call` (exactly one CUDA call) between two clock readings, asks the stream at the
     /// return whether its work was done and the event after the step before whether the work ahead was
     /// (each query timed), then records the step's end event. The call's error comes last.
-    pub fn step(&mut self, k: usize, call: impl FnOnce() -> DriverResult<()>) -> DriverResult<()> {
+    pub fn step(&mut self, k: usize, call: impl FnOnce() -> CudaResult<()>) -> CudaResult<()> {
         let (start_ns, timed, result) = time_call(call);
         let (own, prior) = if result.is_ok() {
             let own = timed_query(start_ns, || self.stream.is_idle())?;

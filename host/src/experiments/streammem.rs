@@ -27,7 +27,7 @@ use async_lab_driver::measure::monotonic_ns;
 use async_lab_driver::memory;
 use async_lab_driver::streammem::StreamMemOps;
 use async_lab_driver::{
-    sys, ContextRef, DeviceBuffer, DriverResult, Event, EventRef, Gpu, HostBuffer, HostKind, Stream, StreamHandle,
+    sys, ContextRef, CudaResult, DeviceBuffer, Event, EventRef, Gpu, HostBuffer, HostKind, Stream, StreamHandle,
     StreamKind,
 };
 use std::ffi::CString;
@@ -182,7 +182,7 @@ impl Probe for MemOpProbe<'_, '_> {
         self.watchdog.is_some()
     }
 
-    fn call(&mut self, gpu: &Gpu) -> DriverResult<()> {
+    fn call(&mut self, gpu: &Gpu) -> CudaResult<()> {
         let s = self.stream.handle();
         // SAFETY: in all arms, every pointer is a live buffer of this probe or a valid out-pointer; the flag as in
         // `prepare`; the module image is NUL-terminated PTX.

@@ -56,8 +56,8 @@ use async_lab_driver::runtime::memory as rtmem;
 use async_lab_driver::runtime::stream as rtstream;
 use async_lab_driver::stream;
 use async_lab_driver::{
-    sys, ContextRef, DeviceBuffer, DriverResult, Event, Gpu, HostBuffer, HostKind, PageableBuffer, Stream,
-    StreamHandle, StreamKind,
+    sys, ContextRef, CudaResult, DeviceBuffer, Event, Gpu, HostBuffer, HostKind, PageableBuffer, Stream, StreamHandle,
+    StreamKind,
 };
 use async_lab_ptx::kernels;
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -420,7 +420,7 @@ impl Probe for ThreadProbe<'_, '_> {
         self.release_other()
     }
 
-    fn call(&mut self, gpu: &Gpu) -> DriverResult<()> {
+    fn call(&mut self, gpu: &Gpu) -> CudaResult<()> {
         let (dst, src, s) = (self.quick_dst.ptr, self.quick_src.addr(), self.stream.handle());
         match (self.op.quick, &self.runtime) {
             (QuickCall::Launch, None) => gpu.launch_empty(s),

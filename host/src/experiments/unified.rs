@@ -21,7 +21,7 @@ use async_lab_core::record::CaseRecord;
 use async_lab_core::setup::BlockerPlacement;
 use async_lab_driver::runtime::unified as rtum;
 use async_lab_driver::unified::{self as um, Hints, Place};
-use async_lab_driver::{sys, DriverResult, Gpu, HostBuffer, Stream, StreamHandle, StreamKind};
+use async_lab_driver::{sys, CudaResult, Gpu, HostBuffer, Stream, StreamHandle, StreamKind};
 
 /// The advice a hint sets (and, in `prepare`, the one that unsets it); `None` for a prefetch.
 fn advice(call: HintCall) -> Option<(i32, i32)> {
@@ -45,7 +45,7 @@ enum Via {
 impl Via {
     /// # Safety
     /// As for `Hints::prefetch`.
-    unsafe fn prefetch(&self, ptr: u64, n: usize, to: Place, stream: StreamHandle<'_>) -> DriverResult<()> {
+    unsafe fn prefetch(&self, ptr: u64, n: usize, to: Place, stream: StreamHandle<'_>) -> CudaResult<()> {
         // SAFETY: the caller's promise, passed on.
         unsafe {
             match self {
@@ -57,7 +57,7 @@ impl Via {
 
     /// # Safety
     /// As for `Hints::advise`.
-    unsafe fn advise(&self, ptr: u64, n: usize, advice: i32, place: Place) -> DriverResult<()> {
+    unsafe fn advise(&self, ptr: u64, n: usize, advice: i32, place: Place) -> CudaResult<()> {
         // SAFETY: the caller's promise, passed on.
         unsafe {
             match self {
@@ -103,7 +103,7 @@ impl Probe for HintProbe<'_, '_> {
         Ok(())
     }
 
-    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+    fn call(&mut self, _gpu: &Gpu) -> CudaResult<()> {
         let (ptr, n) = (self.side.addr(), self.op.bytes as usize);
         // SAFETY: `ptr..ptr+n` is the managed buffer this probe owns; it outlives the stream's work (the protocol
         // synchronizes before `verify`, and the buffer is dropped after the probe).

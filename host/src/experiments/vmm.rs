@@ -16,7 +16,7 @@ use async_lab_core::catalogue::vmm::{VmmCall, VmmFacts, HOLD_MS};
 use async_lab_core::record::CaseRecord;
 use async_lab_driver::memory;
 use async_lab_driver::vmm::Vmm;
-use async_lab_driver::{DriverResult, Event, Gpu, Stream, StreamHandle, StreamKind};
+use async_lab_driver::{CudaResult, Event, Gpu, Stream, StreamHandle, StreamKind};
 use std::time::Duration;
 
 /// How long the spin kernel ahead of the writing kernel runs (far longer than mapping the range again takes).
@@ -37,14 +37,14 @@ struct VmmProbe<'a, 'g> {
 }
 
 impl VmmProbe<'_, '_> {
-    fn ensure_memory(&mut self) -> DriverResult<()> {
+    fn ensure_memory(&mut self) -> CudaResult<()> {
         if !self.vmm.has_memory() {
             self.vmm.create()?;
         }
         Ok(())
     }
 
-    fn ensure_unmapped(&mut self) -> DriverResult<()> {
+    fn ensure_unmapped(&mut self) -> CudaResult<()> {
         if self.vmm.is_mapped() {
             // SAFETY: `prepare` runs with the device synchronized: nothing uses the range.
             unsafe { self.vmm.unmap()? };
@@ -52,7 +52,7 @@ impl VmmProbe<'_, '_> {
         Ok(())
     }
 
-    fn ensure_mapped(&mut self) -> DriverResult<()> {
+    fn ensure_mapped(&mut self) -> CudaResult<()> {
         self.ensure_memory()?;
         if !self.vmm.is_mapped() {
             self.vmm.map()?;
@@ -118,7 +118,7 @@ impl Probe for VmmProbe<'_, '_> {
         self.armed
     }
 
-    fn call(&mut self, _gpu: &Gpu) -> DriverResult<()> {
+    fn call(&mut self, _gpu: &Gpu) -> CudaResult<()> {
         match self.op.call {
             VmmCall::Create => self.vmm.create(),
             VmmCall::Map => self.vmm.map(),

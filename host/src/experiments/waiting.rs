@@ -18,7 +18,7 @@ use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_driver::gpu::FlaggedContext;
 use async_lab_driver::measure::{monotonic_ns, Stopwatch};
 use async_lab_driver::runtime::{self, stream as rtstream};
-use async_lab_driver::{sys, DriverResult, Event, Gpu, Stream, StreamKind};
+use async_lab_driver::{sys, CudaResult, Event, Gpu, Stream, StreamKind};
 
 /// The driver's `CU_CTX_SCHED_*` bits of a scheduling flag (the runtime's `cudaDeviceSchedule*` values are the
 /// same).
@@ -49,7 +49,7 @@ fn waits_between_events(
     stream: &Stream,
     (start, end): (&Event, &Event),
     reps: usize,
-    wait: impl Fn() -> DriverResult<()>,
+    wait: impl Fn() -> CudaResult<()>,
 ) -> anyhow::Result<Vec<Rep>> {
     let mut out = Vec::new();
     for i in 0..=reps {
@@ -80,8 +80,8 @@ struct Waited {
 /// ended.
 fn timed_wait(
     launched: u64,
-    wait: impl FnOnce() -> DriverResult<()>,
-    done: impl FnOnce() -> DriverResult<bool>,
+    wait: impl FnOnce() -> CudaResult<()>,
+    done: impl FnOnce() -> CudaResult<bool>,
 ) -> anyhow::Result<Waited> {
     let call_start = monotonic_ns();
     let w = Stopwatch::start();
