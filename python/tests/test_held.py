@@ -9,8 +9,9 @@ from async_lab.held import HeldError
 from conftest import needs_installed_package
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PAGEABLE = os.path.join(ROOT, "recordings", "trace-seed_program-pageable-lazy-h200-driver580.159.04-2026-12-03-761b4dc.jsonl")
-PINNED = os.path.join(ROOT, "recordings", "trace-seed_program-pinned-lazy-h200-driver580.159.04-2026-12-03-761b4dc.jsonl")
+TRACES = os.path.join(ROOT, "recordings", "traces")
+PAGEABLE = os.path.join(TRACES, "trace-seed_program-pageable-lazy-h200-driver580.159.04-2026-12-03-761b4dc.jsonl.gz")
+PINNED = os.path.join(TRACES, "trace-seed_program-pinned-lazy-h200-driver580.159.04-2026-12-03-761b4dc.jsonl.gz")
 
 
 def copy(what, cls="blocking", held_ns=2_800_000, name="cudaMemcpyAsync"):

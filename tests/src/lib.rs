@@ -96,17 +96,38 @@ pub fn recording_files() -> Vec<PathBuf> {
     files
 }
 
-/// The committed traces (`recordings/trace-*.jsonl`, made with `async-lab trace` on real GPUs), sorted.
+/// Where the committed traces are, relative to the project's root: one place for every trace made with
+/// `async-lab trace` on real GPUs, each stored gzip-compressed (`trace-*.jsonl.gz`, read as it is by `--replay`).
+pub const TRACES: &str = "recordings/traces";
+
+/// The committed traces (`recordings/traces/trace-*.jsonl.gz`), sorted.
 pub fn trace_files() -> Vec<PathBuf> {
-    let dir = project_root().join("recordings");
+    let dir = project_root().join(TRACES);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| {
-            p.extension().is_some_and(|e| e == "jsonl")
-                && p.file_name().unwrap().to_string_lossy().starts_with("trace-")
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("trace-") && name.ends_with(".jsonl.gz")
         })
         .collect();
     files.sort();
+    assert!(!files.is_empty(), "no traces in {}: the replay tests would test nothing", dir.display());
     files
+}
+
+/// A committed trace's name as it was written (`trace-x.jsonl`, without the `.gz` it is stored with).
+pub fn trace_name(path: &Path) -> String {
+    let name = path.file_name().unwrap().to_string_lossy();
+    name.strip_suffix(".gz").unwrap_or(&name).to_owned()
+}
+
+/// The text of a trace file, decompressed where it is stored compressed.
+pub fn trace_text(path: &Path) -> String {
+    use std::io::Read as _;
+    let mut text = String::new();
+    async_lab_core::trace::format::open(path)
+        .and_then(|mut file| file.read_to_string(&mut text))
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
+    text
 }

@@ -15,12 +15,7 @@ const MIN_HELD: u64 = 20_000;
 
 /// Every committed trace: the recordings' and the framework programs' crash and profiler traces.
 fn traces() -> Vec<PathBuf> {
-    let mut files = trace_files();
-    let dir = project_root().join("reference/frameworks/traces");
-    let mut more: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    more.sort();
-    files.extend(more.into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")));
-    files
+    trace_files()
 }
 
 /// `p` through the filter: its lines in the file's order, and every 64 lines the calls then in flight (as the

@@ -1,5 +1,5 @@
 //! The traces of `reference/frameworks/crash.py` killed each way on a GPU machine
-//! (`reference/frameworks/traces/trace-crash-MODE-*.jsonl`): each must replay and hold the program's last held
+//! (`recordings/traces/trace-crash-MODE-*.jsonl.gz`): each must replay and hold the program's last held
 //! call (a `cudaDeviceSynchronize` held ~10 ms for a GPU sleep, inside the NVTX range "held-call"), with the
 //! way it ended: the signal, `_exit`, an `end` line for `exit`, nothing for SIGKILL (its periodic flush had
 //! the call by then) and for SIGINT (Python handles it).
@@ -13,7 +13,7 @@ use async_lab_tests::project_root;
 const MODES: [&str; 8] = ["segv", "bus", "abrt", "term", "int", "exit", "_exit", "kill"];
 
 fn trace_of(mode: &str) -> (String, Trace) {
-    let dir = project_root().join("reference/frameworks/traces");
+    let dir = project_root().join(async_lab_tests::TRACES);
     let prefix = format!("trace-crash-{mode}-");
     let mut found: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
@@ -21,9 +21,8 @@ fn trace_of(mode: &str) -> (String, Trace) {
         .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&prefix))
         .collect();
     found.sort();
-    let path = found.pop().unwrap_or_else(|| panic!("no {prefix}*.jsonl in {}", dir.display()));
-    let name = path.file_name().unwrap().to_string_lossy().into_owned();
-    (name, Trace::load(&path).unwrap())
+    let path = found.pop().unwrap_or_else(|| panic!("no {prefix}*.jsonl.gz in {}", dir.display()));
+    (async_lab_tests::trace_name(&path), Trace::load(&path).unwrap())
 }
 
 #[test]
@@ -73,7 +72,7 @@ fn each_way_of_dying_leaves_a_trace_that_holds_its_last_held_call() {
 }
 
 fn load(name: &str) -> Trace {
-    Trace::load(&project_root().join("reference/frameworks/traces").join(name)).unwrap()
+    Trace::load(&project_root().join(async_lab_tests::TRACES).join(name)).unwrap()
 }
 
 /// `reference/frameworks/torch_profiler.py` traced: torch's profiler asked CUPTI for a subscriber after CUDA
@@ -81,13 +80,13 @@ fn load(name: &str) -> Trace {
 /// and wrote no call after that.
 #[test]
 fn the_profiler_that_tried_to_take_cupti_is_named() {
-    let refused = load("trace-torch_profiler-h200-driver580.159.04-b38fd50-2026-12-04.jsonl");
+    let refused = load("trace-torch_profiler-h200-driver580.159.04-b38fd50-2026-12-04.jsonl.gz");
     let words = async_lab::trace::conflicts::words(&refused);
     assert_eq!(words.len(), 1, "{words:?}");
     assert!(words[0].starts_with("torch's profiler (libkineto / libtorch_cpu.so) tried to subscribe"), "{}", words[0]);
     assert!(words[0].ends_with("its CUDA activity was not recorded; use --yield-cupti"), "{}", words[0]);
 
-    let yielded = load("trace-torch_profiler-yield-cupti-h200-driver580.159.04-b38fd50-2026-12-04.jsonl");
+    let yielded = load("trace-torch_profiler-yield-cupti-h200-driver580.159.04-b38fd50-2026-12-04.jsonl.gz");
     let words = async_lab::trace::conflicts::words(&yielded);
     assert_eq!(words.len(), 1, "{words:?}");
     assert!(words[0].contains("the tracer stepped aside (--yield-cupti): the trace ends there"), "{}", words[0]);

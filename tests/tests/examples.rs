@@ -2,7 +2,7 @@
 //! they cannot drift: each example block follows a marker naming the command that makes it,
 //!
 //! ```text
-//! <!-- example: COLUMNS=100 async-lab trace --replay recordings/FILE.jsonl --after-startup | sed -n 1,30p -->
+//! <!-- example: COLUMNS=100 async-lab trace --replay recordings/traces/FILE.jsonl.gz --after-startup | sed -n 1,30p -->
 //! ```
 //!
 //! (environment assignments first; a `*` in an argument stands for the rest of the one file name it matches,

@@ -1,5 +1,5 @@
 //! The framework programs of `reference/frameworks/` (PyTorch, CuPy, JAX, a C++ program built with symbols),
-//! traced on the H200: each committed trace (`recordings/trace-<program>-*-40b2499.jsonl`, cut to its held
+//! traced on the H200: each committed trace (`recordings/traces/trace-<program>-*-40b2499.jsonl.gz`, cut to its held
 //! calls and the calls inside the program's steps) beside the program's own timing of its steps
 //! (`recordings/steps-<program>-*.txt`). What these tests hold:
 //! - no wait is claimed without the evidence rules: every call classed as waiting names the lab's
@@ -32,7 +32,7 @@ fn runs() -> Vec<(String, PathBuf, PathBuf)> {
     programs
         .iter()
         .map(|p| {
-            let trace = dir.join(format!("trace-{p}-{RUN}.jsonl"));
+            let trace = dir.join(format!("traces/trace-{p}-{RUN}.jsonl.gz"));
             let steps = dir.join(format!("steps-{p}-{RUN}.txt"));
             assert!(trace.exists() && steps.exists(), "{} or {} is missing", trace.display(), steps.display());
             (p.to_string(), trace, steps)

@@ -1,5 +1,5 @@
 //! What a trace keeps over a program's life, checked on the traces `reference/frameworks/lifetime.sh` makes on
-//! a GPU machine (`reference/frameworks/traces/trace-{lazy_load-*,killed-*,torch_profiler-newer}-*.jsonl`):
+//! a GPU machine (`recordings/traces/trace-{lazy_load-*,killed-*,torch_profiler-newer}-*.jsonl.gz`):
 //! - a first launch under lazy loading behind a long kernel reads as a wait for that kernel (its stream's, or
 //!   another stream's: the device), on the evidence of CUPTI's overhead record of the load;
 //! - a program killed by SIGKILL 0.3 s after its last held copy keeps those copies *and* their GPU records, so
@@ -25,7 +25,7 @@ fn classified(trace: &Trace) -> (Program, Vec<Traced>) {
 
 /// The committed trace whose file name begins with `prefix` (the newest), if there is one.
 fn committed(prefix: &str) -> Option<(String, Trace)> {
-    let dir = project_root().join("reference/frameworks/traces");
+    let dir = project_root().join(async_lab_tests::TRACES);
     let mut found: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -33,15 +33,13 @@ fn committed(prefix: &str) -> Option<(String, Trace)> {
         .collect();
     found.sort();
     let path = found.pop()?;
-    Some((path.file_name().unwrap().to_string_lossy().into_owned(), Trace::load(&path).unwrap()))
+    Some((async_lab_tests::trace_name(&path), Trace::load(&path).unwrap()))
 }
 
 /// The committed trace `prefix*`, which must exist.
 fn must(prefix: &str) -> Trace {
     committed(prefix)
-        .unwrap_or_else(|| {
-            panic!("no reference/frameworks/traces/{prefix}*.jsonl: reference/frameworks/lifetime.sh makes it")
-        })
+        .unwrap_or_else(|| panic!("no recordings/traces/{prefix}*.jsonl.gz: reference/frameworks/lifetime.sh makes it"))
         .1
 }
 

@@ -32,15 +32,7 @@ fn training_loops() -> Vec<PathBuf> {
 
 /// Every committed trace: the recordings' and the framework programs' crash and profiler traces.
 fn every_trace() -> Vec<PathBuf> {
-    let mut all = async_lab_tests::trace_files();
-    let dir = project_root().join("reference/frameworks/traces");
-    let mut more: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    more.sort();
-    all.extend(more);
+    let all = async_lab_tests::trace_files();
     assert!(all.len() > 20, "{all:?}");
     all
 }

@@ -18,21 +18,12 @@ use std::path::PathBuf;
 const MIN_HELD: i64 = 20_000;
 
 fn committed_traces() -> Vec<PathBuf> {
-    let mut traces: Vec<PathBuf> = std::fs::read_dir(project_root().join("recordings"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name().unwrap().to_string_lossy().starts_with("trace-")
-                && p.extension().is_some_and(|e| e == "jsonl")
-        })
-        .collect();
-    traces.sort();
-    assert!(!traces.is_empty(), "no recordings/trace-*.jsonl");
-    traces
+    async_lab_tests::trace_files()
 }
 
 fn seed_pinned_lazy() -> PathBuf {
-    project_root().join("recordings/trace-seed_program-pinned-lazy-h200-driver580.159.04-2026-12-03-761b4dc.jsonl")
+    project_root()
+        .join("recordings/traces/trace-seed_program-pinned-lazy-h200-driver580.159.04-2026-12-03-761b4dc.jsonl.gz")
 }
 
 #[test]
@@ -128,9 +119,7 @@ fn the_json_report_validates_against_the_schema_and_round_trips() {
             .unwrap();
     let validator = jsonschema::validator_for(&schema).expect("the schema is a JSON Schema");
     let mut texts: Vec<(String, String)> = vec![("synthetic loop".into(), syn::located_training_loop())];
-    texts.extend(
-        committed_traces().into_iter().map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap())),
-    );
+    texts.extend(committed_traces().into_iter().map(|p| (p.display().to_string(), async_lab_tests::trace_text(&p))));
     for (name, text) in texts {
         let trace = Trace::parse(&text).unwrap();
         for after_startup in [false, true] {
@@ -337,7 +326,7 @@ fn the_trace_page_has_the_by_location_table_and_a_zoomable_whole_program_lane() 
 #[test]
 fn format_json_with_against_keeps_stdout_one_document() {
     let root = project_root();
-    let trace = root.join("recordings/trace-async-lab-seed-h200-driver580.159.04-2026-12-03-761b4dc.jsonl");
+    let trace = root.join("recordings/traces/trace-async-lab-seed-h200-driver580.159.04-2026-12-03-761b4dc.jsonl.gz");
     let rec = root.join("recordings/async-lab-seed-both-apis-traced-h200-driver580.159.04-2026-12-03-761b4dc.json");
     let o =
         run(&["trace", "--replay", trace.to_str().unwrap(), "--against", rec.to_str().unwrap(), "--format", "json"]);

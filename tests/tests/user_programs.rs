@@ -1,6 +1,6 @@
 //! The programs written the way users write them (`reference/frameworks/`: the ResNet-18 training loop with a
 //! DataLoader, Hugging Face `generate()`, CuPy, JAX, the C++ cuBLAS program), traced on the H200 by
-//! `validate.sh` and committed as `reference/frameworks/traces/trace-<program>-*.jsonl`: each such trace is
+//! `validate.sh` at `26adb99` and committed as `recordings/traces/trace-<program>-*-26adb99.jsonl.gz`: each such trace is
 //! placed by the program's own lines. What every one of them must hold:
 //! - of the calls held past 1 ms, at least 95% are placed: on a thread that runs Python, its location carries
 //!   Python frames; on a thread that runs none, it carries the Python line that waited for it or native
@@ -122,15 +122,17 @@ fn broken(trace: &Trace) -> Vec<String> {
     out
 }
 
-/// The committed traces of [`PROGRAMS`].
+/// The committed traces of [`PROGRAMS`] from `validate.sh`'s run at `26adb99` (the framework programs' traces
+/// of `40b2499`, some of the same programs, were made before their locations were checked: `frameworks.rs`).
 fn committed() -> Vec<PathBuf> {
-    let dir = async_lab_tests::project_root().join("reference/frameworks/traces");
+    let dir = async_lab_tests::project_root().join(async_lab_tests::TRACES);
     let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| {
             let name = p.file_name().unwrap().to_string_lossy();
-            PROGRAMS.iter().any(|prog| name.starts_with(&format!("trace-{prog}-"))) && name.ends_with(".jsonl")
+            PROGRAMS.iter().any(|prog| name.starts_with(&format!("trace-{prog}-")))
+                && name.ends_with("-26adb99.jsonl.gz")
         })
         .collect();
     found.sort();

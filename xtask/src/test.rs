@@ -333,7 +333,8 @@ fn check_report_in_chromium(sh: &Shell) -> anyhow::Result<()> {
 }
 
 /// The committed trace of the seed's program (pinned, lazy loading) that the trace page check renders.
-const SEED_TRACE: &str = "recordings/trace-seed_program-pinned-lazy-h200-driver580.159.04-2026-12-03-761b4dc.jsonl";
+const SEED_TRACE: &str =
+    "recordings/traces/trace-seed_program-pinned-lazy-h200-driver580.159.04-2026-12-03-761b4dc.jsonl.gz";
 
 /// Renders the page of a committed trace (`async-lab report --replay TRACE`), loads it in headless Chromium
 /// once as it is and once zoomed by its address (`#zoom=p0-all:0.25:0.5`, which runs the same code as the

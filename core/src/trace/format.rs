@@ -9,6 +9,7 @@
 
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Read as _};
 use std::path::Path;
 
 /// What the header's `format` field says.
@@ -373,7 +374,10 @@ pub struct Trace {
 impl Trace {
     /// Reads a trace file; a file that is not one gets one clear error naming it.
     pub fn load(path: &Path) -> anyhow::Result<Trace> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let mut text = String::new();
+        open(path)
+            .and_then(|mut file| file.read_to_string(&mut text))
+            .with_context(|| format!("reading {}", path.display()))?;
         Trace::parse(&text).with_context(|| format!("{} is not an async-lab trace", path.display()))
     }
 
@@ -449,13 +453,23 @@ impl Trace {
 /// Whether the file at `path` begins like a trace (its first line a trace header); `false` for anything else,
 /// unreadable files included (the caller's own reading then says what is wrong).
 pub fn is_trace(path: &Path) -> bool {
-    use std::io::BufRead as _;
-    let Ok(file) = std::fs::File::open(path) else { return false };
+    let Ok(mut file) = open(path) else { return false };
     let mut first = String::new();
-    if std::io::BufReader::new(file).read_line(&mut first).is_err() {
+    if file.read_line(&mut first).is_err() {
         return false;
     }
     matches!(serde_json::from_str::<Line>(&first), Ok(Line::Header { format, .. }) if format == TRACE_FORMAT)
+}
+
+/// Opens a trace file for reading its lines: as it is, or decompressed where its name ends in `.gz` (the
+/// committed traces are stored so, `recordings/traces/*.jsonl.gz`).
+pub fn open(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
+    let file = std::io::BufReader::new(std::fs::File::open(path)?);
+    Ok(if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(std::io::BufReader::new(flate2::bufread::MultiGzDecoder::new(file)))
+    } else {
+        Box::new(file)
+    })
 }
 
 /// The header line of a process's section, as the injection library writes it.
