@@ -126,7 +126,7 @@ pub fn trace_name(path: &Path) -> String {
 pub fn trace_text(path: &Path) -> String {
     use std::io::Read as _;
     let mut text = String::new();
-    async_lab_core::trace::format::open(path)
+    async_lab_core::trace::format::stored::open(path)
         .and_then(|mut file| file.read_to_string(&mut text))
         .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
     text

@@ -281,7 +281,7 @@ impl ClockPair {
 pub enum ApiCalls {
     /// Every runtime and driver call.
     All,
-    /// Only the calls that can hold their thread (`trace::selection::may_hold`): enqueues, synchronization,
+    /// Only the calls that can hold their thread (`subscribed::may_hold`): enqueues, synchronization,
     /// allocation, free, loading, graphs, memory operations, context and stream management; not the getters
     /// and queries a framework makes around every operation.
     MayHold,
@@ -372,10 +372,11 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// Reads a trace file; a file that is not one gets one clear error naming it.
+    /// Reads a trace file, plain or compressed ([`crate::stored`]); a file that is not one gets one clear error
+    /// naming it.
     pub fn load(path: &Path) -> anyhow::Result<Trace> {
         let mut text = String::new();
-        open(path)
+        crate::stored::open(path)
             .and_then(|mut file| file.read_to_string(&mut text))
             .with_context(|| format!("reading {}", path.display()))?;
         Trace::parse(&text).with_context(|| format!("{} is not an async-lab trace", path.display()))
@@ -453,23 +454,12 @@ impl Trace {
 /// Whether the file at `path` begins like a trace (its first line a trace header); `false` for anything else,
 /// unreadable files included (the caller's own reading then says what is wrong).
 pub fn is_trace(path: &Path) -> bool {
-    let Ok(mut file) = open(path) else { return false };
+    let Ok(mut file) = crate::stored::open(path) else { return false };
     let mut first = String::new();
     if file.read_line(&mut first).is_err() {
         return false;
     }
     matches!(serde_json::from_str::<Line>(&first), Ok(Line::Header { format, .. }) if format == TRACE_FORMAT)
-}
-
-/// Opens a trace file for reading its lines: as it is, or decompressed where its name ends in `.gz` (the
-/// committed traces are stored so, `recordings/traces/*.jsonl.gz`).
-pub fn open(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
-    let file = std::io::BufReader::new(std::fs::File::open(path)?);
-    Ok(if path.extension().is_some_and(|e| e == "gz") {
-        Box::new(std::io::BufReader::new(flate2::bufread::MultiGzDecoder::new(file)))
-    } else {
-        Box::new(file)
-    })
 }
 
 /// The header line of a process's section, as the injection library writes it.
