@@ -7,7 +7,7 @@
 //! calls back on.
 //!
 //! CUPTI hands a buffer back when it is full, and whenever [`hand_back`] asks for every buffer whose records
-//! are all complete (the library's flusher does, every `ending::FLUSH_MS`): so a program killed by SIGKILL
+//! are all complete (the library's periodic flush does): so a program killed by SIGKILL
 //! loses only the records of work that ended after the last such flush, or that shares a buffer with work
 //! still running. Each buffer comes back once, and is freed once written; only the flush at the end (exit, a
 //! signal) also hands back buffers with records still incomplete, whose work never ended.

@@ -2,8 +2,8 @@
 //! trace (this library's lines and CUPTI's buffered GPU records) before the program's own handler or the
 //! default action runs; `_exit` and `_Exit` (which skip `atexit`) flush first too, where `async-lab trace`
 //! preloads this library (`LD_PRELOAD`) so that its definitions come before libc's; and a thread flushes
-//! every [`FLUSH_MS`] (CUPTI's buffers whose records are complete, then the lines), which bounds what SIGKILL
-//! loses.
+//! every [`writer::FLUSH_MS`] (CUPTI's buffers whose records are complete, then the lines), which bounds what
+//! SIGKILL loses.
 //!
 //! A signal the program handles itself (Python's SIGINT handler, which only sets a flag and raises
 //! `KeyboardInterrupt` later) is flushed and passed on, and no `signal` line is written: the program goes
@@ -15,10 +15,6 @@ use async_lab_trace_format::Line;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-
-/// How often the flusher thread has CUPTI hand back its complete buffers and hands the lines to the file:
-/// a program killed 0.3 s after a call keeps the call and its GPU records (a flush comes within any 0.2 s).
-pub const FLUSH_MS: u64 = 200;
 
 const SIGNALS: [(c_int, &str); 5] = [
     (libc::SIGSEGV, "SIGSEGV"),
@@ -57,7 +53,7 @@ pub fn install() {
     }
     drop(old);
     let _ = std::thread::Builder::new().name("async-lab-flush".into()).spawn(|| loop {
-        std::thread::sleep(std::time::Duration::from_millis(FLUSH_MS));
+        std::thread::sleep(std::time::Duration::from_millis(writer::FLUSH_MS));
         if !writer::ours() {
             return;
         }

@@ -39,6 +39,9 @@ const BUFFER_BYTES: usize = 64 * 1024;
 const RING: usize = 16 * 1024;
 /// How often the library's thread drains the rings.
 pub const PASS_MS: u64 = 2;
+/// How often the flusher thread (`ending`) has CUPTI hand back its complete buffers and hands the lines to the
+/// file: a program killed 0.3 s after a call keeps the call and its GPU records (a flush comes within any 0.2 s).
+pub const FLUSH_MS: u64 = 200;
 
 /// Whether the header is written (it is written once, first).
 static HEADER: AtomicBool = AtomicBool::new(false);
