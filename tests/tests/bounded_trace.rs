@@ -8,7 +8,7 @@ use async_lab_core::trace::bounded::{Config, Filter};
 use async_lab_core::trace::format::{Line, ProcessTrace, Trace};
 use async_lab_core::trace::scene::Program;
 use async_lab_core::trace::{json, text, trim};
-use async_lab_tests::{project_root, trace_files};
+use async_lab_tests::trace_files;
 use std::path::PathBuf;
 
 const MIN_HELD: u64 = 20_000;

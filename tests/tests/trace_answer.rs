@@ -12,7 +12,7 @@ use async_lab_core::trace::headline::{self, VerdictKind};
 use async_lab_core::trace::remedies;
 use async_lab_core::trace::text::duration;
 use async_lab_core::trace::{json, page, warmup};
-use async_lab_tests::{project_root, run_with_stub};
+use async_lab_tests::run_with_stub;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
