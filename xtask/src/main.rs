@@ -7,6 +7,8 @@
 
 mod build_ptx;
 mod bundle;
+#[cfg(test)]
+mod citations;
 mod class_changes;
 mod flags;
 #[cfg(test)]

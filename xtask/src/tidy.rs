@@ -237,10 +237,8 @@ fn raw_output(path: &str) -> bool {
         || (name.starts_with("device-log-") && name.ends_with(".txt"))
 }
 
-/// No tracked file, by name or by a line of its text, speaks of how the work was organised instead of what the
-/// project is (`WORK_ORGANISATION_WORDS`): recordings and docs say which card, driver, preset, commit and date.
-#[test]
-fn no_tracked_file_speaks_of_how_the_work_was_organised() {
+/// The files git tracks, relative to the root (`git ls-files`).
+fn tracked_files() -> Vec<String> {
     let out = std::process::Command::new("git")
         .args(["ls-files", "-z"])
         .current_dir(project_root())
@@ -248,9 +246,16 @@ fn no_tracked_file_speaks_of_how_the_work_was_organised() {
         .expect("running `git ls-files` (this check reads the tracked files)");
     assert!(out.status.success(), "git ls-files failed: {}", String::from_utf8_lossy(&out.stderr));
     let listing = String::from_utf8(out.stdout).expect("tracked file names are UTF-8");
+    listing.split('\0').filter(|p| !p.is_empty()).map(str::to_owned).collect()
+}
+
+/// No tracked file, by name or by a line of its text, speaks of how the work was organised instead of what the
+/// project is (`WORK_ORGANISATION_WORDS`): recordings and docs say which card, driver, preset, commit and date.
+#[test]
+fn no_tracked_file_speaks_of_how_the_work_was_organised() {
     let mut hits = Vec::new();
     let mut scanned = 0;
-    for path in listing.split('\0').filter(|p| !p.is_empty() && *p != WORDS_LISTED_IN) {
+    for path in tracked_files().iter().map(String::as_str).filter(|p| *p != WORDS_LISTED_IN) {
         if let Some(word) = work_organisation_word(path) {
             hits.push(format!("{path}: its name has `{word}`"));
         }
@@ -287,4 +292,139 @@ fn work_organisation_words_are_found_as_words_only() {
     for clean in ["a silent lentil", "sessional", "released, unleashed", "equivalent", "NVIDIA H200"] {
         assert_eq!(work_organisation_word(clean), None, "{clean}");
     }
+}
+
+/// Where the recordings made on real GPUs are, and what was derived from them; committed traces in `traces/`.
+const RECORDINGS: &str = "recordings";
+
+/// The most `recordings/` may hold, all its files together: 15 MiB.
+const RECORDINGS_BUDGET: u64 = 15 * 1024 * 1024;
+
+/// A pattern that matches more of the recordings than this describes how names are made, not which files a
+/// text speaks of (`async-lab-*.json`, `trace-*.jsonl.gz`), and cites none.
+const MOST_FILES_A_PATTERN_CITES: usize = 4;
+
+/// Every file under `recordings/` (its catalogue, `recordings/README.md`, too), relative to the root, with its
+/// size, sorted.
+fn recorded_files() -> Vec<(String, u64)> {
+    let mut files = Vec::new();
+    let mut dirs = vec![project_root().join(RECORDINGS)];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                let size = fs::metadata(&path).unwrap().len();
+                files.push((path.strip_prefix(project_root()).unwrap().to_string_lossy().into_owned(), size));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The texts that may cite a recording: the README, the docs, the recordings' own catalogue, and the tests
+/// (the test crate's, the Python package's, and the checks xtask runs), this file and the patterns' reader
+/// (whose tests spell made-up names) left out.
+fn citing_texts() -> Vec<PathBuf> {
+    let root = project_root();
+    let in_dir = |dir: &str, ext: &str| -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = fs::read_dir(root.join(dir))
+            .unwrap_or_else(|e| panic!("cannot list {dir}: {e}"))
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|e| e == ext))
+            .collect();
+        files.sort();
+        files
+    };
+    let mut texts = vec![root.join("README.md"), root.join(RECORDINGS).join("README.md")];
+    texts.extend(in_dir("docs", "md"));
+    texts.extend(rust_files(&root.join("tests")));
+    texts.extend(in_dir("python/tests", "py"));
+    let not_citing = [root.join(WORDS_LISTED_IN), root.join("xtask/src/citations.rs")];
+    texts.extend(rust_files(&root.join("xtask/src")).into_iter().filter(|file| !not_citing.contains(file)));
+    texts
+}
+
+/// Every file under `recordings/` is named, by its name or by a pattern of a few names, in the README, a doc,
+/// `recordings/README.md` or a test: a recording nothing cites is either superseded (remove it) or unexplained
+/// (say what it shows where it is used).
+#[test]
+fn every_recording_is_cited_by_a_doc_or_a_test() {
+    let files = recorded_files();
+    let name_of = |path: &str| path.rsplit('/').next().unwrap().to_owned();
+    let names: Vec<String> = files.iter().map(|(path, _)| name_of(path)).collect();
+    let mut patterns = std::collections::BTreeSet::new();
+    let texts = citing_texts();
+    for text in &texts {
+        let text = fs::read_to_string(text).unwrap_or_else(|e| panic!("cannot read {}: {e}", text.display()));
+        patterns.extend(crate::citations::patterns(&text));
+    }
+    let citing: Vec<&String> = patterns
+        .iter()
+        .filter(|pattern| {
+            !crate::citations::has_wildcard(pattern)
+                || names.iter().filter(|name| crate::citations::matches(pattern, name)).count()
+                    <= MOST_FILES_A_PATTERN_CITES
+        })
+        .collect();
+    let catalogue = format!("{RECORDINGS}/README.md");
+    let uncited: Vec<&String> = files
+        .iter()
+        .map(|(path, _)| path)
+        .filter(|path| **path != catalogue)
+        .filter(|path| !citing.iter().any(|pattern| crate::citations::matches(pattern, &name_of(path))))
+        .collect();
+    assert!(
+        files.len() > 50 && texts.len() > 30,
+        "only {} recordings and {} texts were read",
+        files.len(),
+        texts.len()
+    );
+    assert!(
+        uncited.is_empty(),
+        "recordings that no doc or test names (by name, or by a pattern matching at most {MOST_FILES_A_PATTERN_CITES} \
+         of them): say in recordings/README.md what each shows and where it is used, or remove a superseded one:\n{}",
+        uncited.iter().map(|p| p.as_str()).collect::<Vec<_>>().join("\n")
+    );
+}
+
+/// `recordings/` holds at most `RECORDINGS_BUDGET` (traces are stored gzip-compressed; superseded recordings
+/// are removed, their history kept by git).
+#[test]
+fn recordings_fit_in_their_budget() {
+    let mut files = recorded_files();
+    let total: u64 = files.iter().map(|(_, size)| size).sum();
+    files.sort_by_key(|(_, size)| std::cmp::Reverse(*size));
+    let largest: Vec<String> = files.iter().take(5).map(|(path, size)| format!("{size:>10} {path}")).collect();
+    assert!(
+        total <= RECORDINGS_BUDGET,
+        "{RECORDINGS}/ holds {total} bytes, over its budget of {RECORDINGS_BUDGET} (15 MiB); the largest files:\n{}",
+        largest.join("\n")
+    );
+}
+
+/// Where the committed traces are, each stored gzip-compressed (`async-lab trace --replay` reads it as it is).
+const TRACES: &str = "recordings/traces";
+
+/// Every committed trace is in one place, `recordings/traces/`, as `trace-*.jsonl.gz`: about a tenth of its
+/// lines' bytes, and found by the tests that replay every committed trace (`async_lab_tests::trace_files`).
+#[test]
+fn committed_traces_are_stored_compressed_in_one_place() {
+    let traces: Vec<String> =
+        tracked_files().into_iter().filter(|path| path.ends_with(".jsonl") || path.ends_with(".jsonl.gz")).collect();
+    let misplaced: Vec<&String> = traces
+        .iter()
+        .filter(|path| {
+            let name = path.strip_prefix(TRACES).and_then(|rest| rest.strip_prefix('/'));
+            !name.is_some_and(|name| !name.contains('/') && name.starts_with("trace-") && name.ends_with(".jsonl.gz"))
+        })
+        .collect();
+    assert!(traces.len() > 20, "only {} committed traces were found", traces.len());
+    assert!(
+        misplaced.is_empty(),
+        "committed traces go to {TRACES}/ as trace-NAME.jsonl.gz (`gzip -9n trace-NAME.jsonl`):\n{}",
+        misplaced.iter().map(|p| p.as_str()).collect::<Vec<_>>().join("\n")
+    );
 }
