@@ -365,12 +365,12 @@ pub struct RefCaseSpec {
     pub class: Option<&'static str>,
     pub blocker_ahead: bool,
     pub shape: RepShape,
-    pub expect: Option<async_lab_core::trace::reference::Verdict>,
+    pub expect: Option<async_lab_core::trace::against_reference::Verdict>,
 }
 
 /// The cases of [`reference_run`], one for each way a traced case can stand to the reference's.
 pub fn reference_cases() -> Vec<RefCaseSpec> {
-    use async_lab_core::trace::reference::{Reason, Verdict};
+    use async_lab_core::trace::against_reference::{Reason, Verdict};
     let case =
         |id, call, class, blocker_ahead, shape, expect| RefCaseSpec { id, call, class, blocker_ahead, shape, expect };
     vec![

@@ -9,8 +9,8 @@
 //! `recordings/` keeps traces cut this way where the whole one would be too large.
 
 use super::format::{header, Line, ProcessTrace, Trace};
-use super::locate::{locate, Timed};
 use super::scene::Program;
+use super::timed_calls::{locate, Timed};
 use std::collections::HashSet;
 
 /// `trace` with, in each process, only what the calls [`locate`] finds there for `timed` need; and how many

@@ -13,7 +13,7 @@ use async_lab_core::record::Recording;
 use async_lab_core::trace::analysis::Analysis;
 use async_lab_core::trace::format::{Failure, Trace};
 use async_lab_core::trace::scene::Program;
-use async_lab_core::trace::{against, json, layout, perfetto, reference, steps, text, trim};
+use async_lab_core::trace::{against_recording, against_reference, json, layout, perfetto, steps, text, trim};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -153,7 +153,7 @@ fn load_against(path: &Path) -> anyhow::Result<Against> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     if async_ref::written_by_async_ref(&text) {
         let refs = RefOutput::parse(&text)
-            .and_then(|refs| reference::check(&refs).map(|()| refs))
+            .and_then(|refs| against_reference::check(&refs).map(|()| refs))
             .with_context(|| format!("{} (async_ref's output) cannot be compared with a trace", path.display()))?;
         return Ok(Against::Reference(refs));
     }
@@ -305,11 +305,14 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
     match (&against, &args.against) {
         (Some(Against::Recording(rec)), Some(path)) => {
             say(format!("\nThe lab's classes beside the tracer's ({}):\n\n", path.display()));
-            say(against::markdown(&against::compare(rec, &trace)));
+            say(against_recording::markdown(&against_recording::compare(rec, &trace)));
         }
         (Some(Against::Reference(refs)), Some(path)) => {
             say(format!("\nThe reference's classes beside the tracer's ({}):\n\n", path.display()));
-            say(reference::markdown(&reference::compare(refs, &trace), reference::left_out(refs)));
+            say(against_reference::markdown(
+                &against_reference::compare(refs, &trace),
+                against_reference::left_out(refs),
+            ));
         }
         _ => {}
     }
@@ -370,8 +373,8 @@ fn tripped_lines(a: &Analysis, limit_ns: i64, after_startup: bool) -> Vec<String
 /// Writes `trace` cut down to the calls `against` matched (`--keep-matched`).
 fn keep_matched(against: &Against, trace: &Trace, out: &Path) -> anyhow::Result<()> {
     let timed = match against {
-        Against::Recording(rec) => against::timed(rec),
-        Against::Reference(refs) => reference::timed(refs),
+        Against::Recording(rec) => against_recording::timed(rec),
+        Against::Reference(refs) => against_reference::timed(refs),
     };
     let (cut, calls) = trim::matched(trace, &timed);
     std::fs::write(out, trim::to_text(&cut)).with_context(|| format!("writing {}", out.display()))?;
