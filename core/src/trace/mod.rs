@@ -13,6 +13,7 @@ pub mod against_reference;
 pub mod analysis;
 pub mod bounded;
 pub mod by_location;
+pub mod call_view;
 pub mod calls;
 pub mod capability;
 pub mod counts;

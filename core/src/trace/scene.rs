@@ -455,11 +455,15 @@ impl Program {
     /// counted too, from the correlation ids between: as many calls as there are ids, in steps of as many ids
     /// as the call itself took (a runtime launch takes its own and its driver launch's).
     pub fn queued_before(&self, i: usize) -> usize {
+        self.queued_before_in(i, self.stream_of(i))
+    }
+
+    /// `queued_before` of call `i`, whose stream is `stream`.
+    pub(super) fn queued_before_in(&self, i: usize, stream: Option<u32>) -> usize {
         let c = &self.calls[i];
         let first_corr = c.corrs.iter().copied().min().unwrap_or(c.corr);
         let from = self.work.partition_point(|w| w.span.start <= c.span.start);
         let pending: Vec<&Work> = self.work[from..].iter().filter(|w| w.corr < first_corr).collect();
-        let stream = self.stream_of(i);
         let by_ids = pending
             .iter()
             .filter(|w| Some(w.stream) == stream)
@@ -471,9 +475,13 @@ impl Program {
 
     /// The stream call `i` works in or synchronizes, where it has one.
     pub fn stream_of(&self, i: usize) -> Option<u32> {
+        self.stream_with(i, &self.own_work(i))
+    }
+
+    /// `stream_of` call `i`, whose own work is `own`.
+    pub(super) fn stream_with(&self, i: usize, own: &[&Work]) -> Option<u32> {
         let c = &self.calls[i];
-        self.own_work(i)
-            .first()
+        own.first()
             .map(|w| w.stream)
             .or_else(|| c.corrs.iter().find_map(|corr| self.index.stream_by_corr.get(corr).copied()))
     }
@@ -510,15 +518,18 @@ impl Program {
     /// (ended within the release slack before it returned): then both calls waited for that work, and the
     /// work is the cause, with the other thread named beside it.
     pub fn scene(&self, i: usize) -> Scene {
+        self.scene_with(i, &self.own_work(i), self.stream_of(i), &self.overheads_of(i))
+    }
+
+    /// [`Program::scene`] of call `i`, whose own work, stream and overhead records are these.
+    pub(super) fn scene_with(&self, i: usize, own: &[&Work], stream: Option<u32>, overheads: &[&Overhead]) -> Scene {
         let c = &self.calls[i];
-        let own = self.own_work(i);
         let own_span = (!own.is_empty()).then(|| {
             Span::new(
                 own.iter().map(|w| w.span.start).min().unwrap_or(0),
                 own.iter().map(|w| w.span.end).max().unwrap_or(0),
             )
         });
-        let stream = self.stream_of(i);
         let first_corr = c.corrs.iter().copied().min().unwrap_or(c.corr);
         let work: Vec<&Work> = self.work_during(c.span).filter(|w| w.corr < first_corr).collect();
         let mut also_waited: Vec<Vec<String>> = vec![Vec::new(); work.len()];
@@ -559,7 +570,7 @@ impl Program {
         marks.extend(c.inner_spans.iter().flat_map(|s| [s.start, s.end]));
         // The driver's own word on when the thread moved on: a load began (what ended right before it, the
         // load waited for: load after drain), room came in a full launch queue.
-        for o in self.overheads_of(i) {
+        for o in overheads {
             match o.kind {
                 _ if o.is_load() => marks.push(o.span.start),
                 OverheadKind::CommandBufferFull => marks.push(o.span.end),
