@@ -10,6 +10,7 @@
 
 use super::call_view::CallView;
 use super::capability::{self, Allowed, Entry, Shown, Way};
+use super::format::cupti_kinds::copy;
 use super::scene::{Lost, Program, WorkKind};
 use crate::attribution::{attribute, Cause, Held, Segment, Span};
 use crate::classify::{class_of_held, Class};
@@ -233,7 +234,7 @@ fn shown(v: &CallView, loads_by_name: bool) -> Shown {
         managed: own.iter().any(|w| w.managed()),
         module_load: v.loading() || loads_by_name,
         full_queue: v.queue_full() || v.queued_before >= queue_depth,
-        host_to_host: own.iter().any(|w| matches!(w.kind, WorkKind::Copy { copy_kind: 9, .. })),
+        host_to_host: own.iter().any(|w| matches!(w.kind, WorkKind::Copy { copy_kind: copy::HTOH, .. })),
     }
 }
 
@@ -272,7 +273,7 @@ fn functions_words(functions: &[&str]) -> String {
 
 /// A function that loads a module at run time (its own call, not a lazy load at a first use).
 pub fn is_load(name: &str) -> bool {
-    ["cuModuleLoad", "cuLibraryLoad", "cudaLibraryLoad", "cuLinkComplete"].iter().any(|p| name.starts_with(p))
+    super::format::loading::loads_module(name)
 }
 
 /// A function that may load a module lazily: a launch, or a lookup of a function or kernel.

@@ -11,7 +11,6 @@
 pub mod against_recording;
 pub mod against_reference;
 pub mod analysis;
-pub mod bounded;
 pub mod by_location;
 pub mod call_view;
 pub mod calls;
@@ -20,7 +19,6 @@ pub mod counts;
 pub mod demangle;
 pub mod driver_work;
 pub mod findings;
-pub mod format;
 pub mod headline;
 pub mod json;
 pub mod layout;
@@ -29,7 +27,6 @@ pub mod page;
 pub mod perfetto;
 pub mod remedies;
 pub mod scene;
-pub mod selection;
 pub mod startup;
 pub mod steps;
 pub mod text;
@@ -38,3 +35,7 @@ pub mod trim;
 pub mod waiting;
 pub mod warmup;
 pub mod words;
+
+/// The trace's format, the bounded trace and the calls subscribed to live in a crate of their own, which the
+/// injection library uses alone; here at the paths the views use.
+pub use async_lab_trace_format::{self as format, bounded, subscribed};

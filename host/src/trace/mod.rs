@@ -11,6 +11,7 @@ mod outcome;
 mod print;
 pub mod source;
 pub mod spawn;
+pub mod store;
 pub mod symbolize;
 
 use anyhow::{bail, Context as _};
@@ -33,7 +34,7 @@ pub use spawn::NoCupti;
     after_help = "Examples:\n  async-lab trace -- ./my_program arg1\n  async-lab trace --fail-on-held 1ms -- python3 train.py\n  async-lab trace --replay async-lab-trace.jsonl --explain 122"
 )]
 pub struct TraceArgs {
-    /// Where to write the trace (JSON lines).
+    /// Where to write the trace (JSON lines; gzip-compressed where the name ends in .gz).
     #[arg(long, value_name = "FILE", default_value = "async-lab-trace.jsonl")]
     pub out: PathBuf,
     /// Show the calls that held their thread longer than this.
