@@ -332,8 +332,14 @@ fn parts(v: &CallView, held: &Held) -> Vec<(i64, String)> {
             None => whats.push((&s.what, s.span.len())),
         }
     }
-    let mut parts: Vec<(i64, String)> = Vec::new();
+    // One part per cause, at its first place (the call's own work splits its host time in two): a cause's
+    // segments are one thing named, its words made once.
+    let mut parts: Vec<(Cause, i64, String)> = Vec::new();
     for s in &held.segments {
+        if let Some(part) = parts.iter_mut().find(|p| p.0 == s.cause) {
+            part.1 += s.span.len();
+            continue;
+        }
         let words = match s.cause {
             Cause::Stream | Cause::Device | Cause::Thread => {
                 // Several holders of one cause (a synchronize behind a step's kernels) are one part, named by
@@ -387,12 +393,9 @@ fn parts(v: &CallView, held: &Held) -> Vec<(i64, String)> {
                 }
             }
         };
-        // One part per thing named, at its first place (the call's own work splits its host time in two).
-        match parts.iter_mut().find(|p| p.1 == words) {
-            Some(part) => part.0 += s.span.len(),
-            None => parts.push((s.span.len(), words)),
-        }
+        parts.push((s.cause, s.span.len(), words));
     }
+    let parts: Vec<(i64, String)> = parts.into_iter().map(|(_, ns, words)| (ns, words)).collect();
     // Worth naming: longer than the resolution and than a twentieth of the call.
     let least = held.resolution_ns.max(held.total_ns / 20);
     let worth: Vec<(i64, String)> = parts.iter().filter(|(ns, _)| *ns > least).cloned().collect();
