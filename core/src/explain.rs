@@ -75,22 +75,22 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
     let call = r.host_call_us.map_or(String::new(), |c| ms(c.median));
     let mut text = String::new();
     if s.family == Family::Wait {
-        let cpu = r.metrics.get("cpu_fraction").copied().unwrap_or(0.0) * 100.0;
-        let lat = r.metrics.get("wake_latency_us").copied().unwrap_or(f64::NAN);
+        let cpu = r.metrics.cpu_fraction.unwrap_or(0.0) * 100.0;
+        let lat = r.metrics.wake_latency_us.unwrap_or(f64::NAN);
         text.push_str(&format!(
             "{} waited {call} for a 100 ms kernel and used {cpu:.0}% of a CPU core meanwhile ({}); it returned about {lat:.0} µs after the kernel ended.",
             s.call,
             r.wait_style.map_or("?".into(), |w| w.to_string())
         ));
     } else if s.family == Family::Overhead {
-        let m = |k: &str| r.metrics.get(k).copied().unwrap_or(f64::NAN);
+        let m = &r.metrics;
         text.push_str(&format!(
             "{} took {call} (median of {} calls, p10–p90 {:.2}–{:.2} µs), each enqueued behind a kernel still \
              running. Only the host clocks were read between the calls, so the class below rests on no signal.",
             s.call,
             r.host_call_us.map_or(0, |c| c.n),
-            m("p10_us"),
-            m("p90_us")
+            m.p10_us.unwrap_or(f64::NAN),
+            m.p90_us.unwrap_or(f64::NAN)
         ));
     } else {
         text.push_str(&format!("{} returned after {call}", s.call));
@@ -143,47 +143,47 @@ pub fn why(s: &CaseSetup, r: &CaseResult) -> String {
             None => {}
         }
         if s.family == Family::StreamMem {
-            match r.metrics.get("returned_after_host_write") {
-                Some(&m) if m >= 0.5 => text.push_str(
+            match r.metrics.returned_after_host_write {
+                Some(true) => text.push_str(
                     " It returned only after the watchdog thread had written the value the waiting stream needed: a program that makes this call before writing that value itself hangs here.",
                 ),
-                Some(_) => text.push_str(
+                Some(false) => text.push_str(
                     " It returned before the watchdog wrote the value the waiting stream needed: a program can make this call first and write the value afterwards.",
                 ),
                 None => {}
             }
         }
         if s.family == Family::Threads {
-            let m = |k: &str| r.metrics.get(k).copied();
-            let other_ms = m("other_call_us").unwrap_or(f64::NAN) / 1e3;
+            let m = &r.metrics;
+            let other_ms = m.other_call_us.unwrap_or(f64::NAN) / 1e3;
             // Recordings since the quick call is made inside the slow call say how far in it started.
-            let into = m("started_into_other_us").map_or(String::new(), |us| format!(" for {us:.0} µs"));
-            match (m("overlapped"), m("waited_for_other_thread")) {
+            let into = m.started_into_other_us.map_or(String::new(), |us| format!(" for {us:.0} µs"));
+            match (m.overlapped, m.waited_for_other_thread) {
                 // Recordings of the older order: the other thread went in before the blocker's launch.
-                (Some(o), _) if o < 0.5 && m("launch_waited_for_other_thread").is_some_and(|l| l >= 0.5) => {
+                (Some(false), _) if m.launch_waited_for_other_thread == Some(true) => {
                     text.push_str(&format!(
                         " The other thread's slow call ({other_ms:.1} ms) had ended before this call started: the calls this thread made while it ran (the blocker's event records and launch, on its own stream) finished only after it ended. This thread's driver calls waited for the other thread.",
                     ))
                 }
-                (Some(o), _) if o < 0.5 => text.push_str(
+                (Some(false), _) => text.push_str(
                     " The other thread's slow call did not overlap it in most repetitions: this measured nothing about threads.",
                 ),
-                (_, Some(w)) if w >= 0.5 => {
+                (_, Some(true)) => {
                     text.push_str(&format!(
                         " Another thread had been inside the slow call named above ({other_ms:.1} ms){into} when it started, and it returned only after that call had ended"
                     ));
-                    match m("returned_after_other_end_us") {
+                    match m.returned_after_other_end_us {
                         Some(us) => text.push_str(&format!(" ({us:.0} µs after): it waited for the other thread.")),
                         None => text.push_str(": it waited for the other thread."),
                     }
                 }
-                (_, Some(_)) => text.push_str(&format!(
+                (_, Some(false)) => text.push_str(&format!(
                     " Another thread had been inside the slow call named above ({other_ms:.1} ms){into} when it started, and it returned before that call ended: it did not wait for the other thread."
                 )),
                 _ => {}
             }
         }
-        if r.metrics.get("returned_while_in_use").is_some_and(|&m| m >= 0.5) {
+        if r.metrics.returned_while_in_use == Some(true) {
             text.push_str(
                 " It returned while a kernel queued before it was still to write into the memory it unmapped: the GPU still used the memory when the call gave it up (async-lab mapped it again at once, so the kernel ran).",
             );

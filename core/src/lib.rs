@@ -22,6 +22,7 @@ pub mod compare;
 pub mod explain;
 pub mod html;
 pub mod machine;
+pub mod metrics;
 pub mod output;
 pub mod record;
 pub mod report;

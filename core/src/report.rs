@@ -175,13 +175,7 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
         let wall = median_of(reps.iter().map(|r| r.host_call_ns as f64)).unwrap_or(0.0);
         WaitStyle::from_times(cpu, wall)
     });
-    let mut metric_names: Vec<&String> = reps.iter().flat_map(|r| r.metrics.keys()).collect();
-    metric_names.sort();
-    metric_names.dedup();
-    let metrics = metric_names
-        .into_iter()
-        .filter_map(|k| median_of(reps.iter().filter_map(|r| r.metrics.get(k).copied())).map(|m| (k.clone(), m)))
-        .collect();
+    let metrics = crate::metrics::Metrics::medians(reps.iter().map(|r| &r.metrics));
     let mut r = CaseResult {
         api: s.api,
         id: s.id.clone(),
@@ -279,7 +273,7 @@ fn findings(results: &[CaseResult]) -> Vec<String> {
     }
     out.extend(peer_findings(results));
     // A call that gave memory up while the GPU still had to use it (the virtual memory family).
-    for r in results.iter().filter(|r| r.metrics.get("returned_while_in_use").is_some_and(|&m| m >= 0.5)) {
+    for r in results.iter().filter(|r| r.metrics.returned_while_in_use == Some(true)) {
         out.push(format!(
             "{} ({}) returned while queued GPU work still had to use the memory it unmapped: the call does not wait \
              for that work",
@@ -322,19 +316,19 @@ fn api_findings(results: &[&CaseResult]) -> Vec<String> {
     }
     // The cases that filled the launch queue (their metrics say so): the kernel launches' (launch family), and a
     // graph launch's (graph family).
-    let measured_queue =
-        |r: &&&CaseResult| ["queue_depth", "queue_depth_at_least"].iter().any(|k| r.metrics.contains_key(*k));
+    let measured_queue = |r: &&&CaseResult| r.metrics.queue_depth.is_some() || r.metrics.queue_depth_at_least.is_some();
     for (family, what) in [(Family::Launch, "launch"), (Family::Graph, "graph launch")] {
         let Some(q) = results.iter().filter(|r| r.family == family).find(measured_queue) else { continue };
-        if let Some(d) = q.metrics.get("queue_depth") {
+        let m = &q.metrics;
+        if let Some(d) = m.queue_depth {
             out.push(format!(
                 "{} held {d:.0} pending launches; the next {what} waited {:.0} µs (until the blocker ended); {what}es took {:.1} µs before the queue was full and {:.1} µs after",
                 if family == Family::Launch { "the launch queue".to_owned() } else { format!("with {}, the launch queue", q.call) },
-                q.metrics.get("launch_us_blocked").copied().unwrap_or(f64::NAN),
-                q.metrics.get("launch_us_before_full").copied().unwrap_or(f64::NAN),
-                q.metrics.get("launch_us_after_full").copied().unwrap_or(f64::NAN)
+                m.launch_us_blocked.unwrap_or(f64::NAN),
+                m.launch_us_before_full.unwrap_or(f64::NAN),
+                m.launch_us_after_full.unwrap_or(f64::NAN)
             ));
-        } else if let Some(d) = q.metrics.get("queue_depth_at_least") {
+        } else if let Some(d) = m.queue_depth_at_least {
             out.push(format!("the launch queue held at least {d:.0} pending {what}es without blocking"));
         }
     }
@@ -343,15 +337,15 @@ fn api_findings(results: &[&CaseResult]) -> Vec<String> {
         .iter()
         .filter(|r| r.family == Family::Overhead && r.error.is_none())
         .filter_map(|r| {
-            let m = |k: &str| r.metrics.get(k).copied();
+            let m = &r.metrics;
             let what = if r.bytes > 0 { format_size(r.bytes) } else { "empty".to_owned() };
             Some(format!(
                 "{} {what}{} median {:.2} µs (p10–p90 {:.2}–{:.2})",
                 r.call,
                 if r.timing == CallTiming::WallClockOnly { " (wall clock alone)" } else { "" },
-                m("median_us")?,
-                m("p10_us")?,
-                m("p90_us")?
+                m.median_us?,
+                m.p10_us?,
+                m.p90_us?
             ))
         })
         .collect();

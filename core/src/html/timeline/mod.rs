@@ -158,6 +158,7 @@ mod tests {
     use super::host_clock::{work_on_gpu, Offset, MISFIT};
     use super::*;
     use crate::clock::{ClockFit, ClockOffset};
+    use crate::metrics::Metrics;
     use crate::record::{CaseRecord, CaseSetup, Rep};
     use crate::setup::{BlockerPlacement, Family};
 
@@ -258,9 +259,9 @@ mod tests {
 
     /// `rep`'s call made while another thread was inside `cuMemAllocHost` from 10 µs before the call's start
     /// to 3 µs after its return.
-    fn threads_record(other: &[(&str, f64)]) -> CaseRecord {
+    fn threads_record(other: Metrics) -> CaseRecord {
         let mut r = rep(5_000);
-        r.metrics.extend(other.iter().map(|&(k, v)| (k.to_owned(), v)));
+        r.metrics = other;
         let mut rec = record(vec![r]);
         rec.setup.family = Family::Threads;
         rec.setup.what = "cuLaunchKernel behind a blocker in its own stream, made while another thread is inside \
@@ -269,12 +270,16 @@ mod tests {
         rec
     }
 
-    const OTHER: [(&str, f64); 3] =
-        [("other_start_ns", 5_000_000_020_000.0), ("other_end_ns", 5_000_000_038_000.0), ("other_alone_us", 17.5)];
+    const OTHER: Metrics = Metrics {
+        other_start_ns: Some(5_000_000_020_000.0),
+        other_end_ns: Some(5_000_000_038_000.0),
+        other_alone_us: Some(17.5),
+        ..Metrics::EMPTY
+    };
 
     #[test]
     fn the_other_thread_has_a_host_lane_of_its_own() {
-        let t = for_case(&threads_record(&OTHER), Some(&ClockFit::constant(&CLOCK)));
+        let t = for_case(&threads_record(OTHER), Some(&ClockFit::constant(&CLOCK)));
         let lanes: Vec<(&str, &str)> = t.lanes.iter().map(|l| (l.name.as_str(), l.detail.as_str())).collect();
         assert_eq!(
             lanes,
@@ -335,7 +340,10 @@ mod tests {
 
     #[test]
     fn an_other_thread_recorded_in_part_is_said() {
-        let t = for_case(&threads_record(&OTHER[..1]), Some(&ClockFit::constant(&CLOCK)));
+        let t = for_case(
+            &threads_record(Metrics { other_start_ns: OTHER.other_start_ns, ..Metrics::EMPTY }),
+            Some(&ClockFit::constant(&CLOCK)),
+        );
         assert_eq!(t.lanes[1].name, "other thread");
         assert!(t.spans.iter().all(|s| s.kind != Kind::Other));
         assert!(!t.caption.contains("other thread"), "{}", t.caption);
