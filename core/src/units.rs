@@ -36,23 +36,9 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
-/// A duration for people: "850 ns", "5.1 µs", "312 µs", "20.3 ms", "1.20 s".
-pub fn duration(ns: f64) -> String {
-    let a = ns.abs();
-    if !a.is_finite() {
-        "?".to_owned()
-    } else if a >= 1e9 {
-        format!("{:.2} s", ns / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.1} ms", ns / 1e6)
-    } else if a >= 1e5 {
-        format!("{:.0} µs", ns / 1e3)
-    } else if a >= 1e3 {
-        format!("{:.1} µs", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
-    }
-}
+/// A duration for people: "850 ns", "5.1 µs", "312 µs", "20.3 ms", "1.20 s" (the trace format's own words for
+/// it, which the bounded trace groups durations by).
+pub use async_lab_trace_format::units::duration;
 
 #[cfg(test)]
 mod tests {

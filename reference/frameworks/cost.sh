@@ -11,6 +11,9 @@
 #   writer-none     the callbacks take their times and record nothing (CUPTI's callbacks and records alone)
 #   no-gpu-records  no activity record (CUPTI's callbacks and the writer alone)
 #   kernels-only    the kernel records alone among the GPU records
+#   no-kernels      every GPU record kind but the kernels'
+#   per-thread-buffers  CUPTI's activity buffers one per thread (ASYNC_LAB_CUPTI_PER_THREAD_BUFFERS=1)
+#   with-api-records  the defaults, and CUPTI's API records of every call as well (read by nothing)
 #   no-callbacks    no callback domain (the GPU records alone)
 #   runtime-only    the runtime's callbacks, not the driver's (each launch is a runtime call and a driver call)
 #   api-records     CUPTI's API records of every call in place of the API callbacks (read by nothing): beside
@@ -25,9 +28,11 @@
 # "min", "max", "n"} (+ "delta_us" for the C loop): the median over the rounds, its spread, the ratio to
 # untraced's median. <commit> is $COST_COMMIT (the commit the bundle was built from), else "unknown".
 #
-# Then (unless COST_TRACES=0) the training loop traced once bounded (30 steps) and once with --all-records (10
-# steps): both traces into OUT (trace-torch_resnet_train-bounded.jsonl,
-# trace-torch_resnet_train-all-records.jsonl.gz), their bytes per second in the log.
+# Then (unless COST_TRACES=0) the training loop traced once bounded (200 steps) and once with --all-records (10
+# steps), both written by `--out NAME.jsonl.gz` (compressed) into OUT (trace-torch_resnet_train-bounded.jsonl.gz,
+# trace-torch_resnet_train-all-records.jsonl.gz), their bytes per second in the log: as stored, and as the lines
+# themselves, over the whole trace and over its second half (the loop's steady state, start-up and lazy loading
+# over; there the stored bytes are the lines' at the compression the whole file got).
 #
 # Time on the H200 (estimated, not yet run): about 100 s a round with the default variants (the training step
 # about 8 s a run, the small ops 4 s, the C loop 1 s), 3 rounds about 5 minutes, the two traces 30 s more.
@@ -70,6 +75,9 @@ run() { # variant program...
     writer-none) traced ASYNC_LAB_TRACE_WRITER=none -- "$@" ;;
     no-gpu-records) traced ASYNC_LAB_TRACE_KINDS=none -- "$@" ;;
     kernels-only) traced ASYNC_LAB_TRACE_KINDS=kernel -- "$@" ;;
+    no-kernels) traced ASYNC_LAB_TRACE_KINDS=memcpy,memset,sync,event,overhead -- "$@" ;;
+    per-thread-buffers) traced ASYNC_LAB_CUPTI_PER_THREAD_BUFFERS=1 -- "$@" ;;
+    with-api-records) traced ASYNC_LAB_TRACE_KINDS=memcpy,memset,kernel,sync,event,overhead,api -- "$@" ;;
     no-callbacks) traced ASYNC_LAB_TRACE_DOMAINS=none -- "$@" ;;
     runtime-only) traced ASYNC_LAB_TRACE_DOMAINS=runtime,resource,nvtx -- "$@" ;;
     api-records) traced ASYNC_LAB_TRACE_DOMAINS=resource,nvtx \
@@ -132,21 +140,38 @@ PY
 # checks that the answer is the same), unless COST_TRACES=0.
 if [ "${COST_TRACES:-1}" != 0 ]; then
   for shape in bounded all-records; do
-    args=(); steps=(--steps 30 --warmup 5)
+    args=(); steps=(--steps 200 --warmup 5)
     [ $shape = all-records ] && args=(--all-records) && steps=(--steps 10 --warmup 2)
     t0=$(date +%s.%N)
-    timeout 120 "$AL" trace "${args[@]}" --out "$OUT/trace-torch_resnet_train-$shape.jsonl" --top 0 -- \
+    f="$OUT/trace-torch_resnet_train-$shape.jsonl.gz"
+    timeout 120 "$AL" trace "${args[@]}" --out "$f" --top 0 -- \
       python3 "$here/torch_resnet_train.py" --pin "${steps[@]}" 2>/dev/null | grep '^{'
     secs=$(awk "BEGIN{print $(date +%s.%N) - $t0}")
-    [ -f "$OUT/trace-torch_resnet_train-$shape.jsonl" ] || { echo "trace $shape: none written"; continue; }
-    bytes=$(stat -c %s "$OUT/trace-torch_resnet_train-$shape.jsonl")
-    span=$(python3 -c 'import json, sys
-t = [v for l in open(sys.argv[1]) for d in [json.loads(l)] if d.get("type") == "api" for v in (d["start"], d["end"])]
-print((max(t) - min(t)) / 1e9 if t else 0)' "$OUT/trace-torch_resnet_train-$shape.jsonl")
-    echo "trace $shape: $bytes bytes; the command took $secs s, the traced calls span $span s:" \
-      "$(awk "BEGIN{printf \"%.1f\", $bytes / ($span > 0 ? $span : 1) / 1e3}") KB/s over that span"
+    [ -f "$f" ] || { echo "trace $shape: none written"; continue; }
+    python3 - "$f" "$secs" <<'PY'
+import gzip, json, os, sys
+# Each line at the time of the last timed line before it (a location, a count or a source line carries none;
+# the writer writes in passes of 2 ms, so a line is near the lines around it).
+stored = os.path.getsize(sys.argv[1])
+lines, t = [], None
+for raw in gzip.open(sys.argv[1], "rb"):
+    d = json.loads(raw)
+    t = d.get("start", d.get("t", t))
+    lines.append((t, raw))
+times = [t for t, _ in lines if t is not None]
+t0, t1 = min(times), max(times)
+mid = t0 + (t1 - t0) / 2
+total = sum(len(r) for _, r in lines)
+def rate(sel, secs):
+    raw = sum(len(r) for _, r in sel)
+    return f"{raw * stored / total / secs / 1e3:.1f} KB/s stored ({raw / secs / 1e3:.1f} KB/s of lines)"
+whole = rate(lines, (t1 - t0) / 1e9)
+late = rate([l for l in lines if l[0] is not None and l[0] >= mid], (t1 - mid) / 1e9)
+print(f"trace {sys.argv[1].rsplit('-', 1)[-1]}: {stored} bytes stored, {total} of lines, the command took "
+      f"{float(sys.argv[2]):.1f} s, the trace spans {(t1 - t0) / 1e9:.2f} s: {whole} over it, {late} over its "
+      f"second half")
+PY
   done
-  [ -f "$OUT/trace-torch_resnet_train-all-records.jsonl" ] && gzip -f "$OUT/trace-torch_resnet_train-all-records.jsonl"
 fi
 echo "=== done after $((SECONDS-start)) s"
 ls -la "$OUT"

@@ -18,7 +18,7 @@
 
 use crate::cupti::{check, Subscriber};
 use crate::writer;
-use async_lab_core::trace::format::{Failure, Line, OverheadKind};
+use async_lab_trace_format::{Failure, Line, OverheadKind};
 use cudarc::cupti::sys::{self, CUpti_ActivityKind as K};
 use std::alloc::Layout;
 use std::ffi::c_void;
@@ -117,6 +117,21 @@ pub fn enable(subscriber: &Subscriber) -> Result<bool, (Failure, String)> {
         // SAFETY: both are `extern "C"` functions with CUPTI's signatures, alive as long as the process.
         let code = unsafe { sys::cuptiActivityRegisterCallbacks(Some(requested), Some(completed)) };
         check(code, "cuptiActivityRegisterCallbacks")?;
+    }
+    if std::env::var_os(crate::switches::PER_THREAD_BUFFERS_VAR).is_some_and(|v| v == "1") {
+        let mut on: u8 = 1;
+        let mut size = std::mem::size_of::<u8>();
+        // SAFETY: both pointers are to locals alive for the call; the attribute's value is one byte (0 or 1).
+        let code = unsafe {
+            sys::cuptiActivitySetAttribute(
+                sys::CUpti_ActivityAttribute::CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER,
+                &mut size,
+                (&raw mut on).cast(),
+            )
+        };
+        if code != sys::CUptiResult::CUPTI_SUCCESS {
+            eprintln!("async-lab trace: CUPTI kept one activity buffer for every thread ({code:?})");
+        }
     }
     // Each kind may be left off, for measuring what it costs (`switches::KINDS_VAR`).
     let wanted = |word: &str| crate::switches::listed(crate::switches::KINDS_VAR, word);
@@ -438,7 +453,7 @@ unsafe fn overhead_of(r: *const sys::CUpti_Activity, version: u32) -> Option<Lin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use async_lab_core::trace::format::Line;
+    use async_lab_trace_format::Line;
 
     /// An 8-byte-aligned, zeroed buffer as large as any record read here.
     fn buffer() -> Vec<u64> {

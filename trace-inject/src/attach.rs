@@ -16,7 +16,7 @@
 mod window;
 
 use crate::{activity, callbacks, cupti, writer};
-use async_lab_core::trace::format::{Failure, Line, PyFrame};
+use async_lab_trace_format::{Failure, Line, PyFrame};
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};

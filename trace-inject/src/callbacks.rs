@@ -1,4 +1,4 @@
-//! CUPTI's callbacks: the runtime and driver API calls that can hold their thread (`selection::may_hold`;
+//! CUPTI's callbacks: the runtime and driver API calls that can hold their thread (`subscribed::may_hold`;
 //! every call with [`ALL_VAR`]), each written when it returns, with its enter and exit times, and where it
 //! held longer than the trace's threshold ([`LOCATE_VAR`]) where it was made (`location`, as `budget` allows); the resource
 //! events a call may wait on (a context created, a module loaded); the program's NVTX ranges (`nvtx`); and,
@@ -8,8 +8,8 @@ use crate::clock::now as timestamp;
 use crate::cupti::{check, Subscriber};
 use crate::switches::{self, DOMAINS_VAR};
 use crate::{attach, budget, location, nvtx, writer};
-use async_lab_core::trace::format::{ApiCalls, Domain, Failure, Line, Resource};
-use async_lab_core::trace::selection;
+use async_lab_trace_format::subscribed;
+use async_lab_trace_format::{ApiCalls, Domain, Failure, Line, Resource};
 use cudarc::cupti::sys::{self, CUpti_CallbackDomain as D, CUpti_CallbackIdResource as R};
 use std::cell::Cell;
 use std::ffi::{c_char, c_void, CStr};
@@ -97,7 +97,7 @@ pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<Subscriber,
             }
             // SAFETY: CUPTI's static C string, as just returned.
             let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-            if cbid >= size || selection::may_hold(&name) {
+            if cbid >= size || subscribed::may_hold(&name) {
                 // SAFETY: `handle` is the subscriber just made; `cbid` an id of `domain`, as CUPTI named it.
                 let code = unsafe { sys::cuptiEnableCallback(1, handle, domain, cbid) };
                 // CUPTI 13.5 names ids it refuses to enable (on the H200's driver 580 it answered

@@ -7,7 +7,7 @@
 //! writing, and the other subscriber gets CUPTI.
 
 use crate::{activity, callbacks, cupti, location, writer};
-use async_lab_core::trace::format::Line;
+use async_lab_trace_format::Line;
 use cudarc::cupti::sys;
 use std::ffi::{c_void, CStr};
 

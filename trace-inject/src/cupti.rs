@@ -9,7 +9,7 @@
 //! before.
 
 use crate::CUPTI_VAR;
-use async_lab_core::trace::format::Failure;
+use async_lab_trace_format::Failure;
 use cudarc::cupti::sys;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -11,7 +11,7 @@
 //! the periodic flush alone.
 
 use crate::{activity, cupti, writer};
-use async_lab_core::trace::format::Line;
+use async_lab_trace_format::Line;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;

@@ -1,7 +1,7 @@
 //! async-lab's CUPTI injection library: the CUDA driver loads it into an unmodified program when
 //! `CUDA_INJECTION64_PATH` names it, and calls [`InitializeInjection`] during `cuInit`. It subscribes to
 //! CUPTI's runtime, driver and resource callbacks and to the GPU activity records (copies, memsets, kernels,
-//! synchronizations), and writes them as the trace format of `async_lab_core::trace::format`, one file per
+//! synchronizations), and writes them as the trace format of `async_lab_trace_format`, one file per
 //! process in the folder named by [`OUT_DIR_VAR`].
 //!
 //! Where `async-lab trace` also preloads it (`LD_PRELOAD`), its `_exit` and `cuptiSubscribe` come before
@@ -34,7 +34,7 @@ mod writer;
 
 pub use writer::OUT_DIR_VAR;
 
-use async_lab_core::trace::format::{ClockPair, Failure, Line};
+use async_lab_trace_format::{ClockPair, Failure, Line};
 
 /// Names the CUPTI library to load (a file); set by `async-lab trace`.
 pub const CUPTI_VAR: &str = "ASYNC_LAB_CUPTI_LIB";

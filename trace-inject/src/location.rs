@@ -5,7 +5,7 @@
 //! pay, and the line says what taking it cost.
 
 use crate::{modules, python, unwind};
-use async_lab_core::trace::format::{Line, NativeFrame};
+use async_lab_trace_format::{Line, NativeFrame};
 
 /// The native frames kept per call, innermost first, after the tracer's own and CUPTI's and the driver's.
 const NATIVE_DEPTH: usize = 24;
@@ -85,7 +85,7 @@ mod tests {
     #[test]
     fn a_location_has_the_callers_frames_and_its_cost() {
         let Some(Line::Location { gil, native, took_ns, .. }) = here(1, 2, true) else { panic!() };
-        assert_eq!(gil, async_lab_core::trace::format::Gil::NoPython);
+        assert_eq!(gil, async_lab_trace_format::Gil::NoPython);
         assert!(native.len() >= 3, "{native:?}");
         assert!(took_ns.is_some_and(|ns| ns > 0));
     }

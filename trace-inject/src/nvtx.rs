@@ -6,7 +6,7 @@
 
 use crate::cupti::timestamp;
 use crate::writer;
-use async_lab_core::trace::format::Line;
+use async_lab_trace_format::Line;
 use cudarc::cupti::sys::CUpti_nvtx_api_trace_cbid as N;
 use std::cell::RefCell;
 use std::collections::HashMap;

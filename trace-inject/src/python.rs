@@ -18,7 +18,7 @@ mod memory;
 mod runtime;
 mod walk;
 
-use async_lab_core::trace::format::{Gil, PyFrame, PythonSetup};
+use async_lab_trace_format::{Gil, PyFrame, PythonSetup};
 
 /// Whether the thread holds the GIL (for information), and its frames, innermost first.
 pub fn frames() -> (Gil, Vec<PyFrame>) {

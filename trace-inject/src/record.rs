@@ -2,7 +2,7 @@
 //! (`writer`): fixed-size and made without allocating or formatting. The library's thread turns each into a
 //! trace line. The rarer lines (a location, a resource event, an NVTX range, the default streams) travel whole.
 
-use async_lab_core::trace::format::{Domain, Line};
+use async_lab_trace_format::{Domain, Line};
 use std::ffi::{c_char, CStr};
 
 /// CUPTI's name of an API function.

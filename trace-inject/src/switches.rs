@@ -14,6 +14,10 @@ pub const DOMAINS_VAR: &str = "ASYNC_LAB_TRACE_DOMAINS";
 /// `overhead` (default: all six; `none`: none), and `api`, named only: CUPTI's API records of every runtime and
 /// driver call as well (read by nothing: for measuring what they cost beside the callbacks). `ASYNC_LAB_TRACE_EVENTS=0` leaves `event` out too.
 pub const KINDS_VAR: &str = "ASYNC_LAB_TRACE_KINDS";
+/// Set to 1: CUPTI keeps an activity buffer per thread (`CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER`,
+/// CUPTI 12.3 and later) rather than one that every thread's records go through: for measuring whether the
+/// threads' contention for it is part of what the GPU records cost.
+pub const PER_THREAD_BUFFERS_VAR: &str = "ASYNC_LAB_CUPTI_PER_THREAD_BUFFERS";
 /// `on` (default); `unwritten`: every line made on the library's thread, none written to the file; `none`:
 /// the callbacks take their times and record nothing.
 pub const WRITER_VAR: &str = "ASYNC_LAB_TRACE_WRITER";

@@ -5,7 +5,7 @@
 //! single-consumer queue (`rtrb`), without a lock, an allocation or any formatting; on its outermost call it
 //! also says when that call began, so that the library's thread knows which calls are in flight. The library's
 //! own thread drains every ring each [`PASS_MS`], turns the records into lines, passes them through the bounded
-//! trace's filter (`async_lab_core::trace::bounded`; every line with `--all-records`) and writes them, with the
+//! trace's filter (`async_lab_trace_format::bounded`; every line with `--all-records`) and writes them, with the
 //! GPU records of the buffers CUPTI handed back (`activity`: read there too). The other lines (the setup, an
 //! error, the end) go through the same filter from the thread that has them. A
 //! program's thread takes the writer's lock only where its ring is full (the library's thread fell behind: it
@@ -21,8 +21,8 @@
 
 use crate::record::{Name, Record};
 use crate::switches::{self, Writer};
-use async_lab_core::trace::bounded::{Config, Filter};
-use async_lab_core::trace::format::{header, Domain, Line, Resource};
+use async_lab_trace_format::bounded::{Config, Filter};
+use async_lab_trace_format::{header, Domain, Line, Resource};
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, CStr};
 use std::fs::File;
@@ -503,7 +503,7 @@ fn api_line(b: &mut Vec<u8>, domain: Domain, name: &CStr, cbid: u32, tid: u64, c
 #[cfg(test)]
 mod tests {
     use super::*;
-    use async_lab_core::trace::format::Trace;
+    use async_lab_trace_format::Trace;
 
     fn serde_line(line: &Line) -> Vec<u8> {
         let mut v = serde_json::to_vec(line).unwrap();

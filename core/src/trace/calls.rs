@@ -9,6 +9,7 @@
 //! enqueues nothing (a synchronize) is still judged from the records there are.
 
 use super::capability::{self, Allowed, Entry, Shown, Way};
+use super::format::cupti_kinds::copy;
 use super::format::OverheadKind;
 use super::scene::{Lost, Program, WorkKind};
 use crate::attribution::{attribute, Cause, Held, Segment, Span};
@@ -235,7 +236,7 @@ fn shown(p: &Program, i: usize) -> Shown {
         managed: own.iter().any(|w| w.managed()),
         module_load: p.module_loads_in(i) > 0 || loads_by_name || overheads.iter().any(|o| o.is_load()),
         full_queue: queue_full || p.queued_before(i) >= capability::lab().queue_depth.unwrap_or(f64::INFINITY) as usize,
-        host_to_host: own.iter().any(|w| matches!(w.kind, WorkKind::Copy { copy_kind: 9, .. })),
+        host_to_host: own.iter().any(|w| matches!(w.kind, WorkKind::Copy { copy_kind: copy::HTOH, .. })),
     }
 }
 
@@ -274,7 +275,7 @@ fn functions_words(functions: &[&str]) -> String {
 
 /// A function that loads a module at run time (its own call, not a lazy load at a first use).
 pub fn is_load(name: &str) -> bool {
-    ["cuModuleLoad", "cuLibraryLoad", "cudaLibraryLoad", "cuLinkComplete"].iter().any(|p| name.starts_with(p))
+    super::format::loading::loads_module(name)
 }
 
 /// A function that may load a module lazily: a launch, or a lookup of a function or kernel.

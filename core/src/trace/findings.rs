@@ -18,6 +18,7 @@ use super::analysis::Analysis;
 use super::by_location::ClassCount;
 use super::calls::is_load;
 use super::capability;
+use super::format::cupti_kinds::copy;
 use super::location::{Kind as PlaceKind, Place};
 use super::remedies;
 use super::scene::{Program, WorkKind};
@@ -218,7 +219,7 @@ fn full_queue(p: &Program, i: usize) -> bool {
 
 /// Whether call `i` copied to the host (`.item()`, `.cpu()`).
 fn to_host(p: &Program, i: usize) -> bool {
-    p.own_work(i).iter().any(|w| matches!(w.kind, WorkKind::Copy { copy_kind: 2, .. }))
+    p.own_work(i).iter().any(|w| matches!(w.kind, WorkKind::Copy { copy_kind: copy::DTOH, .. }))
 }
 
 /// A place with the numbers of its NVTX range's name folded (`batch-to-gpu-#`), so that ranges named once per
@@ -473,7 +474,7 @@ fn remedy(a: &Analysis, kind: Kind, calls: &[usize]) -> Remedy {
             let own = p.own_work(longest);
             let copy = own.iter().find(|w| w.pageable());
             let (direction, bytes) = match copy.map(|w| (&w.kind, w.bytes)) {
-                Some((WorkKind::Copy { copy_kind: 2, .. }, b)) => ("dtoh", b),
+                Some((WorkKind::Copy { copy_kind: copy::DTOH, .. }, b)) => ("dtoh", b),
                 Some((_, b)) => ("htod", b),
                 None => ("htod", 0),
             };

@@ -9,7 +9,6 @@
 
 pub mod against;
 pub mod analysis;
-pub mod bounded;
 pub mod by_location;
 pub mod calls;
 pub mod capability;
@@ -17,7 +16,6 @@ pub mod counts;
 pub mod demangle;
 pub mod driver_work;
 pub mod findings;
-pub mod format;
 pub mod headline;
 pub mod json;
 pub mod layout;
@@ -28,7 +26,6 @@ pub mod perfetto;
 pub mod reference;
 pub mod remedies;
 pub mod scene;
-pub mod selection;
 pub mod startup;
 pub mod steps;
 pub mod text;
@@ -36,3 +33,7 @@ pub mod trim;
 pub mod waiting;
 pub mod warmup;
 pub mod words;
+
+/// The trace's format, the bounded trace and the calls subscribed to live in a crate of their own, which the
+/// injection library uses alone; here at the paths the views use.
+pub use async_lab_trace_format::{self as format, bounded, subscribed};

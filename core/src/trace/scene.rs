@@ -20,6 +20,7 @@
 //! enter and just after its return, add a few more ([`RESOLUTION_NS`], what the attribution cannot tell
 //! apart).
 
+use super::format::cupti_kinds::{copy, memory};
 use super::format::{Domain, Line, OverheadKind, ProcessTrace, Resource};
 use crate::attribution::{release_slack_ns, Cause, Holder, Release, Scene, Span};
 use crate::units::format_size;
@@ -102,13 +103,13 @@ impl Work {
 /// CUPTI's copy kinds in words.
 pub fn copy_words(kind: u8) -> &'static str {
     match kind {
-        1 => "host → device",
-        2 => "device → host",
-        3 => "host → array",
-        4 => "array → host",
-        8 => "device → device",
-        10 => "peer",
-        9 => "host → host",
+        copy::HTOD => "host → device",
+        copy::DTOH => "device → host",
+        copy::HTOA => "host → array",
+        copy::ATOH => "array → host",
+        copy::DTOD => "device → device",
+        copy::PTOP => "peer",
+        copy::HTOH => "host → host",
         _ => "memory",
     }
 }
@@ -116,13 +117,13 @@ pub fn copy_words(kind: u8) -> &'static str {
 /// CUPTI's memory kinds in words.
 pub fn memory_words(kind: u8) -> &'static str {
     match kind {
-        1 => "pageable",
-        2 => "pinned",
-        3 => "device",
-        4 => "array",
-        5 => "managed",
-        6 => "device static",
-        7 => "managed static",
+        memory::PAGEABLE => "pageable",
+        memory::PINNED => "pinned",
+        memory::DEVICE => "device",
+        memory::ARRAY => "array",
+        memory::MANAGED => "managed",
+        memory::DEVICE_STATIC => "device static",
+        memory::MANAGED_STATIC => "managed static",
         _ => "unknown",
     }
 }

@@ -6,18 +6,11 @@
 //! copy or memset of its own correlation id) and it loaded or created something: a `context-created` or
 //! `module-loaded` resource event on its thread while it ran (the first call that creates the context, such
 //! as `cudaFree(0)`), or a loading function among it and the driver calls inside it (`cuModuleLoad*`,
-//! `cuLibraryLoad*`, `cuInit`, `cuCtxCreate*`, `cuDevicePrimaryCtxRetain`).
+//! `cuLibraryLoad*`, `cuInit`, `cuCtxCreate*`, `cuDevicePrimaryCtxRetain`: `format::loading`'s one list).
 
+use super::format::loading::loads_or_creates;
 use super::format::{Line, ProcessTrace};
 use super::scene::Program;
-
-/// The names (prefixes) of the functions that load or create.
-const LOADING: [&str; 5] = ["cuModuleLoad", "cuLibraryLoad", "cuInit", "cuCtxCreate", "cuDevicePrimaryCtxRetain"];
-
-/// Whether a function of this name loads or creates (see the module's doc).
-pub fn loading_name(name: &str) -> bool {
-    LOADING.iter().any(|prefix| name.starts_with(prefix))
-}
 
 /// Which of the program's calls are start-up, by index into `Program::calls`.
 pub fn startup_calls(p: &ProcessTrace, program: &Program) -> Vec<bool> {
@@ -45,7 +38,7 @@ pub fn startup_calls(p: &ProcessTrace, program: &Program) -> Vec<bool> {
             }
             let from = resources.partition_point(|&(t, _)| t < c.span.start);
             let created = resources[from..].iter().take_while(|&&(t, _)| t <= c.span.end).any(|&(_, tid)| tid == c.tid);
-            created || loading_name(&c.name) || c.inner.iter().any(|n| loading_name(n))
+            created || loads_or_creates(&c.name) || c.inner.iter().any(|n| loads_or_creates(n))
         })
         .collect()
 }

@@ -5,6 +5,7 @@
 pub mod conflicts;
 pub mod source;
 pub mod spawn;
+pub mod store;
 pub mod symbolize;
 
 use anyhow::{bail, Context as _};
@@ -26,7 +27,7 @@ pub use spawn::NoCupti;
     after_help = "Examples:\n  async-lab trace -- ./my_program arg1\n  async-lab trace --fail-on-held 1ms -- python3 train.py\n  async-lab trace --replay async-lab-trace.jsonl --explain 122"
 )]
 pub struct TraceArgs {
-    /// Where to write the trace (JSON lines).
+    /// Where to write the trace (JSON lines; gzip-compressed where the name ends in .gz).
     #[arg(long, value_name = "FILE", default_value = "async-lab-trace.jsonl")]
     pub out: PathBuf,
     /// Show the calls that held their thread longer than this.
@@ -209,7 +210,7 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
                     status_words(&ran.status)
                 );
             }
-            std::fs::write(&args.out, &ran.text).with_context(|| format!("writing {}", args.out.display()))?;
+            store::write(&args.out, &ran.text)?;
             let trace = Trace::parse(&ran.text).context("the trace the program wrote is not readable")?;
             eprintln!(
                 "async-lab: {program} {}; trace of {} process{} written to {}",

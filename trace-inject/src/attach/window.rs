@@ -6,8 +6,8 @@
 //! `async-lab trace --format json` (`async_lab_core::trace::json`).
 
 use async_lab_core::trace::analysis::Analysis;
-use async_lab_core::trace::format::{Gil, Line, ProcessTrace, PyFrame};
 use async_lab_core::trace::json::{self, HeldCall};
+use async_lab_trace_format::{Gil, Line, ProcessTrace, PyFrame};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -191,7 +191,7 @@ fn with_python_frames(p: &mut ProcessTrace, asked: &[Asked]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use async_lab_core::trace::format::{header, ApiCalls, ClockPair, Domain};
+    use async_lab_trace_format::{header, ApiCalls, ClockPair, Domain};
 
     fn text(lines: &[Line]) -> Vec<u8> {
         lines.iter().flat_map(|l| serde_json::to_vec(l).unwrap().into_iter().chain([b'\n'])).collect()

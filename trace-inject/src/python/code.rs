@@ -9,7 +9,7 @@ use super::linetable::{self, Range};
 use super::memory::{self, int, word};
 use super::runtime::Reader;
 use super::walk::{CodeKey, RawFrame};
-use async_lab_core::trace::format::PyFrame;
+use async_lab_trace_format::PyFrame;
 use std::collections::HashMap;
 use std::sync::Mutex;
 

@@ -3,7 +3,7 @@
 
 use super::layout::Layout;
 use super::{memory, walk};
-use async_lab_core::trace::format::{PyReader, PythonSetup};
+use async_lab_trace_format::{PyReader, PythonSetup};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::OnceLock;
 

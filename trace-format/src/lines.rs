@@ -280,7 +280,7 @@ impl ClockPair {
 pub enum ApiCalls {
     /// Every runtime and driver call.
     All,
-    /// Only the calls that can hold their thread (`trace::selection::may_hold`): enqueues, synchronization,
+    /// Only the calls that can hold their thread (`subscribed::may_hold`): enqueues, synchronization,
     /// allocation, free, loading, graphs, memory operations, context and stream management; not the getters
     /// and queries a framework makes around every operation.
     MayHold,
