@@ -8,11 +8,12 @@
 //! clock offset in an older recording, no blocker, a failed experiment) the timeline holds what exists and says
 //! in `notes` what is not there: it never fails.
 //!
-//! This file holds what a timeline is made of; `case.rs` builds an experiment's, `seed.rs` the seed program's,
-//! `host_clock.rs` moves GPU times onto the host's clock, and `other_thread.rs` draws the threads family's other
-//! thread (its slow call) on a host lane of its own.
+//! This file holds what a timeline is made of; `case.rs` builds an experiment's (its host lanes; `gpu_lanes.rs`
+//! its GPU lanes), `seed.rs` the seed program's, `host_clock.rs` moves GPU times onto the host's clock, and
+//! `other_thread.rs` draws the threads family's other thread (its slow call) on a host lane of its own.
 
 mod case;
+mod gpu_lanes;
 mod host_clock;
 mod other_thread;
 mod seed;
