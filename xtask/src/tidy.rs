@@ -222,3 +222,104 @@ fn work_organisation_words_are_found_as_words_only() {
         assert_eq!(work_organisation_word(clean), None, "{clean}");
     }
 }
+
+/// The longest a function in the core and the host crate may be, in lines from its `fn` to its closing brace.
+const LONGEST_FUNCTION: usize = 120;
+
+/// Functions still longer than `LONGEST_FUNCTION`, each to be split into named steps and then taken off this
+/// list: (file, function name).
+const LONG_FUNCTIONS_ALLOWED: &[(&str, &str)] = &[
+    // Getting the trace, printing a process, and the outcome, in one function.
+    ("host/src/trace/mod.rs", "run"),
+    // A process's Perfetto export, every kind of event in one function.
+    ("core/src/trace/perfetto.rs", "process"),
+    // A process's lines read, then what only all of them decide, in one function.
+    ("core/src/trace/scene.rs", "of"),
+    // Every kind of group's remedy and its lab evidence in one function.
+    ("core/src/trace/findings.rs", "remedy"),
+];
+
+/// Each function of `text` longer than `limit` lines: its name and its length. A function runs from its `fn`
+/// line to the first line after it that is its indentation and `}` (as rustfmt lays it out); a `fn` without a
+/// body (a trait's declaration) or on one line is not counted.
+fn long_functions(text: &str, limit: usize) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let code = line.trim_start();
+        let indent = &line[..line.len() - code.len()];
+        let Some(name) = fn_name(code) else { continue };
+        // The signature ends at the first line ending in `{` (a body) or `;` (none).
+        let Some(open) = (i..lines.len()).find(|&j| {
+            let l = lines[j].trim_end();
+            l.ends_with('{') || l.ends_with(';') || (j == i && l.ends_with('}'))
+        }) else {
+            continue;
+        };
+        if !lines[open].trim_end().ends_with('{') {
+            continue;
+        }
+        let close = format!("{indent}}}");
+        if let Some(end) = (open + 1..lines.len()).find(|&j| lines[j] == close) {
+            let len = end - i + 1;
+            if len > limit {
+                found.push((name.to_owned(), len));
+            }
+        }
+    }
+    found
+}
+
+/// The name of the function a line of code declares, if it declares one.
+fn fn_name(code: &str) -> Option<&str> {
+    let mut rest = code;
+    for prefix in ["pub(crate) ", "pub(super) ", "pub ", "const ", "async ", "unsafe ", "extern \"C\" "] {
+        rest = rest.strip_prefix(prefix).unwrap_or(rest);
+    }
+    let rest = rest.strip_prefix("fn ")?;
+    let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+    Some(&rest[..end]).filter(|name| !name.is_empty())
+}
+
+/// No function in the core or the host crate is longer than `LONGEST_FUNCTION` lines, except those listed in
+/// `LONG_FUNCTIONS_ALLOWED`; a listed one that has become short enough must be taken off the list.
+#[test]
+fn no_function_in_the_core_or_the_host_crate_is_too_long() {
+    let root = project_root();
+    let mut too_long = Vec::new();
+    let mut allowed_seen = Vec::new();
+    for dir in ["core/src", "host/src"] {
+        for path in rust_files(&root.join(dir)) {
+            let rel = path.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+            for (name, len) in long_functions(&fs::read_to_string(&path).unwrap(), LONGEST_FUNCTION) {
+                if LONG_FUNCTIONS_ALLOWED.contains(&(rel.as_str(), name.as_str())) {
+                    allowed_seen.push((rel.clone(), name));
+                } else {
+                    too_long.push(format!("{rel}: fn {name} is {len} lines"));
+                }
+            }
+        }
+    }
+    assert!(
+        too_long.is_empty(),
+        "functions over {LONGEST_FUNCTION} lines (split them into named steps):\n{}",
+        too_long.join("\n")
+    );
+    let stale: Vec<String> = LONG_FUNCTIONS_ALLOWED
+        .iter()
+        .filter(|&&(file, name)| !allowed_seen.iter().any(|(f, n)| f == file && n == name))
+        .map(|(file, name)| format!("{file}: fn {name}"))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "no longer over {LONGEST_FUNCTION} lines: take them off LONG_FUNCTIONS_ALLOWED:\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn a_function_is_counted_from_its_fn_to_its_closing_brace() {
+    let text = "impl X {\n    pub(crate) fn long(\n        a: u8,\n    ) -> u8 {\n        a\n    }\n    fn decl(&self);\n    fn one() {}\n}\n";
+    assert_eq!(long_functions(text, 4), [("long".to_owned(), 5)]);
+    assert!(long_functions(text, 5).is_empty());
+}
