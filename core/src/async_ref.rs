@@ -1,7 +1,7 @@
 //! The JSON output of the C++ reference program (`reference/async_ref.cu`, described in `reference/README.md`):
 //! its cases, each with the runtime function it timed, its class and its repetitions' classes, and per
 //! repetition the timed call's start on `CLOCK_MONOTONIC`. Read by `compare` (the reference's classes beside
-//! a recording's) and by `trace::reference` (beside a trace of the reference).
+//! a recording's) and by `trace::against_reference` (beside a trace of the reference).
 //!
 //! The classes are the words the reference writes, in the vocabulary before the classes named what held the
 //! thread (`waited-then-staged` for today's `waited-for-stream`): `class::Class::from_legacy_word` reads them.

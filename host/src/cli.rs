@@ -1,6 +1,6 @@
 //! Command-line interface: `async-lab [run options]` runs experiments; subcommands do the rest.
 
-use crate::selection::ApiChoice;
+use crate::measured_api::ApiChoice;
 use async_lab_core::catalogue::presets::Preset;
 use async_lab_core::output::Format;
 use clap::{Args, Parser, Subcommand};

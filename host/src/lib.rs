@@ -15,8 +15,8 @@ pub mod cli;
 pub mod embedded_ptx;
 pub mod experiments;
 pub mod info;
+pub mod measured_api;
 pub mod pattern;
-pub mod selection;
 pub mod selftest;
 pub mod trace;
 

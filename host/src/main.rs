@@ -188,7 +188,7 @@ fn measure(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Recording> {
         args.only.as_deref(),
     )?;
     let gpu = open(g)?;
-    let machine = async_lab::info::read(&gpu, args.api != async_lab::selection::ApiChoice::Driver)?;
+    let machine = async_lab::info::read(&gpu, args.api != async_lab::measured_api::ApiChoice::Driver)?;
     preflight(&cases, &machine)?;
     let clock = async_lab::calibrate::calibrate(&gpu, 50)?;
     experiments::interrupt::install_ctrl_c();

@@ -4,6 +4,7 @@
 //! Times are CUPTI-like ns from an arbitrary origin; one stream (13) for the program's work, another (14)
 //! for a second stream, thread 100 for the main thread and 200 for a second one.
 
+use async_lab_core::trace::format::cupti_kinds::{copy, memory};
 use async_lab_core::trace::format::{header, Domain, Line, OverheadKind, Resource};
 
 /// The origin of the synthetic clock.
@@ -28,9 +29,18 @@ pub fn driver_call(name: &str, corr: u32, start: u64, end: u64) -> Line {
     Line::Api { domain: Domain::Driver, name: name.into(), cbid: 0, tid: 100, corr, start: T0 + start, end: T0 + end }
 }
 
-/// A host → device copy from pinned (2) or pageable (1) memory.
+/// A host → device copy from pinned (`memory::PINNED`) or pageable (`memory::PAGEABLE`) memory.
 pub fn htod(src_kind: u8, bytes: u64, stream: u32, corr: u32, start: u64, end: u64) -> Line {
-    Line::Memcpy { copy_kind: 1, src_kind, dst_kind: 3, bytes, start: T0 + start, end: T0 + end, stream, corr }
+    Line::Memcpy {
+        copy_kind: copy::HTOD,
+        src_kind,
+        dst_kind: memory::DEVICE,
+        bytes,
+        start: T0 + start,
+        end: T0 + end,
+        stream,
+        corr,
+    }
 }
 
 /// A kernel.
@@ -56,7 +66,7 @@ pub fn trace(lines: Vec<Line>) -> String {
 pub fn lazy_launch_waits_for_the_copy() -> String {
     trace(vec![
         call("cudaMemcpyAsync", 10, 0, 15 * US),
-        htod(2, GIB2, 13, 10, 10 * US, 38 * MS),
+        htod(memory::PINNED, GIB2, 13, 10, 10 * US, 38 * MS),
         call("cudaLaunchKernel", 11, 20 * US, 38 * MS + 140 * US),
         driver_call("cuLibraryLoadData", 12, 30 * US, 110 * US),
         module_loaded(38 * MS + 41 * US),
@@ -68,7 +78,7 @@ pub fn lazy_launch_waits_for_the_copy() -> String {
 pub fn eager_launch_returns() -> String {
     trace(vec![
         call("cudaMemcpyAsync", 10, 0, 15 * US),
-        htod(2, GIB2, 13, 10, 10 * US, 38 * MS),
+        htod(memory::PINNED, GIB2, 13, 10, 10 * US, 38 * MS),
         call("cudaLaunchKernel", 11, 20 * US, 24 * US),
         kernel("sleep_cycles", 13, 11, 38 * MS + 10 * US, 39 * MS),
     ])
@@ -76,7 +86,10 @@ pub fn eager_launch_returns() -> String {
 
 /// A pageable 2 GiB copy: the thread stages the data and is held for the whole transfer.
 pub fn pageable_copy_staged() -> String {
-    trace(vec![call("cudaMemcpyAsync", 10, 0, 320 * MS), htod(1, GIB2, 13, 10, 3 * MS, 320 * MS + 2 * US)])
+    trace(vec![
+        call("cudaMemcpyAsync", 10, 0, 320 * MS),
+        htod(memory::PAGEABLE, GIB2, 13, 10, 3 * MS, 320 * MS + 2 * US),
+    ])
 }
 
 /// A copy from pageable memory into a stream whose earlier kernel runs 20 ms: the copy waits for it, then
@@ -91,7 +104,7 @@ pub fn trace_lines_copy_waits_for_its_stream() -> Vec<Line> {
         call("cudaLaunchKernel", 10, 0, 5 * US),
         kernel("spin", 13, 10, 10 * US, 20 * MS),
         call("cudaMemcpyAsync", 11, 10 * US, 20 * MS + 30 * US),
-        htod(1, 64 << 20, 13, 11, 20 * MS + 5 * US, 23 * MS),
+        htod(memory::PAGEABLE, 64 << 20, 13, 11, 20 * MS + 5 * US, 23 * MS),
     ]
 }
 
@@ -236,9 +249,9 @@ pub fn killed_after_held_copies(records: bool) -> String {
         lines.push(call("cudaMemcpyAsync", corr, t, t + 250 * MS));
         if records {
             lines.push(Line::Memcpy {
-                copy_kind: 2,
-                src_kind: 3,
-                dst_kind: 1,
+                copy_kind: copy::DTOH,
+                src_kind: memory::DEVICE,
+                dst_kind: memory::PAGEABLE,
                 bytes: 1 << 30,
                 start: T0 + t + 20 * US,
                 end: T0 + t + 250 * MS - 10 * US,
@@ -270,9 +283,9 @@ pub fn killed_program(handed_back_until: u64) -> String {
         lines.push(driver_call("cuMemcpyDtoHAsync_v2", copy, t + 25 * US, t + 250 * MS + 690 * US));
         if kept(t + 250 * MS + 600 * US) {
             lines.push(Line::Memcpy {
-                copy_kind: 2,
-                src_kind: 3,
-                dst_kind: 1,
+                copy_kind: copy::DTOH,
+                src_kind: memory::DEVICE,
+                dst_kind: memory::PAGEABLE,
                 bytes: 4 << 20,
                 start: T0 + t + 250 * MS + 5 * US,
                 end: T0 + t + 250 * MS + 600 * US,
@@ -365,12 +378,12 @@ pub struct RefCaseSpec {
     pub class: Option<&'static str>,
     pub blocker_ahead: bool,
     pub shape: RepShape,
-    pub expect: Option<async_lab_core::trace::reference::Verdict>,
+    pub expect: Option<async_lab_core::trace::against_reference::Verdict>,
 }
 
 /// The cases of [`reference_run`], one for each way a traced case can stand to the reference's.
 pub fn reference_cases() -> Vec<RefCaseSpec> {
-    use async_lab_core::trace::reference::{Reason, Verdict};
+    use async_lab_core::trace::against_reference::{Reason, Verdict};
     let case =
         |id, call, class, blocker_ahead, shape, expect| RefCaseSpec { id, call, class, blocker_ahead, shape, expect };
     vec![
@@ -465,7 +478,7 @@ pub fn reference_run(reps: usize) -> ReferenceRun {
                 RepShape::ReturnsAtOnce => {
                     lines.extend(blocker_lines(5 * US));
                     lines.push(call(spec.call, own, b + 15 * US, b + 21 * US));
-                    lines.push(htod(1, 64 << 20, 13, own, b + 20 * MS + 5 * US, b + 30 * MS));
+                    lines.push(htod(memory::PAGEABLE, 64 << 20, 13, own, b + 20 * MS + 5 * US, b + 30 * MS));
                     (b + 15 * US, b + 21 * US)
                 }
                 RepShape::LaunchBehindTheBlockersLaunch => {

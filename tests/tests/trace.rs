@@ -248,7 +248,7 @@ fn trace_of_recording(rec: &async_lab_core::record::Recording, offset: u64) -> S
     let mut lines = vec![header(1, vec!["async-lab".into()], None)];
     let mut corr = 0;
     for case in &rec.cases {
-        let name = async_lab_core::trace::locate::base_name(&case.setup.call).to_owned();
+        let name = async_lab_core::trace::timed_calls::base_name(&case.setup.call).to_owned();
         for r in &case.reps {
             let call = |corr: u32, start: u64, len: u64| Line::Api {
                 domain: Domain::Runtime,
@@ -275,14 +275,14 @@ fn a_traced_lab_run_is_matched_to_its_recording_repetition_by_repetition() {
         .join("recordings/async-lab-seed-both-apis-h200-driver580.159.04-2026-12-03.json");
     let rec = async_lab_core::record::Recording::load(&path).unwrap();
     let trace = Trace::parse(&trace_of_recording(&rec, 1_700_000_000_000_000_000)).unwrap();
-    let rows = async_lab_core::trace::against::compare(&rec, &trace);
+    let rows = async_lab_core::trace::against_recording::compare(&rec, &trace);
     assert_eq!(rows.len(), rec.cases.len());
     for r in &rows {
         assert_eq!(r.traced_classes.len(), r.reps, "{}: every repetition's call found", r.id);
         // The synthetic calls have no GPU work around them: the tracer says async.
         assert_eq!(r.traced, Some(async_lab_core::classify::Class::Async), "{}", r.id);
     }
-    let md = async_lab_core::trace::against::markdown(&rows);
+    let md = async_lab_core::trace::against_recording::markdown(&rows);
     assert!(md.contains("cases whose timed call the trace holds"), "{md}");
 }
 
@@ -323,12 +323,12 @@ fn on_the_h200_the_seeds_first_launch_waited_for_the_copy_through_a_lazy_module_
 #[test]
 fn a_traced_reference_run_is_matched_repetition_by_repetition_and_its_classes_counted() {
     use async_lab_core::async_ref::RefOutput;
-    use async_lab_core::trace::locate::{self, Timed};
-    use async_lab_core::trace::reference::{self, Verdict};
+    use async_lab_core::trace::against_reference::{self, Verdict};
+    use async_lab_core::trace::timed_calls::{self, Timed};
     let reps = 3;
     let run = syn::reference_run(reps);
     let refs = RefOutput::parse(&run.json).unwrap();
-    reference::check(&refs).unwrap();
+    against_reference::check(&refs).unwrap();
     let trace = Trace::parse(&run.trace).unwrap();
 
     // Each repetition's call is the timed one, not the blocker's launch just before it.
@@ -347,15 +347,15 @@ fn a_traced_reference_run_is_matched_repetition_by_repetition_and_its_classes_co
         })
         .collect();
     let mut found: Vec<((usize, usize), u32)> =
-        locate::locate(&timed, &p).into_iter().map(|(key, i)| (key, p.calls[i].corr)).collect();
+        timed_calls::locate(&timed, &p).into_iter().map(|(key, i)| (key, p.calls[i].corr)).collect();
     found.sort_unstable();
     assert_eq!(found, run.timed);
 
     let specs = syn::reference_cases();
-    let rows = reference::compare(&refs, &trace);
+    let rows = against_reference::compare(&refs, &trace);
     let compared: Vec<&syn::RefCaseSpec> = specs.iter().filter(|s| s.expect.is_some()).collect();
     assert_eq!(rows.len(), compared.len());
-    assert_eq!(reference::left_out(&refs), specs.len() - compared.len());
+    assert_eq!(against_reference::left_out(&refs), specs.len() - compared.len());
     for (row, spec) in rows.iter().zip(&compared) {
         assert_eq!(row.id, spec.id);
         assert_eq!(
@@ -376,7 +376,7 @@ fn a_traced_reference_run_is_matched_repetition_by_repetition_and_its_classes_co
     let compatible = count(|v| matches!(v, Verdict::Compatible(_)));
     let disagree = count(|v| *v == Verdict::Disagrees);
     let not_found = count(|v| *v == Verdict::NotFound);
-    let md = reference::markdown(&rows, reference::left_out(&refs));
+    let md = against_reference::markdown(&rows, against_reference::left_out(&refs));
     let head = format!(
         "{equal} of {} cases whose timed call the trace holds have the same class from the tracer as from the reference",
         compared.len() - not_found
@@ -384,7 +384,7 @@ fn a_traced_reference_run_is_matched_repetition_by_repetition_and_its_classes_co
     assert!(md.starts_with(&head), "{md}");
     assert!(md.contains(&format!("; {compatible} more differ only as the two vocabularies do; {disagree} ")), "{md}");
     assert!(md.contains(&format!("{not_found} not found in the trace")), "{md}");
-    for reason in reference::Reason::ALL {
+    for reason in against_reference::Reason::ALL {
         let n = compared.iter().filter(|s| s.expect == Some(Verdict::Compatible(reason))).count();
         assert!(md.contains(&format!("- compatible ({}), {n}: {}.", reason.tag(), reason.words())), "{md}");
     }
@@ -404,7 +404,7 @@ fn a_traced_reference_run_is_matched_repetition_by_repetition_and_its_classes_co
 #[test]
 fn on_the_h200_the_traced_reference_is_counted_as_docs_trace_validation_md_says() {
     use async_lab_core::async_ref::RefOutput;
-    use async_lab_core::trace::reference::{self, Verdict};
+    use async_lab_core::trace::against_reference::{self, Verdict};
     let dir = async_lab_tests::project_root().join("recordings");
     let json =
         std::fs::read_to_string(dir.join("reference-async_ref-traced-h200-driver580.159.04-2026-12-03-daa644a.json"))
@@ -412,14 +412,17 @@ fn on_the_h200_the_traced_reference_is_counted_as_docs_trace_validation_md_says(
     let refs = RefOutput::parse(&json).unwrap();
     let trace =
         Trace::load(&dir.join("trace-async_ref-matched-h200-driver580.159.04-2026-12-03-daa644a.jsonl")).unwrap();
-    let rows = reference::compare(&refs, &trace);
+    let rows = against_reference::compare(&refs, &trace);
     assert_eq!(rows.len(), 109);
     assert!(rows.iter().all(|r| r.traced_classes.len() == r.reps && r.reps == 5), "every repetition found");
     let count = |f: fn(&Verdict) -> bool| rows.iter().filter(|r| f(&r.verdict)).count();
     assert_eq!(count(|v| *v == Verdict::Equal), 76);
     assert_eq!(count(|v| matches!(v, Verdict::Compatible(_))), 25);
     assert_eq!(count(|v| *v == Verdict::Disagrees), 8);
-    insta::assert_snapshot!("h200-async_ref-against", reference::markdown(&rows, reference::left_out(&refs)));
+    insta::assert_snapshot!(
+        "h200-async_ref-against",
+        against_reference::markdown(&rows, against_reference::left_out(&refs))
+    );
 }
 
 /// On the H200: async-lab's default run traced with event records (`recordings/async-lab-default-both-apis-
@@ -428,7 +431,7 @@ fn on_the_h200_the_traced_reference_is_counted_as_docs_trace_validation_md_says(
 #[test]
 fn on_the_h200_the_traced_default_run_is_counted_as_docs_trace_validation_md_says() {
     use async_lab_core::record::Recording;
-    use async_lab_core::trace::against;
+    use async_lab_core::trace::against_recording;
     let dir = async_lab_tests::project_root().join("recordings");
     let rec =
         Recording::load(&dir.join("async-lab-default-both-apis-traced-h200-driver580.159.04-2026-12-03-4b029c4.json"))
@@ -436,7 +439,7 @@ fn on_the_h200_the_traced_default_run_is_counted_as_docs_trace_validation_md_say
     let trace =
         Trace::load(&dir.join("trace-async-lab-default-matched-h200-driver580.159.04-2026-12-03-4b029c4.jsonl"))
             .unwrap();
-    let rows = against::compare(&rec, &trace);
+    let rows = against_recording::compare(&rec, &trace);
     assert_eq!(rows.len(), 332);
     assert!(rows.iter().all(|r| r.traced_classes.len() == r.reps && r.reps == 5), "every repetition found");
     assert_eq!(rows.iter().filter(|r| r.agrees() == Some(true)).count(), 292);
@@ -445,7 +448,7 @@ fn on_the_h200_the_traced_default_run_is_counted_as_docs_trace_validation_md_say
         .iter()
         .filter(|r| r.agrees() == Some(false))
         .all(|r| !r.id.starts_with("wait/") && !r.id.starts_with("runtime/wait/")));
-    insta::assert_snapshot!("h200-default-against", against::markdown(&rows));
+    insta::assert_snapshot!("h200-default-against", against_recording::markdown(&rows));
 }
 
 /// The lab's K4: a first launch under lazy loading waits for the device before its module loads. Nothing on

@@ -144,9 +144,9 @@ fn a_traced_reference_run_is_compared_with_the_reference_s_classes() {
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let refs = async_lab_core::async_ref::RefOutput::parse(&traced.json).unwrap();
     let trace = async_lab_core::trace::format::Trace::parse(&traced.trace).unwrap();
-    let md = async_lab_core::trace::reference::markdown(
-        &async_lab_core::trace::reference::compare(&refs, &trace),
-        async_lab_core::trace::reference::left_out(&refs),
+    let md = async_lab_core::trace::against_reference::markdown(
+        &async_lab_core::trace::against_reference::compare(&refs, &trace),
+        async_lab_core::trace::against_reference::left_out(&refs),
     );
     let s = out(&o);
     assert!(s.contains("The reference's classes beside the tracer's") && s.contains(&md), "{s}");

@@ -8,9 +8,9 @@
 //! attribution finds held by nothing, where work whose records are missing may have held it. A call that
 //! enqueues nothing (a synchronize) is still judged from the records there are.
 
+use super::call_view::CallView;
 use super::capability::{self, Allowed, Entry, Shown, Way};
 use super::format::cupti_kinds::copy;
-use super::format::OverheadKind;
 use super::scene::{Lost, Program, WorkKind};
 use crate::attribution::{attribute, Cause, Held, Segment, Span};
 use crate::classify::{class_of_held, Class};
@@ -53,11 +53,13 @@ pub fn classify(p: &Program) -> Vec<Traced> {
 /// measured of the call's function (`capability`); a wait the lab never saw that function make under what the
 /// trace shows is dropped (its holders kept as overlapped) and the call attributed again without it.
 pub fn traced(p: &Program, i: usize) -> Traced {
-    let c = &p.calls[i];
-    let mut scene = p.scene(i);
-    let functions: Vec<&str> = std::iter::once(c.name.as_str()).chain(c.inner.iter().map(String::as_str)).collect();
-    let shown = shown(p, i);
-    let stream_known = p.stream_of(i).is_some();
+    let v = p.view(i);
+    let c = v.call;
+    let mut scene = p.scene_of(&v);
+    let functions = v.functions();
+    let loads_by_name = functions.iter().any(|n| is_load(n));
+    let shown = shown(&v, loads_by_name);
+    let stream_known = v.stream.is_some();
     let mut not_claimed: Vec<NotClaimed> = Vec::new();
     let mut dropped: Vec<Segment> = Vec::new();
     let (mut held, basis) = loop {
@@ -111,10 +113,9 @@ pub fn traced(p: &Program, i: usize) -> Traced {
     };
     held.overlapped.extend(dropped);
     held.overlapped.sort_by_key(|s| s.span.start);
-    let module_loads = p.module_loads_in(i);
-    let contexts = p.contexts_in(i);
+    let (module_loads, contexts) = (v.module_loads, v.contexts);
     let class = class_of_held(&held);
-    if let Some(why) = missing_words(p, i, class, &functions) {
+    if let Some(why) = missing_words(p, &v, class, &functions) {
         return Traced {
             index: i,
             class: Class::Unknown,
@@ -126,8 +127,7 @@ pub fn traced(p: &Program, i: usize) -> Traced {
             not_claimed,
         };
     }
-    let cause = cause_words(p, i, &held, module_loads, contexts);
-    let loads_by_name = functions.iter().any(|n| is_load(n));
+    let cause = cause_words(&v, &held);
     let class =
         super::driver_work::class(&held, super::driver_work::DriverWork { contexts, module_loads, loads_by_name });
     Traced { index: i, class, held, module_loads, contexts, cause, basis, not_claimed }
@@ -139,19 +139,19 @@ pub fn traced(p: &Program, i: usize) -> Traced {
 /// whose records are missing may have been under way while it ran: enqueued before it returned, and, in a
 /// section cut short, the call returned after the last record the trace holds ended (in one whose CUPTI
 /// dropped records, it began before that work could have ended, as long as the longest work the trace holds).
-fn missing_words(p: &Program, i: usize, class: Class, functions: &[&str]) -> Option<String> {
+fn missing_words(p: &Program, v: &CallView, class: Class, functions: &[&str]) -> Option<String> {
     let lost = p.lost.as_ref()?;
     let missing = p.missing_records();
-    if missing.binary_search(&i).is_ok() {
+    if missing.binary_search(&v.index).is_ok() {
         return Some(match lost {
             Lost::Dropped(_) => format!("its GPU records are missing: {}", lost.words()),
             Lost::Cut { .. } => format!("its GPU records were lost: {}", lost.words()),
         });
     }
-    if class != Class::Async || !p.own_work(i).is_empty() {
+    if class != Class::Async || !v.own_work.is_empty() {
         return None;
     }
-    let c = &p.calls[i];
+    let c = v.call;
     // The missing calls enqueued before this one returned (they are in the order they began).
     let before = &missing[..missing.partition_point(|&k| p.calls[k].span.start < c.span.end)];
     let may_have_held = match lost {
@@ -223,19 +223,17 @@ fn check(functions: &[&str], cause: Cause, shown: Shown, stream_known: bool) -> 
     }
 }
 
-/// What the trace shows about call `i`, for the lab's conditions.
-fn shown(p: &Program, i: usize) -> Shown {
-    let own = p.own_work(i);
-    let c = &p.calls[i];
-    let loads_by_name = std::iter::once(&c.name).chain(&c.inner).any(|n| is_load(n));
-    let overheads = p.overheads_of(i);
+/// What the trace shows about the call `v` views (`loads_by_name`: its function or one it called loads a
+/// module), for the lab's conditions.
+fn shown(v: &CallView, loads_by_name: bool) -> Shown {
+    let own = &v.own_work;
     // The driver's overhead records say it too: a load at a first use, a launch queue full.
-    let queue_full = overheads.iter().any(|o| o.kind == OverheadKind::CommandBufferFull);
+    let queue_depth = capability::lab().queue_depth.unwrap_or(f64::INFINITY) as usize;
     Shown {
         pageable: own.iter().any(|w| w.pageable()),
         managed: own.iter().any(|w| w.managed()),
-        module_load: p.module_loads_in(i) > 0 || loads_by_name || overheads.iter().any(|o| o.is_load()),
-        full_queue: queue_full || p.queued_before(i) >= capability::lab().queue_depth.unwrap_or(f64::INFINITY) as usize,
+        module_load: v.loading() || loads_by_name,
+        full_queue: v.queue_full() || v.queued_before >= queue_depth,
         host_to_host: own.iter().any(|w| matches!(w.kind, WorkKind::Copy { copy_kind: copy::HTOH, .. })),
     }
 }
@@ -283,11 +281,11 @@ fn may_load_lazily(name: &str) -> bool {
     name.contains("Launch") || name.contains("GetFunction") || name.contains("GetKernel") || name.contains("FuncGet")
 }
 
-/// What held call `i`, in words: the largest part first, then the others in time order ("197 ms its own
-/// transfer ...; then 50.4 ms waiting for the kernel spin ahead in its stream, correlation 7"). A call with
-/// one part names it alone.
-pub fn cause_words(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usize) -> String {
-    let parts = parts(p, i, held, module_loads, contexts);
+/// What held the call `v` views, in words: the largest part first, then the others in time order ("197 ms
+/// its own transfer ...; then 50.4 ms waiting for the kernel spin ahead in its stream, correlation 7"). A
+/// call with one part names it alone.
+pub fn cause_words(v: &CallView, held: &Held) -> String {
+    let parts = parts(v, held);
     match parts.len() {
         // No part at all (a call of a killed program's trace whose time no record accounts for).
         0 => return "nothing the trace shows".into(),
@@ -311,16 +309,14 @@ pub fn cause_words(p: &Program, i: usize, held: &Held, module_loads: usize, cont
 
 /// The parts of the call's time worth naming (longer than the resolution and a twentieth of the call; the
 /// longest alone where none is), in time order: (length, words).
-fn parts(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usize) -> Vec<(i64, String)> {
-    let c = &p.calls[i];
-    let overheads = p.overheads_of(i);
-    let loading = module_loads > 0 || overheads.iter().any(|o| o.is_load());
-    let queue_full = overheads.iter().any(|o| o.kind == OverheadKind::CommandBufferFull);
+fn parts(v: &CallView, held: &Held) -> Vec<(i64, String)> {
+    let c = v.call;
+    let (loading, queue_full) = (v.loading(), v.queue_full());
     // A load the program called itself is at run time; one a launch or lookup made inside is lazy.
     let at_run_time = is_load(&c.name);
-    let lazily = !at_run_time && std::iter::once(&c.name).chain(&c.inner).any(|n| may_load_lazily(n));
-    let has_stream = p.stream_of(i).is_some();
-    let own = p.own_work(i);
+    let lazily = !at_run_time && v.functions().iter().any(|n| may_load_lazily(n));
+    let has_stream = v.stream.is_some();
+    let own = &v.own_work;
     // Each waiting cause's holders, in the order they held it, with how long each did.
     let mut holders: Vec<(Cause, Vec<(&str, i64)>)> = Vec::new();
     for s in held.segments.iter().filter(|s| matches!(s.cause, Cause::Stream | Cause::Device | Cause::Thread)) {
@@ -336,22 +332,29 @@ fn parts(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usiz
             None => whats.push((&s.what, s.span.len())),
         }
     }
-    let mut parts: Vec<(i64, String)> = Vec::new();
+    // One part per cause, at its first place (the call's own work splits its host time in two): a cause's
+    // segments are one thing named, its words made once.
+    let mut parts: Vec<(Cause, i64, String)> = Vec::new();
     for s in &held.segments {
+        if let Some(part) = parts.iter_mut().find(|p| p.0 == s.cause) {
+            part.1 += s.span.len();
+            continue;
+        }
         let words = match s.cause {
             Cause::Stream | Cause::Device | Cause::Thread => {
                 // Several holders of one cause (a synchronize behind a step's kernels) are one part, named by
                 // the work that held it most (`several`).
                 let whats = holders.iter().find(|(c, _)| *c == s.cause).map_or(&[][..], |(_, w)| &w[..]);
-                let one = match whats {
-                    [_] | [] => s.what.clone(),
+                let Several { words: one, counts_pieces } = match whats {
+                    [_] | [] => Several { words: s.what.clone(), counts_pieces: false },
                     _ => several(whats),
                 };
                 let what = match s.cause {
                     Cause::Thread => format!("another thread's call ({one})"),
                     Cause::Device if has_stream => format!("other streams' work: {one}"),
                     Cause::Device => format!("the device: {one}"),
-                    _ if one.contains(" pieces of earlier work") => format!("its stream: {one}"),
+                    // Pieces of earlier work counted: the sentence says whose they were.
+                    _ if counts_pieces => format!("its stream: {one}"),
                     _ => one,
                 };
                 match (loading, lazily) {
@@ -369,7 +372,7 @@ fn parts(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usiz
             },
             Cause::Call => {
                 let mut what: Vec<&str> = Vec::new();
-                if contexts > 0 {
+                if v.contexts > 0 {
                     what.push("context creation");
                 }
                 if loading {
@@ -390,12 +393,9 @@ fn parts(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usiz
                 }
             }
         };
-        // One part per thing named, at its first place (the call's own work splits its host time in two).
-        match parts.iter_mut().find(|p| p.1 == words) {
-            Some(part) => part.0 += s.span.len(),
-            None => parts.push((s.span.len(), words)),
-        }
+        parts.push((s.cause, s.span.len(), words));
     }
+    let parts: Vec<(i64, String)> = parts.into_iter().map(|(_, ns, words)| (ns, words)).collect();
     // Worth naming: longer than the resolution and than a twentieth of the call.
     let least = held.resolution_ns.max(held.total_ns / 20);
     let worth: Vec<(i64, String)> = parts.iter().filter(|(ns, _)| *ns > least).cloned().collect();
@@ -407,10 +407,18 @@ fn parts(p: &Program, i: usize, held: &Held, module_loads: usize, contexts: usiz
     }
 }
 
+/// Several holders of one cause, in words.
+struct Several {
+    words: String,
+    /// Whether the words count pieces of earlier work ("28 pieces of earlier work", "and 2 more pieces of
+    /// earlier work"; not "and 1 more piece").
+    counts_pieces: bool,
+}
+
 /// Several holders of one cause in words: the kind of work that held it most (a kernel's name, a copy's size
 /// and direction, summed over its pieces) with its share of the wait. One piece that held most of it is named
 /// as itself, with how many others; else how many pieces, and the kind that held longest.
-fn several(whats: &[(&str, i64)]) -> String {
+fn several(whats: &[(&str, i64)]) -> Several {
     let total: i64 = whats.iter().map(|(_, ns)| ns).sum::<i64>().max(1);
     let mut kinds: Vec<(&str, i64, usize)> = Vec::new();
     for (what, ns) in whats {
@@ -423,18 +431,28 @@ fn several(whats: &[(&str, i64)]) -> String {
             None => kinds.push((kind, *ns, 1)),
         }
     }
-    let Some(&(kind, ns, pieces)) = kinds.iter().max_by_key(|k| k.1) else { return String::new() };
+    let Some(&(kind, ns, pieces)) = kinds.iter().max_by_key(|k| k.1) else {
+        return Several { words: String::new(), counts_pieces: false };
+    };
     let share = ns * 100 / total;
     let more = whats.len() - 1;
     let s = |n: usize| if n == 1 { "" } else { "s" };
     match whats.iter().max_by_key(|(_, ns)| *ns) {
-        Some((main, ns)) if *ns * 2 >= total => {
-            format!("{main}, {}% of the wait (and {more} more piece{} of earlier work)", ns * 100 / total, s(more))
-        }
+        Some((main, ns)) if *ns * 2 >= total => Several {
+            words: format!(
+                "{main}, {}% of the wait (and {more} more piece{} of earlier work)",
+                ns * 100 / total,
+                s(more)
+            ),
+            counts_pieces: more > 1,
+        },
         _ => {
             let kind = kind.strip_suffix(" ahead in its stream").unwrap_or(kind);
             let times = if pieces > 1 { format!(" (×{pieces})") } else { String::new() };
-            format!("{} pieces of earlier work, {share}% of the wait {kind}{times}", whats.len())
+            Several {
+                words: format!("{} pieces of earlier work, {share}% of the wait {kind}{times}", whats.len()),
+                counts_pieces: true,
+            }
         }
     }
 }

@@ -451,109 +451,9 @@ fn remedy(a: &Analysis, kind: Kind, calls: &[usize]) -> Remedy {
     };
     let lab = remedies::lab();
     let mut evidence: Vec<LabEvidence> = Vec::new();
-    let basis = |evidence: &mut Vec<LabEvidence>| {
-        if let Some(e) = &a.traced[longest].basis {
-            evidence.push(LabEvidence {
-                case: e.case.clone(),
-                recording: e.recording.clone(),
-                words: format!(
-                    "{} can {}{}",
-                    e.function,
-                    e.way.words(),
-                    if e.condition == capability::Condition::Always {
-                        String::new()
-                    } else {
-                        format!(" {}", e.condition.words())
-                    }
-                ),
-            });
-        }
-    };
     let words = match kind {
-        Kind::PageableCopy => {
-            let own = p.own_work(longest);
-            let copy = own.iter().find(|w| w.pageable());
-            let (direction, bytes) = match copy.map(|w| (&w.kind, w.bytes)) {
-                Some((WorkKind::Copy { copy_kind: copy::DTOH, .. }, b)) => ("dtoh", b),
-                Some((_, b)) => ("htod", b),
-                None => ("htod", 0),
-            };
-            let mut words = "Pin the host memory: pin_memory=True in the DataLoader (then .to(device, \
-                             non_blocking=True)), tensor.pin_memory(), cupy.cuda.alloc_pinned_memory, or \
-                             cudaHostAlloc / cudaHostRegister."
-                .to_owned();
-            if let Some(m) = lab.pinned_copy(api, direction, bytes) {
-                let gpu = m.gpu_ns.map_or(String::new(), |g| {
-                    format!("; its transfer then ran {} on the GPU while the thread went on", duration(g))
-                });
-                words.push_str(&format!(
-                    " On the lab's {} a pinned {} {} {} returned in {} (median of {}, {}–{}){gpu}.",
-                    lab.gpu,
-                    format_size(m.bytes),
-                    if direction == "dtoh" { "device → host" } else { "host → device" },
-                    m.call.split('(').next().unwrap_or(&m.call),
-                    duration(m.returned_ns),
-                    m.repetitions,
-                    duration(m.min_ns),
-                    duration(m.max_ns)
-                ));
-                evidence.push(LabEvidence {
-                    case: m.case.clone(),
-                    recording: m.recording.clone(),
-                    words: format!("a pinned {} copy returned in {}", format_size(m.bytes), duration(m.returned_ns)),
-                });
-            }
-            words
-        }
-        Kind::LoadingCode => {
-            let mut words = "Load the code before the loop: run one warm-up step first (each kernel and library \
-                             is loaded once), or set CUDA_MODULE_LOADING=EAGER to load a module's kernels with it."
-                .to_owned();
-            let lazy = lab.load(api, "first-launch", "lazy", "other");
-            let eager = lab.load(api, "first-launch", "eager", "other");
-            let library = lab.load(api, "library-load-data", "eager", "other");
-            if let (Some(lazy), Some(eager)) = (lazy, eager) {
-                words.push_str(&format!(
-                    " On the lab's {} a first launch under lazy loading waited {} for a kernel on another stream \
-                     ({}); under EAGER it returned in {}",
-                    lab.gpu,
-                    duration(lazy.waited_ns),
-                    lazy.class,
-                    duration(eager.returned_ns)
-                ));
-                for l in [lazy, eager] {
-                    evidence.push(LabEvidence {
-                        case: l.case.clone(),
-                        recording: l.recording.clone(),
-                        words: format!(
-                            "a first launch under {} loading: {}, {}",
-                            l.loading,
-                            l.class,
-                            duration(l.returned_ns)
-                        ),
-                    });
-                }
-                match library {
-                    Some(lib) if lib.waited_ns > 0 => {
-                        words.push_str(&format!(
-                            ", and loading the library waited for the device instead ({}): load before the GPU is busy.",
-                            duration(lib.waited_ns)
-                        ));
-                        evidence.push(LabEvidence {
-                            case: lib.case.clone(),
-                            recording: lib.recording.clone(),
-                            words: format!(
-                                "a library load under eager loading: {}, {}",
-                                lib.class,
-                                duration(lib.returned_ns)
-                            ),
-                        });
-                    }
-                    _ => words.push('.'),
-                }
-            }
-            words
-        }
+        Kind::PageableCopy => pin_memory(p, longest, api, &mut evidence),
+        Kind::LoadingCode => load_before(api, &mut evidence),
         Kind::ContextCreation => {
             "Once per process, and not to be avoided, only moved: create the context before the part \
                                   you time (torch.cuda.init(), cudaFree(0)), or leave start-up out (--after-startup)."
@@ -577,22 +477,22 @@ fn remedy(a: &Analysis, kind: Kind, calls: &[usize]) -> Remedy {
                     super::words::percent(waited - busy, waited)
                 ));
             }
-            basis(&mut evidence);
+            evidence.extend(basis(a, longest));
             words
         }
         Kind::FreeDrainsDevice => {
-            basis(&mut evidence);
+            evidence.extend(basis(a, longest));
             "Move it out of the loop: a free waits for every stream. Free once at the end, or keep the memory for \
              reuse (PyTorch's caching allocator does; torch.cuda.empty_cache() in the loop gives it back and drains \
              the device each time)."
                 .into()
         }
         Kind::DeviceWait => {
-            basis(&mut evidence);
+            evidence.extend(basis(a, longest));
             format!("Move {} out of the loop, or before the GPU work it waits for: it waits for every stream.", c.name)
         }
         Kind::FullQueue => {
-            basis(&mut evidence);
+            evidence.extend(basis(a, longest));
             let depth = capability::lab().queue_depth.unwrap_or(0.0);
             format!(
                 "The launch queue was full: {} launches ahead of it had not begun (the lab measured room for {depth:.0} \
@@ -603,7 +503,7 @@ fn remedy(a: &Analysis, kind: Kind, calls: &[usize]) -> Remedy {
             )
         }
         Kind::OtherThread => {
-            basis(&mut evidence);
+            evidence.extend(basis(a, longest));
             let who = main_holder(a, calls).map_or(String::new(), |(what, _, _)| format!(" ({what})"));
             format!(
                 "Another thread's slow call held it{who}: make that call (pinned allocation, module load) before the \
@@ -611,7 +511,7 @@ fn remedy(a: &Analysis, kind: Kind, calls: &[usize]) -> Remedy {
             )
         }
         Kind::StreamWait => {
-            basis(&mut evidence);
+            evidence.extend(basis(a, longest));
             "It needs the work ahead in its stream to finish. Work that does not depend on it can go on a stream of \
              its own; a copy from pinned memory with non_blocking=True does not wait."
                 .into()
@@ -636,6 +536,108 @@ fn remedy(a: &Analysis, kind: Kind, calls: &[usize]) -> Remedy {
         Kind::Other => format!("See --explain {}.", c.corr),
     };
     Remedy { words, lab: evidence }
+}
+
+/// The remedy of a pageable copy: pin the host memory, with what a pinned copy of its size and direction did in
+/// the lab (`evidence`).
+fn pin_memory(p: &Program, longest: usize, api: &str, evidence: &mut Vec<LabEvidence>) -> String {
+    let lab = remedies::lab();
+    let own = p.own_work(longest);
+    let copy = own.iter().find(|w| w.pageable());
+    let (direction, bytes) = match copy.map(|w| (&w.kind, w.bytes)) {
+        Some((WorkKind::Copy { copy_kind: copy::DTOH, .. }, b)) => ("dtoh", b),
+        Some((_, b)) => ("htod", b),
+        None => ("htod", 0),
+    };
+    let mut words = "Pin the host memory: pin_memory=True in the DataLoader (then .to(device, \
+                     non_blocking=True)), tensor.pin_memory(), cupy.cuda.alloc_pinned_memory, or \
+                     cudaHostAlloc / cudaHostRegister."
+        .to_owned();
+    if let Some(m) = lab.pinned_copy(api, direction, bytes) {
+        let gpu = m.gpu_ns.map_or(String::new(), |g| {
+            format!("; its transfer then ran {} on the GPU while the thread went on", duration(g))
+        });
+        words.push_str(&format!(
+            " On the lab's {} a pinned {} {} {} returned in {} (median of {}, {}–{}){gpu}.",
+            lab.gpu,
+            format_size(m.bytes),
+            if direction == "dtoh" { "device → host" } else { "host → device" },
+            m.call.split('(').next().unwrap_or(&m.call),
+            duration(m.returned_ns),
+            m.repetitions,
+            duration(m.min_ns),
+            duration(m.max_ns)
+        ));
+        evidence.push(LabEvidence {
+            case: m.case.clone(),
+            recording: m.recording.clone(),
+            words: format!("a pinned {} copy returned in {}", format_size(m.bytes), duration(m.returned_ns)),
+        });
+    }
+    words
+}
+
+/// The remedy of code loaded in the loop: load it before, with what a first launch did under lazy and eager
+/// loading in the lab, and a library load (`evidence`).
+fn load_before(api: &str, evidence: &mut Vec<LabEvidence>) -> String {
+    let lab = remedies::lab();
+    let mut words = "Load the code before the loop: run one warm-up step first (each kernel and library \
+                     is loaded once), or set CUDA_MODULE_LOADING=EAGER to load a module's kernels with it."
+        .to_owned();
+    let lazy = lab.load(api, "first-launch", "lazy", "other");
+    let eager = lab.load(api, "first-launch", "eager", "other");
+    let library = lab.load(api, "library-load-data", "eager", "other");
+    if let (Some(lazy), Some(eager)) = (lazy, eager) {
+        words.push_str(&format!(
+            " On the lab's {} a first launch under lazy loading waited {} for a kernel on another stream \
+             ({}); under EAGER it returned in {}",
+            lab.gpu,
+            duration(lazy.waited_ns),
+            lazy.class,
+            duration(eager.returned_ns)
+        ));
+        for l in [lazy, eager] {
+            evidence.push(LabEvidence {
+                case: l.case.clone(),
+                recording: l.recording.clone(),
+                words: format!("a first launch under {} loading: {}, {}", l.loading, l.class, duration(l.returned_ns)),
+            });
+        }
+        match library {
+            Some(lib) if lib.waited_ns > 0 => {
+                words.push_str(&format!(
+                    ", and loading the library waited for the device instead ({}): load before the GPU is busy.",
+                    duration(lib.waited_ns)
+                ));
+                evidence.push(LabEvidence {
+                    case: lib.case.clone(),
+                    recording: lib.recording.clone(),
+                    words: format!("a library load under eager loading: {}, {}", lib.class, duration(lib.returned_ns)),
+                });
+            }
+            _ => words.push('.'),
+        }
+    }
+    words
+}
+
+/// The lab's experiment that shows the function of call `longest` can wait the way it did, where there is one.
+fn basis(a: &Analysis, longest: usize) -> Option<LabEvidence> {
+    let e = a.traced[longest].basis.as_ref()?;
+    Some(LabEvidence {
+        case: e.case.clone(),
+        recording: e.recording.clone(),
+        words: format!(
+            "{} can {}{}",
+            e.function,
+            e.way.words(),
+            if e.condition == capability::Condition::Always {
+                String::new()
+            } else {
+                format!(" {}", e.condition.words())
+            }
+        ),
+    })
 }
 
 /// The findings for the terminal, `width` columns wide (`None`: unwrapped), at most `top` of each part.

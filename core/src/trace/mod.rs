@@ -1,15 +1,18 @@
 //! A trace of another program: what `async-lab trace` recorded through CUPTI (its format, in `format`), and
 //! the same attribution and classes as the lab's own experiments for each of its calls (`scene`, `calls`);
 //! its views: the terminal's tables and one call explained (`text`), the HTML page (`page`), and a traced
-//! run of async-lab beside its own recording (`against`) and of the C++ reference beside its own classes
-//! (`reference`), each repetition's timed call found in the trace by its name and its start (`locate`).
+//! run of async-lab beside its own recording (`against_recording`) and of the C++ reference beside its own
+//! classes (`against_reference`), each repetition's timed call found in the trace by its name and its start
+//! (`timed_calls`).
 //!
 //! The trace's times are all on CUPTI's one clock (API callbacks and GPU records alike), so a call's
 //! interval and the GPU work around it go straight into an `attribution::Scene`.
 
-pub mod against;
+pub mod against_recording;
+pub mod against_reference;
 pub mod analysis;
 pub mod by_location;
+pub mod call_view;
 pub mod calls;
 pub mod capability;
 pub mod counts;
@@ -19,16 +22,15 @@ pub mod findings;
 pub mod headline;
 pub mod json;
 pub mod layout;
-pub mod locate;
 pub mod location;
 pub mod page;
 pub mod perfetto;
-pub mod reference;
 pub mod remedies;
 pub mod scene;
 pub mod startup;
 pub mod steps;
 pub mod text;
+pub mod timed_calls;
 pub mod trim;
 pub mod waiting;
 pub mod warmup;

@@ -15,9 +15,11 @@
 //!   thread's track.
 
 use super::analysis::Analysis;
+use super::calls::Traced;
 use super::format::Trace;
+use super::scene::Program;
 use super::text::duration;
-use crate::attribution::{Cause, Span};
+use crate::attribution::{Cause, Holder, Span};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -86,52 +88,104 @@ pub fn export(trace: &Trace, min_held_ns: i64) -> Export {
         })
         .min()
         .unwrap_or(0);
-    let mut events = Vec::new();
-    let mut flows = 0u64;
+    let mut out = Out { events: Vec::new(), origin, flows: 0 };
     for a in &analyses {
-        process(&mut events, &mut flows, a, origin, min_held_ns);
+        process(&mut out, a, min_held_ns);
     }
-    Export { trace_events: events, display_time_unit: "ns".into() }
+    Export { trace_events: out.events, display_time_unit: "ns".into() }
 }
 
-fn process(events: &mut Vec<Event>, flows: &mut u64, a: &Analysis, origin: i64, min_held_ns: i64) {
-    let p = &a.program;
-    let pid = u64::from(a.process.pid);
-    let gpu = GPU_PID + pid;
-    let us = |t: i64| (t - origin) as f64 / 1000.0;
-    let slice = |name: String, cat: &str, pid: u64, tid: u64, span: Span, cname: Option<&str>, args: Value| Event {
-        name,
-        cat: Some(cat.into()),
-        ph: "X".into(),
-        ts: Some(us(span.start)),
-        dur: Some(span.len() as f64 / 1000.0),
-        pid,
-        tid,
-        id: None,
-        bp: None,
-        cname: cname.map(Into::into),
-        args: Some(args),
-    };
-    let meta = |name: &str, pid: u64, tid: u64, value: String| Event {
-        name: name.into(),
-        cat: None,
-        ph: "M".into(),
-        ts: None,
-        dur: None,
-        pid,
-        tid,
-        id: None,
-        bp: None,
-        cname: None,
-        args: Some(json!({ "name": value })),
-    };
-    events.push(meta("process_name", pid, 0, format!("process {pid}: {}", a.process.program.join(" "))));
-    let threads: BTreeSet<u64> = p.calls.iter().map(|c| c.tid).collect();
-    for tid in &threads {
-        events.push(meta("thread_name", pid, *tid, format!("thread {tid}")));
+/// The events written so far, on the export's clock (µs from `origin`), and how many flows they hold.
+struct Out {
+    events: Vec<Event>,
+    /// The trace's first time, ns.
+    origin: i64,
+    flows: u64,
+}
+
+impl Out {
+    /// `t` (ns, the trace's clock) in µs from the trace's first time.
+    fn us(&self, t: i64) -> f64 {
+        (t - self.origin) as f64 / 1000.0
     }
-    // Work that overlaps the work before it in its stream (the records of one stream are not always in
-    // sequence) goes on a second track of the stream, since slices on one track must nest.
+
+    /// A complete slice over `span` on the track `(pid, tid)`.
+    fn slice(&self, name: String, cat: &str, (pid, tid): (u64, u64), span: Span, args: Value) -> Event {
+        Event {
+            name,
+            cat: Some(cat.into()),
+            ph: "X".into(),
+            ts: Some(self.us(span.start)),
+            dur: Some(span.len() as f64 / 1000.0),
+            pid,
+            tid,
+            id: None,
+            bp: None,
+            cname: None,
+            args: Some(args),
+        }
+    }
+
+    /// A metadata event naming the track `(pid, tid)` (`thread_name`) or its process (`process_name`).
+    fn name(&mut self, name: &str, (pid, tid): (u64, u64), value: String) {
+        self.events.push(Event {
+            name: name.into(),
+            cat: None,
+            ph: "M".into(),
+            ts: None,
+            dur: None,
+            pid,
+            tid,
+            id: None,
+            bp: None,
+            cname: None,
+            args: Some(json!({ "name": value })),
+        });
+    }
+}
+
+/// One process's events: its threads' and streams' tracks named, its NVTX ranges, its GPU work, its calls.
+fn process(out: &mut Out, a: &Analysis, min_held_ns: i64) {
+    let pid = u64::from(a.process.pid);
+    out.name("process_name", (pid, 0), format!("process {pid}: {}", a.process.program.join(" ")));
+    let threads: BTreeSet<u64> = a.program.calls.iter().map(|c| c.tid).collect();
+    for tid in &threads {
+        out.name("thread_name", (pid, *tid), format!("thread {tid}"));
+    }
+    let tracks = Tracks {
+        work: stream_tracks(out, &a.program, pid),
+        calls: a.program.calls.iter().map(|c| (c.corr, c.tid)).collect(),
+    };
+    for tid in &threads {
+        for r in a.locations.ranges(*tid) {
+            let span = Span::new(r.start, r.end);
+            let event = out.slice(r.name.clone(), "nvtx", (pid, *tid), span, json!({ "domain": r.domain }));
+            out.events.push(event);
+        }
+    }
+    for w in &a.program.work {
+        let args = json!({ "enqueued by (--explain id)": w.corr, "bytes": w.bytes, "stream": w.stream });
+        let track = (GPU_PID + pid, tracks.work[&(w.span.start, w.span.end, w.corr)]);
+        let event = out.slice(w.words(), "gpu", track, w.span, args);
+        out.events.push(event);
+    }
+    for t in &a.traced {
+        call(out, a, t, &tracks, min_held_ns);
+    }
+}
+
+/// The tracks of a process's slices that hold its calls: the GPU work's, by its start, end and correlation id
+/// (`stream_tracks`); the calls' threads, by correlation id.
+struct Tracks {
+    work: BTreeMap<(i64, i64, u32), u64>,
+    calls: BTreeMap<u32, u64>,
+}
+
+/// The GPU work of `p`, by its start, end and correlation id: the track it is on (its stream's, or another of
+/// the stream's where it overlaps the work before it, since the records of one stream are not always in
+/// sequence and slices on one track must nest). Names each track as it is first used.
+fn stream_tracks(out: &mut Out, p: &Program, pid: u64) -> BTreeMap<(i64, i64, u32), u64> {
+    let gpu = GPU_PID + pid;
     let mut lanes: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
     let mut track_of: BTreeMap<(i64, i64, u32), u64> = BTreeMap::new();
     for w in &p.work {
@@ -144,93 +198,90 @@ fn process(events: &mut Vec<Event>, flows: &mut u64, a: &Analysis, origin: i64, 
                 n => format!("stream {} (overlapping work, {})", w.stream, n + 1),
             };
             if lane == 0 && lanes.len() == 1 {
-                events.push(meta("process_name", gpu, 0, format!("GPU work of process {pid}")));
+                out.name("process_name", (gpu, 0), format!("GPU work of process {pid}"));
             }
-            events.push(meta("thread_name", gpu, stream_track(w.stream, lane), name));
+            out.name("thread_name", (gpu, stream_track(w.stream, lane)), name);
         } else {
             lanes.get_mut(&w.stream).unwrap()[lane] = w.span.end;
         }
         track_of.insert((w.span.start, w.span.end, w.corr), stream_track(w.stream, lane));
     }
-    for tid in &threads {
-        for r in a.locations.ranges(*tid) {
-            let span = Span::new(r.start, r.end);
-            events.push(slice(r.name.clone(), "nvtx", pid, *tid, span, None, json!({ "domain": r.domain })));
-        }
+    track_of
+}
+
+/// A traced call's slice and, where it held its thread longer than `min_held_ns`, its segments, each with a
+/// flow from what held it.
+fn call(out: &mut Out, a: &Analysis, t: &Traced, tracks: &Tracks, min_held_ns: i64) {
+    let p = &a.program;
+    let c = &p.calls[t.index];
+    let pid = u64::from(a.process.pid);
+    let args = json!({
+        "--explain id": c.corr,
+        "class": t.class.as_str(),
+        "held": duration(t.held.total_ns),
+        "held_ns": t.held.total_ns,
+        "what held it": t.cause,
+        "location": a.places[t.index].shown(),
+        "chain": a.places[t.index].chain_words(),
+        "start-up": a.startup[t.index],
+    });
+    let event = out.slice(c.name.clone(), "api", (pid, c.tid), c.span, args);
+    out.events.push(event);
+    if t.held.total_ns <= min_held_ns {
+        return;
     }
-    for w in &p.work {
-        let args = json!({ "enqueued by (--explain id)": w.corr, "bytes": w.bytes, "stream": w.stream });
-        let tid = track_of[&(w.span.start, w.span.end, w.corr)];
-        events.push(slice(w.words(), "gpu", gpu, tid, w.span, None, args));
-    }
-    let call_at: BTreeMap<u32, (u64, Span)> = p.calls.iter().map(|c| (c.corr, (c.tid, c.span))).collect();
-    for t in &a.traced {
-        let c = &p.calls[t.index];
-        let held = t.held.total_ns > min_held_ns;
-        let args = json!({
-            "--explain id": c.corr,
-            "class": t.class.as_str(),
-            "held": duration(t.held.total_ns),
-            "held_ns": t.held.total_ns,
-            "what held it": t.cause,
-            "location": a.places[t.index].shown(),
-            "chain": a.places[t.index].chain_words(),
-            "start-up": a.startup[t.index],
-        });
-        events.push(slice(c.name.clone(), "api", pid, c.tid, c.span, None, args));
-        if !held {
+    let holders = p.scene(t.index).holders;
+    for s in &t.held.segments {
+        let span = Span::new(s.span.start.max(c.span.start), s.span.end.min(c.span.end));
+        if span.is_empty() {
             continue;
         }
-        let holders = p.scene(t.index).holders;
-        for s in &t.held.segments {
-            let span = Span::new(s.span.start.max(c.span.start), s.span.end.min(c.span.end));
-            if span.is_empty() {
-                continue;
-            }
-            let args = json!({ "cause": s.cause.slug(), "what": s.what, "--explain id": c.corr });
-            events.push(slice(
-                super::words::cause(s.cause).into(),
-                "held",
-                pid,
-                c.tid,
-                span,
-                Some(colour(s.cause)),
-                args,
-            ));
-            if !matches!(s.cause, Cause::Stream | Cause::Device | Cause::Thread) {
-                continue;
-            }
-            // The holder's track and slice.
-            let Some(h) = holders.iter().find(|h| h.cause == s.cause && h.what == s.what) else { continue };
-            let corr_of = |what: &str| what.rsplit("correlation ").next().and_then(|n| n.parse::<u32>().ok());
-            let Some(holder_corr) = corr_of(&h.what) else { continue };
-            let track = match s.cause {
-                Cause::Thread => call_at.get(&holder_corr).map(|&(tid, _)| (pid, tid)),
-                _ => track_of.get(&(h.span.start, h.span.end, holder_corr)).map(|&tid| (gpu, tid)),
-            };
-            let Some((from_pid, from_tid)) = track else { continue };
-            *flows += 1;
-            // Inside both slices: just before the holder's end, and just before the segment's end.
-            let inside = |sp: Span| sp.end - (sp.len() / 2).min(1);
-            let flow = |ph: &str, pid: u64, tid: u64, t: i64, bp: Option<&str>| Event {
-                name: format!("held by {}", super::words::cause(s.cause)),
-                cat: Some("held-by".into()),
-                ph: ph.into(),
-                ts: Some(us(t)),
-                dur: None,
-                pid,
-                tid,
-                id: Some(*flows),
-                bp: bp.map(Into::into),
-                cname: None,
-                args: None,
-            };
-            // The holder may end after the segment within the clock's error: the arrow never points back.
-            let from = inside(h.span).min(inside(span)).max(h.span.start);
-            events.push(flow("s", from_pid, from_tid, from, None));
-            events.push(flow("f", pid, c.tid, inside(span).max(from).min(span.end), Some("e")));
+        let args = json!({ "cause": s.cause.slug(), "what": s.what, "--explain id": c.corr });
+        let segment = out.slice(super::words::cause(s.cause).into(), "held", (pid, c.tid), span, args);
+        out.events.push(Event { cname: Some(colour(s.cause).into()), ..segment });
+        if !matches!(s.cause, Cause::Stream | Cause::Device | Cause::Thread) {
+            continue;
         }
+        let Some(h) = holders.iter().find(|h| h.cause == s.cause && h.what == s.what) else { continue };
+        let Some(from) = holder_track(pid, h, tracks) else { continue };
+        flow(out, s.cause, (from, h.span), ((pid, c.tid), span));
     }
+}
+
+/// The track of the slice of what held a call: another thread's call's, or the GPU work's (the holder's
+/// correlation id is the last of its words).
+fn holder_track(pid: u64, h: &Holder, tracks: &Tracks) -> Option<(u64, u64)> {
+    let corr_of = |what: &str| what.rsplit("correlation ").next().and_then(|n| n.parse::<u32>().ok());
+    let holder_corr = corr_of(&h.what)?;
+    match h.cause {
+        Cause::Thread => tracks.calls.get(&holder_corr).map(|&tid| (pid, tid)),
+        _ => tracks.work.get(&(h.span.start, h.span.end, holder_corr)).map(|&tid| (GPU_PID + pid, tid)),
+    }
+}
+
+/// A flow from the holder's slice (its track and span) to the held segment's, for a wait of `cause`.
+fn flow(out: &mut Out, cause: Cause, (from_track, holder): ((u64, u64), Span), (to_track, span): ((u64, u64), Span)) {
+    out.flows += 1;
+    // Inside both slices: just before the holder's end, and just before the segment's end.
+    let inside = |sp: Span| sp.end - (sp.len() / 2).min(1);
+    let event = |ph: &str, (pid, tid): (u64, u64), t: i64, bp: Option<&str>| Event {
+        name: format!("held by {}", super::words::cause(cause)),
+        cat: Some("held-by".into()),
+        ph: ph.into(),
+        ts: Some(out.us(t)),
+        dur: None,
+        pid,
+        tid,
+        id: Some(out.flows),
+        bp: bp.map(Into::into),
+        cname: None,
+        args: None,
+    };
+    // The holder may end after the segment within the clock's error: the arrow never points back.
+    let from = inside(holder).min(inside(span)).max(holder.start);
+    let to = inside(span).max(from).min(span.end);
+    let (start, end) = (event("s", from_track, from, None), event("f", to_track, to, Some("e")));
+    out.events.extend([start, end]);
 }
 
 /// The track of a stream's `lane`th track (0: the stream's own; more where its work overlapped).

@@ -233,22 +233,61 @@ struct Index {
     longest_call: i64,
 }
 
+/// An API call's line, before the calls are nested: (domain, name, callback id, thread, correlation id, span).
+type ApiLine<'a> = (Domain, &'a str, u32, u64, u32, Span);
+
+/// What a section's lines say that is placed only once all are read.
+#[derive(Default)]
+struct Unplaced<'a> {
+    /// The API calls, outer and inner.
+    api: Vec<ApiLine<'a>>,
+    /// (event, the correlation id of the call that recorded it, its stream).
+    records: Vec<(u32, u32, u32)>,
+    /// (event, the correlation id of the call that waited for it).
+    event_waits: Vec<(u32, u32)>,
+    /// The correlation ids of context synchronizations.
+    context_syncs: Vec<u32>,
+}
+
 impl Program {
     /// The calls and records of one process's section.
     pub fn of(p: &ProcessTrace) -> Program {
-        let mut api: Vec<(Domain, &str, u32, u64, u32, Span)> = Vec::new();
         let mut prog = Program::default();
-        // (event, the correlation id of the call that recorded it, its stream), and the event waits to place.
-        let mut records: Vec<(u32, u32, u32)> = Vec::new();
-        let mut event_waits: Vec<(u32, u32)> = Vec::new();
-        let mut context_syncs: Vec<u32> = Vec::new();
-        for line in &p.lines {
+        let Unplaced { api, records, event_waits, context_syncs } = prog.read(&p.lines);
+        prog.records_end = records_end(&p.lines);
+        prog.lost = if p.partial && p.failure.is_none() {
+            Some(Lost::Cut { signal: p.ended_by.clone() })
+        } else if prog.dropped > 0 {
+            Some(Lost::Dropped(prog.dropped))
+        } else {
+            None
+        };
+        prog.syncs.extend(event_wait_streams(records, event_waits));
+        prog.calls = nest(api);
+        prog.calls.sort_by_key(|c| (c.span.start, c.corr));
+        prog.work.sort_by_key(|w| (w.span.start, w.corr));
+        prog.module_loads.sort_by_key(|&(tid, t)| (t, tid));
+        prog.contexts.sort_by_key(|&(tid, t)| (t, tid));
+        prog.overheads.sort_by_key(|o| (o.span.start, o.corr));
+        prog.index = Index::of(&prog, context_syncs);
+        if prog.lost.is_some() {
+            prog.index.missing = (0..prog.calls.len()).filter(|&i| prog.lacks_its_records(i)).collect();
+        }
+        prog
+    }
+
+    /// Takes in the records of `lines` (GPU work, synchronizations, resources, default streams, drops, counts,
+    /// overheads), in the order they are; and what is placed later.
+    fn read<'a>(&mut self, lines: &'a [Line]) -> Unplaced<'a> {
+        let mut u = Unplaced::default();
+        let Unplaced { api, records, event_waits, context_syncs } = &mut u;
+        for line in lines {
             match line {
                 Line::Api { domain, name, cbid, tid, corr, start, end } => {
                     api.push((*domain, name, *cbid, *tid, *corr, Span::new(*start as i64, *end as i64)))
                 }
                 Line::Memcpy { copy_kind, src_kind, dst_kind, bytes, start, end, stream, corr } => {
-                    prog.work.push(Work {
+                    self.work.push(Work {
                         kind: WorkKind::Copy { copy_kind: *copy_kind, src_kind: *src_kind, dst_kind: *dst_kind },
                         bytes: *bytes,
                         span: Span::new(*start as i64, *end as i64),
@@ -256,39 +295,39 @@ impl Program {
                         corr: *corr,
                     })
                 }
-                Line::Memset { bytes, start, end, stream, corr } => prog.work.push(Work {
+                Line::Memset { bytes, start, end, stream, corr } => self.work.push(Work {
                     kind: WorkKind::Memset,
                     bytes: *bytes,
                     span: Span::new(*start as i64, *end as i64),
                     stream: *stream,
                     corr: *corr,
                 }),
-                Line::Kernel { name, start, end, stream, corr } => prog.work.push(Work {
+                Line::Kernel { name, start, end, stream, corr } => self.work.push(Work {
                     kind: WorkKind::Kernel { name: name.clone() },
                     bytes: 0,
                     span: Span::new(*start as i64, *end as i64),
                     stream: *stream,
                     corr: *corr,
                 }),
-                Line::Sync { stream: Some(s), corr, .. } => prog.syncs.push((*corr, *s)),
+                Line::Sync { stream: Some(s), corr, .. } => self.syncs.push((*corr, *s)),
                 Line::Sync { sync_type: 4, stream: None, corr, .. } => context_syncs.push(*corr),
                 Line::Sync { stream: None, event: Some(e), corr, .. } => event_waits.push((*e, *corr)),
                 Line::Event { event, stream, corr } => records.push((*event, *corr, *stream)),
-                Line::Resource { event: Resource::ModuleLoaded, t, tid } => prog.module_loads.push((*tid, *t as i64)),
-                Line::Resource { event: Resource::ContextCreated, t, tid } => prog.contexts.push((*tid, *t as i64)),
+                Line::Resource { event: Resource::ModuleLoaded, t, tid } => self.module_loads.push((*tid, *t as i64)),
+                Line::Resource { event: Resource::ContextCreated, t, tid } => self.contexts.push((*tid, *t as i64)),
                 Line::DefaultStreams { tid, legacy, per_thread } => {
-                    if !prog.legacy_streams.contains(legacy) {
-                        prog.legacy_streams.push(*legacy);
+                    if !self.legacy_streams.contains(legacy) {
+                        self.legacy_streams.push(*legacy);
                     }
                     if let Some(s) = per_thread {
-                        prog.per_thread_streams.insert(*s, *tid);
+                        self.per_thread_streams.insert(*s, *tid);
                     }
                 }
-                Line::Dropped { records } => prog.dropped += records,
+                Line::Dropped { records } => self.dropped += records,
                 Line::Counts { keep_over_ns, calls } => {
-                    prog.rest = Some(super::counts::Rest { keep_over_ns: *keep_over_ns, calls: calls.clone() })
+                    self.rest = Some(super::counts::Rest { keep_over_ns: *keep_over_ns, calls: calls.clone() })
                 }
-                Line::Overhead { kind, start, end, corr, stream, queue_length } => prog.overheads.push(Overhead {
+                Line::Overhead { kind, start, end, corr, stream, queue_length } => self.overheads.push(Overhead {
                     kind: *kind,
                     span: Span::new(*start as i64, *end as i64),
                     corr: *corr,
@@ -298,94 +337,7 @@ impl Program {
                 _ => {}
             }
         }
-        prog.records_end = p
-            .lines
-            .iter()
-            .filter_map(|l| match l {
-                Line::Memcpy { end, .. }
-                | Line::Memset { end, .. }
-                | Line::Kernel { end, .. }
-                | Line::Sync { end, .. } => Some(*end as i64),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(i64::MIN);
-        prog.lost = if p.partial && p.failure.is_none() {
-            Some(Lost::Cut { signal: p.ended_by.clone() })
-        } else if prog.dropped > 0 {
-            Some(Lost::Dropped(prog.dropped))
-        } else {
-            None
-        };
-        // An event wait waits for the stream the event was last recorded in before the wait was called.
-        records.sort_unstable();
-        for (event, corr) in event_waits {
-            let before = records.partition_point(|&(e, c, _)| (e, c) < (event, corr));
-            if let Some(&(e, _, stream)) = before.checked_sub(1).map(|k| &records[k]) {
-                if e == event {
-                    prog.syncs.push((corr, stream));
-                }
-            }
-        }
-        // Outer calls first where two begin together (a runtime call and the driver call it starts at once).
-        api.sort_by_key(|a| (a.3, a.5.start, std::cmp::Reverse(a.5.end), a.0 == Domain::Driver));
-        let mut open: Option<usize> = None;
-        for (domain, name, _cbid, tid, corr, span) in api {
-            let inside = open.filter(|&i| {
-                let c: &Call = &prog.calls[i];
-                c.tid == tid && span.start >= c.span.start && span.end <= c.span.end
-            });
-            match inside {
-                Some(i) => {
-                    let c = &mut prog.calls[i];
-                    if !c.corrs.contains(&corr) {
-                        c.corrs.push(corr);
-                    }
-                    c.inner.push(name.to_owned());
-                    c.inner_spans.push(span);
-                }
-                None => {
-                    prog.calls.push(Call {
-                        domain,
-                        name: name.to_owned(),
-                        tid,
-                        corr,
-                        span,
-                        corrs: vec![corr],
-                        inner: vec![],
-                        inner_spans: vec![],
-                    });
-                    open = Some(prog.calls.len() - 1);
-                }
-            }
-        }
-        prog.calls.sort_by_key(|c| (c.span.start, c.corr));
-        prog.work.sort_by_key(|w| (w.span.start, w.corr));
-        prog.module_loads.sort_by_key(|&(tid, t)| (t, tid));
-        prog.contexts.sort_by_key(|&(tid, t)| (t, tid));
-        let mut index = Index {
-            context_syncs: context_syncs.into_iter().collect(),
-            longest_work: prog.work.iter().map(|w| w.span.len()).max().unwrap_or(0),
-            longest_call: prog.calls.iter().map(|c| c.span.len()).max().unwrap_or(0),
-            ..Index::default()
-        };
-        for (i, w) in prog.work.iter().enumerate() {
-            index.work_by_corr.entry(w.corr).or_default().push(i);
-        }
-        for &(corr, stream) in &prog.syncs {
-            index.stream_by_corr.entry(corr).or_insert(stream);
-        }
-        prog.overheads.sort_by_key(|o| (o.span.start, o.corr));
-        for (i, o) in prog.overheads.iter().enumerate() {
-            if let Some(c) = o.corr {
-                index.overheads_by_corr.entry(c).or_default().push(i);
-            }
-        }
-        prog.index = index;
-        if prog.lost.is_some() {
-            prog.index.missing = (0..prog.calls.len()).filter(|&i| prog.lacks_its_records(i)).collect();
-        }
-        prog
+        u
     }
 
     /// How many calls the program made: those in the trace and those a bounded trace only counted, less the
@@ -456,11 +408,15 @@ impl Program {
     /// counted too, from the correlation ids between: as many calls as there are ids, in steps of as many ids
     /// as the call itself took (a runtime launch takes its own and its driver launch's).
     pub fn queued_before(&self, i: usize) -> usize {
+        self.queued_before_in(i, self.stream_of(i))
+    }
+
+    /// `queued_before` of call `i`, whose stream is `stream`.
+    pub(super) fn queued_before_in(&self, i: usize, stream: Option<u32>) -> usize {
         let c = &self.calls[i];
         let first_corr = c.corrs.iter().copied().min().unwrap_or(c.corr);
         let from = self.work.partition_point(|w| w.span.start <= c.span.start);
         let pending: Vec<&Work> = self.work[from..].iter().filter(|w| w.corr < first_corr).collect();
-        let stream = self.stream_of(i);
         let by_ids = pending
             .iter()
             .filter(|w| Some(w.stream) == stream)
@@ -472,9 +428,13 @@ impl Program {
 
     /// The stream call `i` works in or synchronizes, where it has one.
     pub fn stream_of(&self, i: usize) -> Option<u32> {
+        self.stream_with(i, &self.own_work(i))
+    }
+
+    /// `stream_of` call `i`, whose own work is `own`.
+    pub(super) fn stream_with(&self, i: usize, own: &[&Work]) -> Option<u32> {
         let c = &self.calls[i];
-        self.own_work(i)
-            .first()
+        own.first()
             .map(|w| w.stream)
             .or_else(|| c.corrs.iter().find_map(|corr| self.index.stream_by_corr.get(corr).copied()))
     }
@@ -511,15 +471,18 @@ impl Program {
     /// (ended within the release slack before it returned): then both calls waited for that work, and the
     /// work is the cause, with the other thread named beside it.
     pub fn scene(&self, i: usize) -> Scene {
+        self.scene_with(i, &self.own_work(i), self.stream_of(i), &self.overheads_of(i))
+    }
+
+    /// [`Program::scene`] of call `i`, whose own work, stream and overhead records are these.
+    pub(super) fn scene_with(&self, i: usize, own: &[&Work], stream: Option<u32>, overheads: &[&Overhead]) -> Scene {
         let c = &self.calls[i];
-        let own = self.own_work(i);
         let own_span = (!own.is_empty()).then(|| {
             Span::new(
                 own.iter().map(|w| w.span.start).min().unwrap_or(0),
                 own.iter().map(|w| w.span.end).max().unwrap_or(0),
             )
         });
-        let stream = self.stream_of(i);
         let first_corr = c.corrs.iter().copied().min().unwrap_or(c.corr);
         let work: Vec<&Work> = self.work_during(c.span).filter(|w| w.corr < first_corr).collect();
         let mut also_waited: Vec<Vec<String>> = vec![Vec::new(); work.len()];
@@ -560,7 +523,7 @@ impl Program {
         marks.extend(c.inner_spans.iter().flat_map(|s| [s.start, s.end]));
         // The driver's own word on when the thread moved on: a load began (what ended right before it, the
         // load waited for: load after drain), room came in a full launch queue.
-        for o in self.overheads_of(i) {
+        for o in overheads {
             match o.kind {
                 _ if o.is_load() => marks.push(o.span.start),
                 OverheadKind::CommandBufferFull => marks.push(o.span.end),
@@ -584,6 +547,99 @@ impl Program {
             resolution_ns: RESOLUTION_NS,
             clock_error_ns: CLOCK_ERROR_NS,
         }
+    }
+}
+
+/// The latest end of any GPU or synchronization record in `lines` (`i64::MIN` where there is none).
+fn records_end(lines: &[Line]) -> i64 {
+    lines
+        .iter()
+        .filter_map(|l| match l {
+            Line::Memcpy { end, .. } | Line::Memset { end, .. } | Line::Kernel { end, .. } | Line::Sync { end, .. } => {
+                Some(*end as i64)
+            }
+            _ => None,
+        })
+        .max()
+        .unwrap_or(i64::MIN)
+}
+
+/// (correlation id, stream) of each event wait whose stream the trace shows: an event wait waits for the stream
+/// the event was last recorded in before the wait was called.
+fn event_wait_streams(mut records: Vec<(u32, u32, u32)>, event_waits: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
+    records.sort_unstable();
+    let mut syncs = Vec::new();
+    for (event, corr) in event_waits {
+        let before = records.partition_point(|&(e, c, _)| (e, c) < (event, corr));
+        if let Some(&(e, _, stream)) = before.checked_sub(1).map(|k| &records[k]) {
+            if e == event {
+                syncs.push((corr, stream));
+            }
+        }
+    }
+    syncs
+}
+
+/// The calls of `api`: a call made inside another on its thread, within its span (a runtime call's driver
+/// calls), is one of the outer call's `inner` calls.
+fn nest(mut api: Vec<ApiLine>) -> Vec<Call> {
+    let mut calls: Vec<Call> = Vec::new();
+    // Outer calls first where two begin together (a runtime call and the driver call it starts at once).
+    api.sort_by_key(|a| (a.3, a.5.start, std::cmp::Reverse(a.5.end), a.0 == Domain::Driver));
+    let mut open: Option<usize> = None;
+    for (domain, name, _cbid, tid, corr, span) in api {
+        let inside = open.filter(|&i| {
+            let c: &Call = &calls[i];
+            c.tid == tid && span.start >= c.span.start && span.end <= c.span.end
+        });
+        match inside {
+            Some(i) => {
+                let c = &mut calls[i];
+                if !c.corrs.contains(&corr) {
+                    c.corrs.push(corr);
+                }
+                c.inner.push(name.to_owned());
+                c.inner_spans.push(span);
+            }
+            None => {
+                calls.push(Call {
+                    domain,
+                    name: name.to_owned(),
+                    tid,
+                    corr,
+                    span,
+                    corrs: vec![corr],
+                    inner: vec![],
+                    inner_spans: vec![],
+                });
+                open = Some(calls.len() - 1);
+            }
+        }
+    }
+    calls
+}
+
+impl Index {
+    /// The index of `prog`'s calls, work, synchronizations and overheads, each in its order.
+    fn of(prog: &Program, context_syncs: Vec<u32>) -> Index {
+        let mut index = Index {
+            context_syncs: context_syncs.into_iter().collect(),
+            longest_work: prog.work.iter().map(|w| w.span.len()).max().unwrap_or(0),
+            longest_call: prog.calls.iter().map(|c| c.span.len()).max().unwrap_or(0),
+            ..Index::default()
+        };
+        for (i, w) in prog.work.iter().enumerate() {
+            index.work_by_corr.entry(w.corr).or_default().push(i);
+        }
+        for &(corr, stream) in &prog.syncs {
+            index.stream_by_corr.entry(corr).or_insert(stream);
+        }
+        for (i, o) in prog.overheads.iter().enumerate() {
+            if let Some(c) = o.corr {
+                index.overheads_by_corr.entry(c).or_default().push(i);
+            }
+        }
+        index
     }
 }
 

@@ -184,7 +184,8 @@ pub fn summary_table(rows: &[Summary], min_held_ns: i64, width: Option<u16>) -> 
 
 /// One call in words: when, its own work, and its time segment by segment.
 pub fn explain(p: &Program, t: &Traced) -> String {
-    let c = &p.calls[t.index];
+    let v = p.view(t.index);
+    let c = v.call;
     let mut out = format!(
         "{} (thread {}, --explain {}) held its thread {}: {}.\nclass: {}\n",
         c.name,
@@ -197,10 +198,10 @@ pub fn explain(p: &Program, t: &Traced) -> String {
     if !c.inner.is_empty() {
         let _ = writeln!(out, "driver calls inside it: {}", c.inner.join(", "));
     }
-    if let Some(s) = p.stream_of(t.index) {
+    if let Some(s) = v.stream {
         let _ = writeln!(out, "stream: {} (CUPTI's id {s})", p.stream_words(s));
     }
-    for w in p.own_work(t.index) {
+    for w in &v.own_work {
         let _ = writeln!(
             out,
             "its own work: {}, {} on the GPU, from {} after the call began",
@@ -218,7 +219,7 @@ pub fn explain(p: &Program, t: &Traced) -> String {
     }
     // The driver's own records of what it did inside the call: the evidence for a load after a drain, a wait
     // for room in a full launch queue.
-    for o in p.overheads_of(t.index) {
+    for o in &v.overheads {
         let _ = writeln!(
             out,
             "{}, from {} to {} after the call began",

@@ -9,8 +9,8 @@
 //! `recordings/` keeps traces cut this way where the whole one would be too large.
 
 use super::format::{header, Line, ProcessTrace, Trace};
-use super::locate::{locate, Timed};
 use super::scene::Program;
+use super::timed_calls::{locate, Timed};
 use std::collections::HashSet;
 
 /// `trace` with, in each process, only what the calls [`locate`] finds there for `timed` need; and how many
@@ -118,6 +118,7 @@ pub fn to_text(trace: &Trace) -> String {
 mod tests {
     use super::*;
     use crate::trace::calls;
+    use crate::trace::format::cupti_kinds::{copy, memory};
     use crate::trace::format::Domain;
 
     fn api(name: &str, tid: u64, corr: u32, start: u64, end: u64) -> Line {
@@ -146,9 +147,9 @@ mod tests {
                 end: 20_049_000,
             },
             Line::Memcpy {
-                copy_kind: 2,
-                src_kind: 3,
-                dst_kind: 1,
+                copy_kind: copy::DTOH,
+                src_kind: memory::DEVICE,
+                dst_kind: memory::PAGEABLE,
                 bytes: 1 << 20,
                 start: 20_000_500,
                 end: 20_040_000,

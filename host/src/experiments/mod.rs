@@ -28,7 +28,7 @@ pub mod unified;
 pub mod vmm;
 pub mod waiting;
 
-use crate::selection::ApiChoice;
+use crate::measured_api::ApiChoice;
 use anyhow::bail;
 use async_lab_core::catalogue::presets::{self, Preset};
 use async_lab_core::catalogue::{self, Experiment as _, Facts};

@@ -1,8 +1,14 @@
 //! `async-lab trace`: runs a user's CUDA program under CUPTI (the injection library of `trace-inject/`), or
 //! replays a trace file, and prints which calls held their thread, for how long and by what, through the
 //! same attribution and classes as the lab's experiments (`async_lab_core::trace`).
+//!
+//! [`run`] reads the files the options name, gets the trace (`obtain`), prints each process (`print`) and
+//! ends as the options say (`outcome`).
 
 pub mod conflicts;
+mod obtain;
+mod outcome;
+mod print;
 pub mod source;
 pub mod spawn;
 pub mod store;
@@ -12,12 +18,13 @@ use anyhow::{bail, Context as _};
 use async_lab_core::async_ref::{self, RefOutput};
 use async_lab_core::record::Recording;
 use async_lab_core::trace::analysis::Analysis;
-use async_lab_core::trace::format::{Failure, Trace};
+use async_lab_core::trace::format::Trace;
 use async_lab_core::trace::scene::Program;
-use async_lab_core::trace::{against, json, layout, perfetto, reference, steps, text, trim};
+use async_lab_core::trace::{against_reference, json, perfetto, steps, text};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use outcome::Outcome;
 pub use spawn::NoCupti;
 
 /// `async-lab trace`'s options.
@@ -131,16 +138,6 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("{s:?} is not a duration ({e}; examples: 20us, 1ms, 0.5s)"))
 }
 
-/// How `trace` ended, when it did not fail.
-pub enum Outcome {
-    /// Nothing held longer than `--fail-on-held`.
-    Ok,
-    /// A call held longer than `--fail-on-held`: exit 4.
-    HeldTooLong,
-    /// The program itself failed (its status is reported): exit 1.
-    ProgramFailed,
-}
-
 /// What `--against` names.
 enum Against {
     /// A recording of async-lab.
@@ -154,7 +151,7 @@ fn load_against(path: &Path) -> anyhow::Result<Against> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     if async_ref::written_by_async_ref(&text) {
         let refs = RefOutput::parse(&text)
-            .and_then(|refs| reference::check(&refs).map(|()| refs))
+            .and_then(|refs| against_reference::check(&refs).map(|()| refs))
             .with_context(|| format!("{} (async_ref's output) cannot be compared with a trace", path.display()))?;
         return Ok(Against::Reference(refs));
     }
@@ -167,77 +164,10 @@ fn load_against(path: &Path) -> anyhow::Result<Against> {
 pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
     // Read before the program runs: a file that cannot be compared is said at once.
     let against = args.against.as_deref().map(load_against).transpose()?;
-    let steps = match &args.steps {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-            let steps = steps::parse(&text).with_context(|| format!("{} holds a broken step", path.display()))?;
-            if steps.is_empty() {
-                bail!("{} holds no `{}` line", path.display(), steps::PREFIX.trim_end());
-            }
-            Some(steps)
-        }
-        None => None,
-    };
-    let (trace, program_ok) = match (&args.replay, args.program.first()) {
-        (Some(path), _) => (Trace::load(path)?, true),
-        (None, Some(program)) => {
-            let cupti = spawn::cupti(args.cupti.as_deref(), program)?;
-            let preload_cupti = spawn::preloads_cupti(cupti.source);
-            let inject = spawn::injection_library()?;
-            spawn::no_other_injection(&inject)?;
-            // The driver and the injection library open these from the program's own folder: absolute paths.
-            let cupti = std::fs::canonicalize(&cupti.path)
-                .with_context(|| format!("CUPTI at {} cannot be opened", cupti.path.display()))?;
-            let inject = std::fs::canonicalize(&inject)
-                .with_context(|| format!("the injection library at {} cannot be opened", inject.display()))?;
-            let options = spawn::Options {
-                all_calls: args.all_calls,
-                all_records: args.all_records,
-                keep_over_ns: args.min_held.as_nanos() as u64,
-                locate_over_ns: args.locate_over.max(args.min_held).as_nanos() as u64,
-                yield_cupti: args.yield_cupti,
-            };
-            let mut ran = spawn::run(program, &args.program[1..], &inject, (&cupti, preload_cupti), options)?;
-            // The native frames of held calls get their functions and lines from the files they are in,
-            // now that the program is done (it paid for the addresses alone).
-            ran.text = symbolize::text(&ran.text);
-            // And the text of the program's own lines they were made at, for a replay without the files.
-            ran.text = source::text(&ran.text);
-            if ran.processes == 0 {
-                bail!(
-                    "{program} {} and no process of it loaded the injection library: it initialized no CUDA, or a \
-                     tool inside it (compute-sanitizer, nsys) put its own injection library in its place",
-                    status_words(&ran.status)
-                );
-            }
-            store::write(&args.out, &ran.text)?;
-            let trace = Trace::parse(&ran.text).context("the trace the program wrote is not readable")?;
-            eprintln!(
-                "async-lab: {program} {}; trace of {} process{} written to {}",
-                status_words(&ran.status),
-                ran.processes,
-                if ran.processes == 1 { "" } else { "es" },
-                args.out.display()
-            );
-            for line in conflicts::words(&trace) {
-                eprintln!("async-lab: {line}");
-            }
-            (trace, ran.status.success())
-        }
-        (None, None) => bail!("give a program to trace (`async-lab trace -- PROGRAM ARGS`) or --replay FILE"),
-    };
-    for p in &trace.processes {
-        if let Some((failure, message)) = &p.failure {
-            let what = match failure {
-                Failure::CuptiMissing => "CUPTI could not be loaded",
-                Failure::CuptiTaken => "CUPTI is taken",
-                Failure::CuptiError => "CUPTI failed",
-            };
-            return Err(NoCupti(format!("{what} in process {}: {message}", p.pid)).into());
-        }
-    }
+    let steps = args.steps.as_deref().map(load_steps).transpose()?;
+    let (trace, program_ok) = obtain::obtain(args)?;
+    obtain::refuse_without_cupti(&trace)?;
     let min_held = args.min_held.as_nanos() as i64;
-    let after = args.after_startup;
     let kept_over = trace.processes.iter().filter_map(|p| Program::of(p).rest.map(|r| r.keep_over_ns)).max();
     if let Some(kept) = kept_over.filter(|&k| k as i64 > min_held) {
         eprintln!(
@@ -253,72 +183,20 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
     }
     let analyses: Vec<Analysis> = trace.processes.iter().map(Analysis::of).collect();
     if args.format == ReportFormat::Json && args.explain.is_none() {
-        let report = json::report(&trace, min_held, after, args.skip_first);
+        let report = json::report(&trace, min_held, args.after_startup, args.skip_first);
         println!("{}", serde_json::to_string_pretty(&report).context("writing the JSON report")?);
     }
     for (n, a) in analyses.iter().enumerate() {
-        if let Some(corr) = args.explain {
-            if let Some(t) = a.traced.iter().find(|t| a.program.calls[t.index].corr == corr) {
-                // Names whole, lines wrapped to the width.
-                let w = width(args.wide);
-                print!("{}", layout::wrap_lines(&text::explain(&a.program, t), w));
-                print!("{}", layout::wrap_lines(&text::explain_finding(a, t, args.skip_first), w));
-                let location = text::explain_location(&a.locations, &a.program.calls[t.index], &a.places[t.index]);
-                print!("{}", layout::wrap_lines(&location, w));
-            }
-            continue;
-        }
-        if args.format == ReportFormat::Json {
-            continue;
-        }
-        let p = a.process;
-        if trace.processes.len() > 1 {
-            let header = format!("process {} ({}): {}", n + 1, p.pid, p.program.join(" "));
-            print!("{}", layout::wrap(&header, width(args.wide), "", "  "));
-        }
-        if p.partial {
-            println!("(this process's trace was cut short: it holds what was written before)");
-        }
-        let view = text::View {
-            min_held_ns: min_held,
-            top: args.top,
-            after_startup: after,
-            skip_first: args.skip_first,
-            width: width(args.wide),
-        };
-        print!("{}", text::process(a, &view));
-        let (program, traced) = (&a.program, &a.traced);
-        if let Some(steps) = &steps {
-            let mine: Vec<steps::Step> =
-                steps.iter().filter(|s| program.calls.iter().any(|c| c.tid == s.tid)).cloned().collect();
-            match steps::compare(p, program, traced, &mine) {
-                Some(rows) if !rows.is_empty() => {
-                    println!("\nThe program's own timing of its steps beside the tracer's:\n");
-                    print!("{}", steps::markdown(&rows));
-                }
-                Some(_) => {}
-                None => println!("\nThis trace has no clock pair (it was made before trace format 3): --steps cannot place the steps."),
-            }
-        }
+        print::print_process(args, n, trace.processes.len(), a, steps.as_deref());
     }
-    // With --format json, stdout holds the one JSON document: the comparison goes to stderr.
-    let say = |s: String| if args.format == ReportFormat::Json { eprint!("{s}") } else { print!("{s}") };
-    match (&against, &args.against) {
-        (Some(Against::Recording(rec)), Some(path)) => {
-            say(format!("\nThe lab's classes beside the tracer's ({}):\n\n", path.display()));
-            say(against::markdown(&against::compare(rec, &trace)));
-        }
-        (Some(Against::Reference(refs)), Some(path)) => {
-            say(format!("\nThe reference's classes beside the tracer's ({}):\n\n", path.display()));
-            say(reference::markdown(&reference::compare(refs, &trace), reference::left_out(refs)));
-        }
-        _ => {}
+    if let (Some(against), Some(path)) = (&against, &args.against) {
+        print::print_against(args.format, against, path, &trace);
     }
     if let (Some(against), Some(out)) = (&against, &args.keep_matched) {
-        keep_matched(against, &trace, out)?;
+        outcome::keep_matched(against, &trace, out)?;
     }
     if let Some(out) = &args.keep_held {
-        keep_held(&trace, min_held, steps.as_deref().unwrap_or_default(), out)?;
+        outcome::keep_held(&trace, min_held, steps.as_deref().unwrap_or_default(), out)?;
     }
     if let Some(corr) = args.explain {
         let found = trace.processes.iter().any(|p| Program::of(p).calls.iter().any(|c| c.corr == corr));
@@ -326,108 +204,17 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
             bail!("the trace has no call with correlation id {corr}");
         }
     }
-    let tripped: Vec<String> = match args.fail_on_held {
-        Some(limit) => analyses.iter().flat_map(|a| tripped_lines(a, limit.as_nanos() as i64, after)).collect(),
-        None => vec![],
-    };
-    Ok(match args.fail_on_held {
-        Some(limit) if !tripped.is_empty() => {
-            eprintln!(
-                "async-lab: {} call{} held {} thread longer than --fail-on-held {}:",
-                tripped.len(),
-                if tripped.len() == 1 { "" } else { "s" },
-                if tripped.len() == 1 { "its" } else { "their" },
-                text::duration(limit.as_nanos() as i64)
-            );
-            for line in &tripped {
-                eprintln!("{line}");
-            }
-            Outcome::HeldTooLong
-        }
-        _ if !program_ok => Outcome::ProgramFailed,
-        _ => Outcome::Ok,
-    })
+    Ok(outcome::decide(args, &analyses, program_ok))
 }
 
-/// One line per call held longer than `limit_ns`, longest first, for a CI log: time held, class, API
-/// function, place, and the `--explain` id last.
-fn tripped_lines(a: &Analysis, limit_ns: i64, after_startup: bool) -> Vec<String> {
-    a.held(limit_ns, after_startup)
-        .into_iter()
-        .map(|t| {
-            let c = &a.program.calls[t.index];
-            format!(
-                "  held {}, {}: {} at {} (--explain {})",
-                text::duration(t.held.total_ns),
-                t.class,
-                c.name,
-                a.places[t.index].shown(),
-                c.corr
-            )
-        })
-        .collect()
-}
-
-/// Writes `trace` cut down to the calls `against` matched (`--keep-matched`).
-fn keep_matched(against: &Against, trace: &Trace, out: &Path) -> anyhow::Result<()> {
-    let timed = match against {
-        Against::Recording(rec) => against::timed(rec),
-        Against::Reference(refs) => reference::timed(refs),
-    };
-    let (cut, calls) = trim::matched(trace, &timed);
-    std::fs::write(out, trim::to_text(&cut)).with_context(|| format!("writing {}", out.display()))?;
-    let lines = |t: &Trace| t.processes.iter().map(|p| p.lines.len() + 1).sum::<usize>();
-    eprintln!(
-        "async-lab: the {} calls --against matched, with what their classes rest on, written to {} ({} of {} lines)",
-        calls,
-        out.display(),
-        lines(&cut),
-        lines(trace)
-    );
-    Ok(())
-}
-
-/// Writes `trace` cut down to its held calls and the calls inside `steps` (`--keep-held`).
-fn keep_held(trace: &Trace, min_held: i64, steps: &[steps::Step], out: &Path) -> anyhow::Result<()> {
-    let (cut, calls) = trim::calls_where(trace, |p, program, i| {
-        let c = &program.calls[i];
-        let in_step = steps::clock(p).is_some_and(|clock| {
-            steps.iter().any(|s| {
-                s.tid == c.tid && c.span.start >= clock.to_trace(s.start_ns) && c.span.end <= clock.to_trace(s.end_ns)
-            })
-        });
-        in_step || c.span.len() > min_held
-    });
-    std::fs::write(out, trim::to_text(&cut)).with_context(|| format!("writing {}", out.display()))?;
-    let lines = |t: &Trace| t.processes.iter().map(|p| p.lines.len() + 1).sum::<usize>();
-    eprintln!(
-        "async-lab: the {} held calls and calls inside steps, with what their classes rest on, written to {} ({} of {} lines)",
-        calls,
-        out.display(),
-        lines(&cut),
-        lines(trace)
-    );
-    Ok(())
-}
-
-/// The width the text fits: none with `--wide`; else `COLUMNS` where set, the terminal's where stdout is
-/// one, 120 columns where it is not.
-fn width(wide: bool) -> Option<u16> {
-    if wide {
-        return None;
+/// Reads `--steps`' file: the program's own `async-lab-step` lines, at least one.
+fn load_steps(path: &Path) -> anyhow::Result<Vec<steps::Step>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let steps = steps::parse(&text).with_context(|| format!("{} holds a broken step", path.display()))?;
+    if steps.is_empty() {
+        bail!("{} holds no `{}` line", path.display(), steps::PREFIX.trim_end());
     }
-    let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok()).filter(|&c| c >= 40);
-    Some(columns.or_else(layout::terminal_width).unwrap_or(layout::NOT_A_TERMINAL))
-}
-
-fn status_words(s: &std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (s.code(), s.signal()) {
-        (Some(0), _) => "exited with status 0".into(),
-        (Some(c), _) => format!("exited with status {c}"),
-        (None, Some(sig)) => format!("was killed by signal {sig}"),
-        _ => "ended".into(),
-    }
+    Ok(steps)
 }
 
 /// `async-lab report --replay TRACE`: the trace's page (one trace; the page of recordings is `html::write`).

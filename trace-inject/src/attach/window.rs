@@ -191,6 +191,7 @@ fn with_python_frames(p: &mut ProcessTrace, asked: &[Asked]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use async_lab_trace_format::cupti_kinds::{copy, memory};
     use async_lab_trace_format::{header, ApiCalls, ClockPair, Domain};
 
     fn text(lines: &[Line]) -> Vec<u8> {
@@ -206,9 +207,9 @@ mod tests {
         [
             api(corr, "cudaMemcpyAsync", start, start + 3_000_000),
             Line::Memcpy {
-                copy_kind: 1,
-                src_kind: 1,
-                dst_kind: 3,
+                copy_kind: copy::HTOD,
+                src_kind: memory::PAGEABLE,
+                dst_kind: memory::DEVICE,
                 bytes: 32 << 20,
                 start: start + 20_000,
                 end: start + 2_990_000,

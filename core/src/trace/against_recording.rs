@@ -1,9 +1,9 @@
 //! A traced run of async-lab beside the recording it made (`async-lab trace --replay TRACE --against
 //! RECORDING`): for each case whose timed call the trace contains, the tracer's class next to the lab's.
-//! Each repetition's call is found in the trace by its name and its start (`locate`).
+//! Each repetition's call is found in the trace by its name and its start (`timed_calls`).
 
 use super::format::Trace;
-use super::locate::{self, Timed};
+use super::timed_calls::{self, Timed};
 use crate::classify::{majority, Class};
 use crate::record::Recording;
 use crate::report;
@@ -32,7 +32,7 @@ impl Row {
 pub fn compare(rec: &Recording, trace: &Trace) -> Vec<Row> {
     let fit = rec.clock_fit();
     let timed = timed(rec);
-    let classes = locate::traced_classes(&timed, trace);
+    let classes = timed_calls::traced_classes(&timed, trace);
     rec.cases
         .iter()
         .enumerate()

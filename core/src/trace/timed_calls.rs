@@ -1,6 +1,6 @@
-//! A measuring program's timed calls found in a trace of it: async-lab's own repetitions (`against`) or the
-//! C++ reference's (`reference`), each given as its start and length on the program's clock
-//! (`CLOCK_MONOTONIC`), the function it called and which repetition it was.
+//! A measuring program's timed calls found in a trace of it: async-lab's own repetitions
+//! (`against_recording`) or the C++ reference's (`against_reference`), each given as its start and length on
+//! the program's clock (`CLOCK_MONOTONIC`), the function it called and which repetition it was.
 //!
 //! The program's clock and CUPTI's differ by an offset, found as the one most repetitions agree on (among
 //! the trace's calls of the same name and about the same length), then followed from repetition to

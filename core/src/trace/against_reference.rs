@@ -1,6 +1,6 @@
 //! A traced run of the C++ reference (`reference/async_ref.cu`) beside the reference's own classes
 //! (`async-lab trace --replay TRACE --against async_ref.json`): each repetition's timed call found in the
-//! trace by its name and its start (`locate`), and the tracer's class of each case next to the reference's.
+//! trace by its name and its start (`timed_calls`), and the tracer's class of each case next to the reference's.
 //!
 //! The two name different things. The reference classifies by the order of events at the return (did the
 //! blocker end, was the op done, was the source captured), in the vocabulary before the classes named what
@@ -12,7 +12,7 @@
 //! - a *disagreement* otherwise.
 
 use super::format::Trace;
-use super::locate::{self, Timed};
+use super::timed_calls::{self, Timed};
 use crate::async_ref::RefOutput;
 use crate::classify::{majority, Class};
 use anyhow::bail;
@@ -127,7 +127,7 @@ pub fn compare(refs: &RefOutput, trace: &Trace) -> Vec<Row> {
     let compared: Vec<(usize, &crate::async_ref::RefCase)> =
         refs.cases.iter().enumerate().filter(|(_, c)| comparable(c)).collect();
     let timed = timed(refs);
-    let classes = locate::traced_classes(&timed, trace);
+    let classes = timed_calls::traced_classes(&timed, trace);
     compared
         .into_iter()
         .map(|(ci, c)| {

@@ -1,0 +1,107 @@
+//! How `async-lab trace` ends: the cut-down traces `--keep-matched` and `--keep-held` write, and the exit
+//! status `--fail-on-held` decides.
+
+use super::{Against, TraceArgs};
+use anyhow::Context as _;
+use async_lab_core::trace::analysis::Analysis;
+use async_lab_core::trace::format::Trace;
+use async_lab_core::trace::{against_recording, against_reference, steps, text, trim};
+use std::path::Path;
+
+/// How `trace` ended, when it did not fail.
+pub enum Outcome {
+    /// Nothing held longer than `--fail-on-held`.
+    Ok,
+    /// A call held longer than `--fail-on-held`: exit 4.
+    HeldTooLong,
+    /// The program itself failed (its status is reported): exit 1.
+    ProgramFailed,
+}
+
+/// How `trace` ends: held too long where a call held its thread longer than `--fail-on-held` (each said on
+/// stderr), else as the program did.
+pub(super) fn decide(args: &TraceArgs, analyses: &[Analysis], program_ok: bool) -> Outcome {
+    let limit_ns = args.fail_on_held.map(|limit| limit.as_nanos() as i64);
+    let tripped: Vec<String> = match limit_ns {
+        Some(limit_ns) => analyses.iter().flat_map(|a| tripped_lines(a, limit_ns, args.after_startup)).collect(),
+        None => vec![],
+    };
+    match limit_ns {
+        Some(limit_ns) if !tripped.is_empty() => {
+            eprintln!(
+                "async-lab: {} call{} held {} thread longer than --fail-on-held {}:",
+                tripped.len(),
+                if tripped.len() == 1 { "" } else { "s" },
+                if tripped.len() == 1 { "its" } else { "their" },
+                text::duration(limit_ns)
+            );
+            for line in &tripped {
+                eprintln!("{line}");
+            }
+            Outcome::HeldTooLong
+        }
+        _ if !program_ok => Outcome::ProgramFailed,
+        _ => Outcome::Ok,
+    }
+}
+
+/// One line per call held longer than `limit_ns`, longest first, for a CI log: time held, class, API
+/// function, place, and the `--explain` id last.
+fn tripped_lines(a: &Analysis, limit_ns: i64, after_startup: bool) -> Vec<String> {
+    a.held(limit_ns, after_startup)
+        .into_iter()
+        .map(|t| {
+            let c = &a.program.calls[t.index];
+            format!(
+                "  held {}, {}: {} at {} (--explain {})",
+                text::duration(t.held.total_ns),
+                t.class,
+                c.name,
+                a.places[t.index].shown(),
+                c.corr
+            )
+        })
+        .collect()
+}
+
+/// Writes `trace` cut down to the calls `against` matched (`--keep-matched`).
+pub(super) fn keep_matched(against: &Against, trace: &Trace, out: &Path) -> anyhow::Result<()> {
+    let timed = match against {
+        Against::Recording(rec) => against_recording::timed(rec),
+        Against::Reference(refs) => against_reference::timed(refs),
+    };
+    let (cut, calls) = trim::matched(trace, &timed);
+    std::fs::write(out, trim::to_text(&cut)).with_context(|| format!("writing {}", out.display()))?;
+    let lines = |t: &Trace| t.processes.iter().map(|p| p.lines.len() + 1).sum::<usize>();
+    eprintln!(
+        "async-lab: the {} calls --against matched, with what their classes rest on, written to {} ({} of {} lines)",
+        calls,
+        out.display(),
+        lines(&cut),
+        lines(trace)
+    );
+    Ok(())
+}
+
+/// Writes `trace` cut down to its held calls and the calls inside `steps` (`--keep-held`).
+pub(super) fn keep_held(trace: &Trace, min_held: i64, steps: &[steps::Step], out: &Path) -> anyhow::Result<()> {
+    let (cut, calls) = trim::calls_where(trace, |p, program, i| {
+        let c = &program.calls[i];
+        let in_step = steps::clock(p).is_some_and(|clock| {
+            steps.iter().any(|s| {
+                s.tid == c.tid && c.span.start >= clock.to_trace(s.start_ns) && c.span.end <= clock.to_trace(s.end_ns)
+            })
+        });
+        in_step || c.span.len() > min_held
+    });
+    std::fs::write(out, trim::to_text(&cut)).with_context(|| format!("writing {}", out.display()))?;
+    let lines = |t: &Trace| t.processes.iter().map(|p| p.lines.len() + 1).sum::<usize>();
+    eprintln!(
+        "async-lab: the {} held calls and calls inside steps, with what their classes rest on, written to {} ({} of {} lines)",
+        calls,
+        out.display(),
+        lines(&cut),
+        lines(trace)
+    );
+    Ok(())
+}
