@@ -167,8 +167,8 @@ mod tests {
     fn waiting_for_another_threads_call() {
         // The blocker ahead ended at 20 ms, inside the other thread's call; the launch returned when that call ended.
         let mut r = rep(90_000, true, Some((89_995, 90_001, false)));
-        r.metrics.insert("other_start_ns".into(), (1_000_000_000u64 - 50_000) as f64);
-        r.metrics.insert("other_end_ns".into(), (1_000_000_000u64 + 89_990_000) as f64);
+        r.metrics.other_start_ns = Some((1_000_000_000u64 - 50_000) as f64);
+        r.metrics.other_end_ns = Some((1_000_000_000u64 + 89_990_000) as f64);
         let (c, h) = decide(&RepTimes::of(&r, Some(&fit())), &r, true, "b");
         assert_eq!(c, Class::WaitedForThread, "{h:#?}");
     }

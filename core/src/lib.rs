@@ -1,13 +1,23 @@
-//! async-lab's core: the model of a measurement and every view of it, with no FFI and no `unsafe`.
+//! async-lab's core, with no FFI and no `unsafe`, in two halves.
 //!
-//! A case's setup is typed data (`setup`, `record::CaseSetup`); `classify` turns one repetition's signals
-//! into a class, `rules` says what NVIDIA's documentation predicts, `report` draws the verdicts and findings
+//! The lab's model of a measurement, and its views. A case is typed facts (`catalogue`, `setup`) kept in a
+//! recording with each repetition's readings and extra numbers (`record`, `metrics`); `timing` turns one
+//! repetition's readings into intervals, `attribution` into what held the thread and for how long, `classify`
+//! into a class; `rules` says what NVIDIA's documentation predicts, `report` draws the verdicts and findings
 //! of a whole recording, and `output`, `html`, `explain` and `compare` show them. Replaying a recording
 //! needs nothing else: the `async-lab` binary's replay, report, compare and explain commands run on this
 //! crate alone, on any machine. Measuring is the `async-lab` crate's job (`host/`); see `docs/crates.md`.
 //!
-//! The modules are layers (`docs/crates.md`, "The core's layers"): `class`, `rules`, `record`, `classify`,
-//! `result`, `explain`, `report`, then the views; none imports one above it (`cargo xtask test` checks).
+//! The trace's analysis (`trace/`): a program that `async-lab trace` recorded through CUPTI (the trace's
+//! lines are the `async-lab-trace-format` crate's, re-exported as `trace::format`), each of its calls put
+//! through the same `attribution` and classes as the lab's experiments, and its views: the terminal's
+//! tables and the answer read first, the JSON report, the HTML page, the Perfetto export, a traced run
+//! beside the lab's recordings. It builds on the model (its `attribution`, classes, catalogue, recordings and
+//! report); nothing in the model imports it.
+//!
+//! The modules are layers (`docs/crates.md`, "The core's layers"): `class`, `attribution` and `metrics`,
+//! `rules`, `record`, `classify`, `result`, `explain`, `report`, then the views; none imports one above it
+//! (`cargo xtask test` checks).
 
 #![forbid(unsafe_code)]
 
@@ -22,6 +32,7 @@ pub mod compare;
 pub mod explain;
 pub mod html;
 pub mod machine;
+pub mod metrics;
 pub mod output;
 pub mod record;
 pub mod report;

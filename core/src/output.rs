@@ -64,7 +64,7 @@ fn notes(r: &CaseResult) -> String {
     if let Some(w) = r.wait_style {
         n.push(format!("waits {w}"));
     }
-    for (k, v) in &r.metrics {
+    for (k, v) in r.metrics.entries() {
         n.push(format!("{k}={v:.1}"));
     }
     n.join("; ")

@@ -6,11 +6,11 @@
 
 use crate::catalogue::{Case, Experiment as _, Layout};
 use crate::machine::MachineInfo;
+use crate::metrics::Metrics;
 use crate::rules::Expected;
 use crate::setup::{BlockerPlacement, Family};
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Bumped whenever a field changes meaning or disappears.
@@ -57,8 +57,8 @@ pub struct Rep {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocker_query_ns: Option<[u64; 2]>,
     /// Extra numbers some experiments measure (e.g. a callback's delay).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub metrics: BTreeMap<String, f64>,
+    #[serde(default, skip_serializing_if = "Metrics::is_empty")]
+    pub metrics: Metrics,
 }
 
 /// How an experiment was set up: everything needed to classify and explain it.

@@ -123,14 +123,7 @@ pub fn decided(case: &CaseRecord, rep: &Rep, fit: Option<&ClockFit>) -> (Class, 
 
 /// One experiment's outcome; `fit` (the run's clock fit) places the GPU's times on the host clock.
 pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
-    let mut setup = case.setup.clone();
-    // What today's rules predict for the case's facts (a recording keeps its facts; one made before it did
-    // gets them when read, where the catalogue still knows the case).
-    if let Some(case) = &setup.case {
-        let (rule, expected) = case.rule();
-        setup.rule = rule.to_owned();
-        setup.expected = expected;
-    }
+    let setup = with_todays_rule(&case.setup);
     let s = &setup;
     let reps = &case.reps;
     let fit = case_fit(s, fit);
@@ -142,18 +135,7 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
     // Each repetition's class and the attribution it rests on (what held the thread, and for how long).
     let (classes, held): (Vec<Class>, Vec<Held>) =
         reps.iter().zip(&times).map(|(r, t)| decide(t, r, s.layout.blocker_ahead, blocker_words(s))).unzip();
-    let mut unresolved: Vec<String> = blocker_readings
-        .iter()
-        .chain(&op_readings)
-        .zip(classes.iter().chain(&classes))
-        .filter_map(|(r, &c)| match r {
-            // Only what left a repetition undecided.
-            Some(Reading::Unresolved(u)) if c == Class::Indeterminate => Some(u.as_str().to_string()),
-            _ => None,
-        })
-        .collect();
-    unresolved.sort();
-    unresolved.dedup();
+    let unresolved = unresolved(&blocker_readings, &op_readings, &classes);
     let before = |v: &[Option<Reading>]| {
         majority_bool(v.iter().map(|r| match r {
             Some(Reading::Before) => Some(true),
@@ -161,27 +143,15 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
             _ => None,
         }))
     };
-    // Whether, in most repetitions, the call had work of its own whose hold the readings could not resolve.
-    let own_unresolved =
-        2 * held.iter().filter(|h| h.own_work_ns.is_some() && h.held_through_own_work().is_none()).count() > held.len();
     let (class, agreement) = match majority(&classes) {
         Some((c, a)) => (Some(c), a),
         None => (None, 0.0),
     };
-    let host_call_us = Spread::of(&reps.iter().map(|r| r.host_call_ns as f64 / 1e3).collect::<Vec<_>>());
-    let host_cpu_us = median_of(reps.iter().map(|r| r.host_cpu_ns as f64 / 1e3));
     let wait_style = (s.family == Family::Wait && !reps.is_empty()).then(|| {
         let cpu = median_of(reps.iter().map(|r| r.host_cpu_ns as f64)).unwrap_or(0.0);
         let wall = median_of(reps.iter().map(|r| r.host_call_ns as f64)).unwrap_or(0.0);
         WaitStyle::from_times(cpu, wall)
     });
-    let mut metric_names: Vec<&String> = reps.iter().flat_map(|r| r.metrics.keys()).collect();
-    metric_names.sort();
-    metric_names.dedup();
-    let metrics = metric_names
-        .into_iter()
-        .filter_map(|k| median_of(reps.iter().filter_map(|r| r.metrics.get(k).copied())).map(|m| (k.clone(), m)))
-        .collect();
     let mut r = CaseResult {
         api: s.api,
         id: s.id.clone(),
@@ -190,25 +160,14 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
         rule: s.rule.clone(),
         class,
         expected: s.expected.clone(),
-        verdict: class.map(|c| {
-            let v = verdict(&s.expected, c, wait_style);
-            // A rule that predicts `blocking` cannot be held against a call whose hold of its own work the
-            // readings could not resolve (its work too short for the clocks): that part decides nothing.
-            let blocking_expected =
-                matches!(&s.expected, Expected::Classes { classes } if classes.contains(&Class::Blocking));
-            if v == Verdict::Deviates && blocking_expected && own_unresolved && c.returns_at_once() {
-                Verdict::Inconclusive
-            } else {
-                v
-            }
-        }),
+        verdict: class.map(|c| verdict_of(s, c, wait_style, &held)),
         classes,
         agreement,
         held_for: crate::stats::median_index(reps, |r| r.host_call_ns).map_or(String::new(), |i| held[i].summary()),
         resolution_us: median_of(held.iter().map(|h| h.resolution_ns as f64 / 1e3)),
         held,
-        host_call_us,
-        host_cpu_us,
+        host_call_us: Spread::of(&reps.iter().map(|r| r.host_call_ns as f64 / 1e3).collect::<Vec<_>>()),
+        host_cpu_us: median_of(reps.iter().map(|r| r.host_cpu_ns as f64 / 1e3)),
         waited_for_prior_work: before(&blocker_readings),
         complete_at_return: before(&op_readings),
         has_device_work: reps.iter().any(|r| r.op_done_at_return.is_some()),
@@ -218,7 +177,7 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
         blocker_us: median_of(reps.iter().filter_map(|r| r.blocker_device_ns).map(|n| n as f64 / 1e3)),
         bytes: s.layout.bytes,
         wait_style,
-        metrics,
+        metrics: crate::metrics::Metrics::medians(reps.iter().map(|r| &r.metrics)),
         what: s.what.clone(),
         explanation: String::new(),
         error: case.error.clone(),
@@ -230,9 +189,65 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
         direction: s.layout.direction,
         timing: s.layout.timing,
     };
-    // Bytes per nanosecond are GB/s. Only where the copy's events bracket a DMA transfer alone: between
-    // GPUs, between device buffers, or with page-locked host memory. Pageable copies' events also span the
-    // driver's staging, managed copies page migration, host-to-host copies no GPU work at all.
+    r.bandwidth_gb_s = bandwidth_gb_s(s, r.device_us);
+    if case.error.is_none() && case.skipped.is_none() && reps.is_empty() {
+        r.error = Some("no repetitions were measured".into());
+    }
+    r.explanation = crate::explain::why(s, &r);
+    r
+}
+
+/// `setup` with what today's rules predict for its facts (a recording keeps its facts; one made before it did
+/// gets them when read, where the catalogue still knows the case).
+fn with_todays_rule(setup: &CaseSetup) -> CaseSetup {
+    let mut setup = setup.clone();
+    if let Some(case) = &setup.case {
+        let (rule, expected) = case.rule();
+        setup.rule = rule.to_owned();
+        setup.expected = expected;
+    }
+    setup
+}
+
+/// What left repetitions undecided, each said once: the blocker's and the own work's unresolved readings of
+/// the repetitions whose class is `indeterminate`.
+fn unresolved(blocker: &[Option<Reading>], op: &[Option<Reading>], classes: &[Class]) -> Vec<String> {
+    let mut unresolved: Vec<String> = blocker
+        .iter()
+        .chain(op)
+        .zip(classes.iter().chain(classes))
+        .filter_map(|(r, &c)| match r {
+            // Only what left a repetition undecided.
+            Some(Reading::Unresolved(u)) if c == Class::Indeterminate => Some(u.as_str().to_string()),
+            _ => None,
+        })
+        .collect();
+    unresolved.sort();
+    unresolved.dedup();
+    unresolved
+}
+
+/// The rule's verdict on `class`, which `held` (each repetition's attribution) may leave inconclusive.
+fn verdict_of(s: &CaseSetup, class: Class, wait_style: Option<WaitStyle>, held: &[Held]) -> Verdict {
+    let v = verdict(&s.expected, class, wait_style);
+    // Whether, in most repetitions, the call had work of its own whose hold the readings could not resolve.
+    let own_unresolved =
+        2 * held.iter().filter(|h| h.own_work_ns.is_some() && h.held_through_own_work().is_none()).count() > held.len();
+    // A rule that predicts `blocking` cannot be held against a call whose hold of its own work the
+    // readings could not resolve (its work too short for the clocks): that part decides nothing.
+    let blocking_expected = matches!(&s.expected, Expected::Classes { classes } if classes.contains(&Class::Blocking));
+    if v == Verdict::Deviates && blocking_expected && own_unresolved && class.returns_at_once() {
+        Verdict::Inconclusive
+    } else {
+        v
+    }
+}
+
+/// The copy's bandwidth on the GPU, from its own GPU time `device_us`. Bytes per nanosecond are GB/s. Only
+/// where the copy's events bracket a DMA transfer alone: between GPUs, between device buffers, or with
+/// page-locked host memory. Pageable copies' events also span the driver's staging, managed copies page
+/// migration, host-to-host copies no GPU work at all.
+fn bandwidth_gb_s(s: &CaseSetup, device_us: Option<f64>) -> Option<f64> {
     let dma = match s.family {
         Family::Peer => true,
         Family::Copy | Family::Sweep => {
@@ -245,13 +260,10 @@ pub fn result(case: &CaseRecord, fit: Option<&ClockFit>) -> CaseResult {
         _ => false,
     };
     if dma && s.layout.blocker == BlockerPlacement::Same && s.layout.bytes > 0 {
-        r.bandwidth_gb_s = r.device_us.filter(|&us| us > 0.0).map(|us| s.layout.bytes as f64 / (us * 1e3));
+        device_us.filter(|&us| us > 0.0).map(|us| s.layout.bytes as f64 / (us * 1e3))
+    } else {
+        None
     }
-    if case.error.is_none() && case.skipped.is_none() && reps.is_empty() {
-        r.error = Some("no repetitions were measured".into());
-    }
-    r.explanation = crate::explain::why(s, &r);
-    r
 }
 
 /// Facts across experiments: where pageable copies stop returning at once, how deep the launch queue is.
@@ -279,7 +291,7 @@ fn findings(results: &[CaseResult]) -> Vec<String> {
     }
     out.extend(peer_findings(results));
     // A call that gave memory up while the GPU still had to use it (the virtual memory family).
-    for r in results.iter().filter(|r| r.metrics.get("returned_while_in_use").is_some_and(|&m| m >= 0.5)) {
+    for r in results.iter().filter(|r| r.metrics.returned_while_in_use == Some(true)) {
         out.push(format!(
             "{} ({}) returned while queued GPU work still had to use the memory it unmapped: the call does not wait \
              for that work",
@@ -322,19 +334,19 @@ fn api_findings(results: &[&CaseResult]) -> Vec<String> {
     }
     // The cases that filled the launch queue (their metrics say so): the kernel launches' (launch family), and a
     // graph launch's (graph family).
-    let measured_queue =
-        |r: &&&CaseResult| ["queue_depth", "queue_depth_at_least"].iter().any(|k| r.metrics.contains_key(*k));
+    let measured_queue = |r: &&&CaseResult| r.metrics.queue_depth.is_some() || r.metrics.queue_depth_at_least.is_some();
     for (family, what) in [(Family::Launch, "launch"), (Family::Graph, "graph launch")] {
         let Some(q) = results.iter().filter(|r| r.family == family).find(measured_queue) else { continue };
-        if let Some(d) = q.metrics.get("queue_depth") {
+        let m = &q.metrics;
+        if let Some(d) = m.queue_depth {
             out.push(format!(
                 "{} held {d:.0} pending launches; the next {what} waited {:.0} µs (until the blocker ended); {what}es took {:.1} µs before the queue was full and {:.1} µs after",
                 if family == Family::Launch { "the launch queue".to_owned() } else { format!("with {}, the launch queue", q.call) },
-                q.metrics.get("launch_us_blocked").copied().unwrap_or(f64::NAN),
-                q.metrics.get("launch_us_before_full").copied().unwrap_or(f64::NAN),
-                q.metrics.get("launch_us_after_full").copied().unwrap_or(f64::NAN)
+                m.launch_us_blocked.unwrap_or(f64::NAN),
+                m.launch_us_before_full.unwrap_or(f64::NAN),
+                m.launch_us_after_full.unwrap_or(f64::NAN)
             ));
-        } else if let Some(d) = q.metrics.get("queue_depth_at_least") {
+        } else if let Some(d) = m.queue_depth_at_least {
             out.push(format!("the launch queue held at least {d:.0} pending {what}es without blocking"));
         }
     }
@@ -343,15 +355,15 @@ fn api_findings(results: &[&CaseResult]) -> Vec<String> {
         .iter()
         .filter(|r| r.family == Family::Overhead && r.error.is_none())
         .filter_map(|r| {
-            let m = |k: &str| r.metrics.get(k).copied();
+            let m = &r.metrics;
             let what = if r.bytes > 0 { format_size(r.bytes) } else { "empty".to_owned() };
             Some(format!(
                 "{} {what}{} median {:.2} µs (p10–p90 {:.2}–{:.2})",
                 r.call,
                 if r.timing == CallTiming::WallClockOnly { " (wall clock alone)" } else { "" },
-                m("median_us")?,
-                m("p10_us")?,
-                m("p90_us")?
+                m.median_us?,
+                m.p10_us?,
+                m.p90_us?
             ))
         })
         .collect();

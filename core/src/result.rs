@@ -10,7 +10,6 @@ use crate::setup::{BlockerPlacement, Family, PeerSetup};
 use crate::setup::{CallTiming, Direction, HostKind};
 use crate::stats::Spread;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// One experiment's outcome.
 #[derive(Clone, Debug, Serialize)]
@@ -54,7 +53,7 @@ pub struct CaseResult {
     pub bytes: u64,
     pub wait_style: Option<WaitStyle>,
     /// Medians of the experiment's extra metrics.
-    pub metrics: BTreeMap<String, f64>,
+    pub metrics: crate::metrics::Metrics,
     pub what: String,
     pub explanation: String,
     pub error: Option<String>,

@@ -169,8 +169,8 @@ impl RepTimes {
             (_, _, Some([a, b])) => (shift(start_event, a), shift(start_event, b)),
             _ => (Interval::ANY, Interval::ANY),
         };
-        let other_thread = match (rep.metrics.get("other_start_ns"), rep.metrics.get("other_end_ns")) {
-            (Some(&a), Some(&b)) => Some(Interval::new(a as i64 - start, b as i64 - start)),
+        let other_thread = match (rep.metrics.other_start_ns, rep.metrics.other_end_ns) {
+            (Some(a), Some(b)) => Some(Interval::new(a as i64 - start, b as i64 - start)),
             _ => None,
         };
         RepTimes {
@@ -468,8 +468,8 @@ mod tests {
     #[test]
     fn another_threads_call_counts_only_if_it_was_under_way_at_the_start() {
         let (mut rep, fit) = rep_behind_blocker(90_000, true);
-        rep.metrics.insert("other_start_ns".into(), (rep.host_call_start_ns + 20_000) as f64);
-        rep.metrics.insert("other_end_ns".into(), (rep.host_call_start_ns + 89_000_000) as f64);
+        rep.metrics.other_start_ns = Some((rep.host_call_start_ns + 20_000) as f64);
+        rep.metrics.other_end_ns = Some((rep.host_call_start_ns + 89_000_000) as f64);
         let t = RepTimes::of(&rep, Some(&fit));
         let scene = t.scene(&rep, true, t.blocker(&rep), t.op(&rep), "b");
         assert!(scene.holders.iter().all(|h| h.cause != Cause::Thread), "{scene:?}");

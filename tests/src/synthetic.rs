@@ -12,11 +12,11 @@ use async_lab_core::catalogue::presets::Preset;
 use async_lab_core::classify::Class;
 use async_lab_core::clock::ClockOffset;
 use async_lab_core::html::Source;
+use async_lab_core::metrics::Metrics;
 use async_lab_core::record::{CaseRecord, CaseSetup, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
 use async_lab_core::rules::Expected;
 use async_lab_core::setup::BlockerPlacement;
 use async_lab_core::units::parse_size;
-use std::collections::BTreeMap;
 
 /// `%globaltimer − CLOCK_MONOTONIC` in the synthetic runs.
 const OFFSET: i64 = 1_700_000_000_000_000;
@@ -180,12 +180,13 @@ fn queue(base: u64) -> CaseRecord {
             let launch = base + i * 1_000 * MS;
             let blocker_start = (launch + 8 * US) as i64 + OFFSET;
             let call_at = 2_400 * US;
-            let metrics = BTreeMap::from([
-                ("queue_depth".to_owned(), depth as f64),
-                ("launch_us_before_full".to_owned(), 2.3),
-                ("launch_us_blocked".to_owned(), 299_400.0),
-                ("launch_us_after_full".to_owned(), 2.8),
-            ]);
+            let metrics = Metrics {
+                queue_depth: Some(depth as f64),
+                launch_us_before_full: Some(2.3),
+                launch_us_blocked: Some(299_400.0),
+                launch_us_after_full: Some(2.8),
+                ..Metrics::EMPTY
+            };
             Rep {
                 host_call_ns: (300 * MS + 8 * US) - call_at + 2 * US,
                 host_cpu_ns: 299 * MS,
@@ -228,10 +229,7 @@ fn waits(base: u64) -> Vec<CaseRecord> {
                     op_done_at_return: Some(true),
                     op_device_ns: Some(100 * MS),
                     host_call_start_ns: base + (k as u64 * 10 + i as u64) * 200 * MS,
-                    metrics: BTreeMap::from([
-                        ("cpu_fraction".to_owned(), cpu),
-                        ("wake_latency_us".to_owned(), latency * j),
-                    ]),
+                    metrics: Metrics { cpu_fraction: Some(cpu), wake_latency_us: Some(latency * j), ..Metrics::EMPTY },
                     ..Rep::default()
                 }
             })
@@ -297,8 +295,8 @@ fn seed(kind: &str, base: u64, steps: [Step; 4]) -> Vec<CaseRecord> {
                         ..Rep::default()
                     };
                     if k == 3 {
-                        rep.metrics.insert("concluded_after_enqueue".into(), 0.0);
-                        rep.metrics.insert("concluded_after_sync".into(), 1.0);
+                        rep.metrics.concluded_after_enqueue = Some(false);
+                        rep.metrics.concluded_after_sync = Some(true);
                     }
                     rep
                 })
@@ -480,16 +478,17 @@ fn threads(base: u64) -> Vec<CaseRecord> {
             let t1 = t0 + other_ns;
             let end = r.host_call_start_ns + r.host_call_ns;
             let m = |v: u64| v as f64;
-            r.metrics = BTreeMap::from([
-                ("overlapped".to_owned(), 1.0),
-                ("waited_for_other_thread".to_owned(), if end >= t1 { 1.0 } else { 0.0 }),
-                ("started_into_other_us".to_owned(), (m(r.host_call_start_ns) - m(t0)) / 1e3),
-                ("returned_after_other_end_us".to_owned(), (m(end) - m(t1)) / 1e3),
-                ("other_start_ns".to_owned(), m(t0)),
-                ("other_end_ns".to_owned(), m(t1)),
-                ("other_call_us".to_owned(), m(other_ns) / 1e3),
-                ("other_alone_us".to_owned(), m(other_ns) / 1e3 * 0.98),
-            ]);
+            r.metrics = Metrics {
+                overlapped: Some(true),
+                waited_for_other_thread: Some(end >= t1),
+                started_into_other_us: Some((m(r.host_call_start_ns) - m(t0)) / 1e3),
+                returned_after_other_end_us: Some((m(end) - m(t1)) / 1e3),
+                other_start_ns: Some(m(t0)),
+                other_end_ns: Some(m(t1)),
+                other_call_us: Some(m(other_ns) / 1e3),
+                other_alone_us: Some(m(other_ns) / 1e3 * 0.98),
+                ..Metrics::EMPTY
+            };
         }
         record(setup(Preset::Next, None, id), Some(blocker), reps)
     })

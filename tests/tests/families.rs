@@ -7,6 +7,7 @@ use async_lab::experiments::catalogue;
 
 use async_lab_core::catalogue::presets::Preset;
 use async_lab_core::classify::Class;
+use async_lab_core::metrics::Metrics;
 use async_lab_core::record::{CaseRecord, Recording, Rep, RECORDING_KIND, SCHEMA_VERSION};
 use async_lab_core::report::result;
 use async_lab_core::rules::Verdict;
@@ -210,32 +211,29 @@ fn a_call_the_driver_lacks_is_not_run_with_its_name_and_explain_and_the_page_sho
 
 #[test]
 fn the_flags_of_the_held_and_in_use_cases_reach_explain_and_the_findings() {
-    let flagged = |id: &str, metric: &str, value: f64, reps: Vec<Rep>| {
+    let flagged = |id: &str, metrics: Metrics, reps: Vec<Rep>| {
         let mut rec = record(id, reps);
         for r in &mut rec.reps {
-            r.metrics.insert(metric.into(), value);
+            r.metrics = metrics.clone();
         }
         rec
     };
     // cuMemUnmap returned while the writer was still queued (blocker ahead unfinished, stream busy).
     let unmap = flagged(
         "vmm/unmap-in-use/nonblocking",
-        "returned_while_in_use",
-        1.0,
+        Metrics { returned_while_in_use: Some(true), ..Metrics::EMPTY },
         (0..5).map(|_| rep(50, false, Some(false))).collect(),
     );
     // A legacy copy that waited for the host-held stream: it returned after the watchdog's write.
     let held = flagged(
         "streammem/held/copy-dtoh-legacy/blocking",
-        "returned_after_host_write",
-        1.0,
+        Metrics { returned_after_host_write: Some(true), ..Metrics::EMPTY },
         (0..5).map(|_| rep(120_000, true, Some(true))).collect(),
     );
     // A launch on a third stream that did not wait.
     let free = flagged(
         "streammem/held/launch-other-stream/nonblocking",
-        "returned_after_host_write",
-        0.0,
+        Metrics { returned_after_host_write: Some(false), ..Metrics::EMPTY },
         (0..5).map(|_| rep(4, false, Some(false))).collect(),
     );
     let report = async_lab_core::report::build(&recording(vec![unmap, held, free]));
@@ -266,14 +264,13 @@ fn the_flags_of_the_held_and_in_use_cases_reach_explain_and_the_findings() {
         );
         rec.setup.id = "threads/alloc-host/launch/nonblocking/same".into();
         for r in &mut rec.reps {
-            for (k, v) in [
-                ("overlapped", 0.0),
-                ("waited_for_other_thread", 0.0),
-                ("launch_waited_for_other_thread", 1.0),
-                ("other_call_us", 62_000.0),
-            ] {
-                r.metrics.insert(k.into(), v);
-            }
+            r.metrics = Metrics {
+                overlapped: Some(false),
+                waited_for_other_thread: Some(false),
+                launch_waited_for_other_thread: Some(true),
+                other_call_us: Some(62_000.0),
+                ..Metrics::EMPTY
+            };
         }
         rec
     };
@@ -284,38 +281,36 @@ fn the_flags_of_the_held_and_in_use_cases_reach_explain_and_the_findings() {
         r.explanation
     );
     // In today's order: the quick call made 50 µs into the other thread's call, returning 4 µs after it ended.
-    let inside = |waited: f64, returned_after_us: f64| {
+    let inside = |waited: bool, returned_after_us: f64| {
         let mut rec = record(
             "threads/in-alloc-host/launch/nonblocking/same",
             (0..5).map(|_| rep(4, false, Some(false))).collect(),
         );
         for r in &mut rec.reps {
-            for (k, v) in [
-                ("overlapped", 1.0),
-                ("waited_for_other_thread", waited),
-                ("started_into_other_us", 50.0),
-                ("returned_after_other_end_us", returned_after_us),
-                ("other_call_us", 62_000.0),
-            ] {
-                r.metrics.insert(k.into(), v);
-            }
+            r.metrics = Metrics {
+                overlapped: Some(true),
+                waited_for_other_thread: Some(waited),
+                started_into_other_us: Some(50.0),
+                returned_after_other_end_us: Some(returned_after_us),
+                other_call_us: Some(62_000.0),
+                ..Metrics::EMPTY
+            };
         }
         result(&rec, None)
     };
-    let r = inside(1.0, 4.0);
+    let r = inside(true, 4.0);
     assert!(
         r.explanation.contains("for 50 µs when it started")
             && r.explanation.contains("(4 µs after): it waited for the other thread"),
         "{}",
         r.explanation
     );
-    let r = inside(0.0, -61_900.0);
+    let r = inside(false, -61_900.0);
     assert!(r.explanation.contains("it did not wait for the other thread"), "{}", r.explanation);
     // Without the flag, no finding.
     let quiet = flagged(
         "vmm/unmap-in-use/nonblocking",
-        "returned_while_in_use",
-        0.0,
+        Metrics { returned_while_in_use: Some(false), ..Metrics::EMPTY },
         (0..5).map(|_| rep(30_000, true, Some(true))).collect(),
     );
     let report = async_lab_core::report::build(&recording(vec![quiet]));

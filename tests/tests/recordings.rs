@@ -146,6 +146,32 @@ fn recordings_say_where_they_were_made() {
     }
 }
 
+/// A repetition's metrics are typed fields (`metrics::Metrics`), a flag a `bool`; in a recording they stay the
+/// object of numbers they always were: every committed recording's metrics read back and write out as the
+/// file has them, key for key and number for number.
+#[test]
+fn every_recordings_metrics_write_back_as_the_file_has_them() {
+    let mut compared = 0;
+    for path in recordings() {
+        let rec = Recording::load(&path).unwrap();
+        let file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let cases = file["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), rec.cases.len(), "{}", path.display());
+        for (case, json) in rec.cases.iter().zip(cases) {
+            let reps =
+                case.warmup.iter().zip([&json["warmup"]]).chain(case.reps.iter().zip(json["reps"].as_array().unwrap()));
+            for (rep, json) in reps {
+                let written = serde_json::to_value(&rep.metrics).unwrap();
+                let empty = serde_json::Value::Object(Default::default());
+                let recorded = json.get("metrics").unwrap_or(&empty);
+                assert_eq!(&written, recorded, "{}: {}", path.display(), case.setup.id);
+                compared += usize::from(!rep.metrics.is_empty());
+            }
+        }
+    }
+    assert!(compared > 1000, "only {compared} repetitions with metrics");
+}
+
 #[test]
 fn every_format_renders_every_recording() {
     for path in recordings() {

@@ -442,3 +442,76 @@ fn committed_traces_are_stored_compressed_in_one_place() {
         misplaced.iter().map(|p| p.as_str()).collect::<Vec<_>>().join("\n")
     );
 }
+
+/// The longest a function in the core and the host crate may be, in lines from its `fn` to its closing brace.
+const LONGEST_FUNCTION: usize = 120;
+
+/// Each function of `text` longer than `limit` lines: its name and its length. A function runs from its `fn`
+/// line to the first line after it that is its indentation and `}` (as rustfmt lays it out); a `fn` without a
+/// body (a trait's declaration) or on one line is not counted.
+fn long_functions(text: &str, limit: usize) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let code = line.trim_start();
+        let indent = &line[..line.len() - code.len()];
+        let Some(name) = fn_name(code) else { continue };
+        // The signature ends at the first line ending in `{` (a body) or `;` (none).
+        let Some(open) = (i..lines.len()).find(|&j| {
+            let l = lines[j].trim_end();
+            l.ends_with('{') || l.ends_with(';') || (j == i && l.ends_with('}'))
+        }) else {
+            continue;
+        };
+        if !lines[open].trim_end().ends_with('{') {
+            continue;
+        }
+        let close = format!("{indent}}}");
+        if let Some(end) = (open + 1..lines.len()).find(|&j| lines[j] == close) {
+            let len = end - i + 1;
+            if len > limit {
+                found.push((name.to_owned(), len));
+            }
+        }
+    }
+    found
+}
+
+/// The name of the function a line of code declares, if it declares one.
+fn fn_name(code: &str) -> Option<&str> {
+    let mut rest = code;
+    for prefix in ["pub(crate) ", "pub(super) ", "pub ", "const ", "async ", "unsafe ", "extern \"C\" "] {
+        rest = rest.strip_prefix(prefix).unwrap_or(rest);
+    }
+    let rest = rest.strip_prefix("fn ")?;
+    let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+    Some(&rest[..end]).filter(|name| !name.is_empty())
+}
+
+/// No function in the core or the host crate is longer than `LONGEST_FUNCTION` lines: a longer one is split into
+/// named steps.
+#[test]
+fn no_function_in_the_core_or_the_host_crate_is_too_long() {
+    let root = project_root();
+    let mut too_long = Vec::new();
+    for dir in ["core/src", "host/src"] {
+        for path in rust_files(&root.join(dir)) {
+            let rel = path.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+            for (name, len) in long_functions(&fs::read_to_string(&path).unwrap(), LONGEST_FUNCTION) {
+                too_long.push(format!("{rel}: fn {name} is {len} lines"));
+            }
+        }
+    }
+    assert!(
+        too_long.is_empty(),
+        "functions over {LONGEST_FUNCTION} lines (split them into named steps):\n{}",
+        too_long.join("\n")
+    );
+}
+
+#[test]
+fn a_function_is_counted_from_its_fn_to_its_closing_brace() {
+    let text = "impl X {\n    pub(crate) fn long(\n        a: u8,\n    ) -> u8 {\n        a\n    }\n    fn decl(&self);\n    fn one() {}\n}\n";
+    assert_eq!(long_functions(text, 4), [("long".to_owned(), 5)]);
+    assert!(long_functions(text, 5).is_empty());
+}

@@ -85,6 +85,17 @@ impl GpuPair {
     }
 }
 
+/// What a record's pair and its access say of the path the data took, in a sentence of its explanation.
+pub fn access_words(p: &PeerSetup) -> &'static str {
+    if p.is_loopback() {
+        " Source and destination were on the same GPU (loopback): a check of the code, not a peer measurement."
+    } else if p.access {
+        " Peer access was on: the copy engines can move the data across the link between the GPUs directly."
+    } else {
+        " Peer access was off: by the Programming Guide, the data then goes through host memory (GPU → host → GPU)."
+    }
+}
+
 /// One peer experiment: a template (no pair), or one of its records (the pair set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PeerFacts {

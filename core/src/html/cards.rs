@@ -220,8 +220,9 @@ pub(super) fn seed_card(
     }
     o.push_str("</table>\n");
     if let Some(last) = results.last() {
-        let yes_no = |k: &str| last.metrics.get(k).map(|v| if *v >= 0.5 { "yes" } else { "no" });
-        if let (Some(enqueued), Some(synced)) = (yes_no("concluded_after_enqueue"), yes_no("concluded_after_sync")) {
+        let yes_no = |v: Option<bool>| v.map(|v| if v { "yes" } else { "no" });
+        let m = &last.metrics;
+        if let (Some(enqueued), Some(synced)) = (yes_no(m.concluded_after_enqueue), yes_no(m.concluded_after_sync)) {
             let _ = writeln!(
                 o,
                 "<p><strong>Had the stream concluded when the last call returned?</strong> {enqueued} (the callback \

@@ -68,16 +68,68 @@ pub fn svg(t: &Timeline, id: &str) -> String {
     if t.is_empty() {
         return String::new();
     }
-    let times = t.spans.iter().flat_map(|s| [s.start, s.end]).chain(t.markers.iter().map(|m| m.at));
-    let first = times.clone().min().unwrap_or(0);
-    let last = times.max().unwrap_or(0).max(first + 1_000);
-    let range = (last - first) as f64;
-    let scale = Scale { lo: first as f64 - range * 0.02, hi: last as f64 + range * 0.02 };
+    let frame = Frame::of(t);
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        r#"<svg class="tl" id="{}" viewBox="0 0 {WIDTH} {height:.0}" width="{WIDTH}" height="{height:.0}" role="img" aria-label="timeline">"#,
+        escape(id),
+        height = frame.height
+    );
+    lanes(&mut o, t, &frame);
+    axis(&mut o, &frame);
+    spans(&mut o, t, &frame);
+    markers(&mut o, t, &frame);
+    o.push_str("</svg>");
+    o
+}
 
-    // Marker labels: each in the first row where it does not overlap another.
+/// Where a marker's label goes: its row above the lanes, and the x its text is anchored at, by its start or
+/// its end.
+struct MarkerLabel {
+    row: usize,
+    x: f64,
+    anchor: &'static str,
+}
+
+/// The drawing's layout: the time scale, the markers' labels in rows at the top, the lanes under them and the
+/// axis under the lanes.
+struct Frame {
+    scale: Scale,
+    /// The first event drawn (host ns), which the axis counts from, and the time from it to the last.
+    first: i64,
+    range: f64,
+    labels: Vec<MarkerLabel>,
+    lanes_top: f64,
+    lanes_bottom: f64,
+    axis_y: f64,
+    height: f64,
+}
+
+impl Frame {
+    fn of(t: &Timeline) -> Frame {
+        let times = t.spans.iter().flat_map(|s| [s.start, s.end]).chain(t.markers.iter().map(|m| m.at));
+        let first = times.clone().min().unwrap_or(0);
+        let last = times.max().unwrap_or(0).max(first + 1_000);
+        let range = (last - first) as f64;
+        let scale = Scale { lo: first as f64 - range * 0.02, hi: last as f64 + range * 0.02 };
+        let (labels, rows) = marker_labels(t, &scale);
+        let lanes_top = 6.0 + rows as f64 * ROW + 4.0;
+        let lanes_bottom = lanes_top + t.lanes.len() as f64 * (LANE + GAP) - GAP;
+        let axis_y = lanes_bottom + 6.0;
+        Frame { scale, first, range, labels, lanes_top, lanes_bottom, axis_y, height: axis_y + 36.0 }
+    }
+
+    /// The top of lane `i`.
+    fn lane_y(&self, i: usize) -> f64 {
+        self.lanes_top + i as f64 * (LANE + GAP)
+    }
+}
+
+/// Each marker's label in the first row where it does not overlap another, and how many rows that takes.
+fn marker_labels(t: &Timeline, scale: &Scale) -> (Vec<MarkerLabel>, usize) {
     let mut rows: Vec<Taken> = Vec::new();
-    let mut marker_rows = Vec::new();
-    let mut marker_text_x = Vec::new();
+    let mut labels = Vec::new();
     for m in &t.markers {
         let x = scale.x(m.at as f64);
         let w = text_width(&m.label);
@@ -92,25 +144,15 @@ pub fn svg(t: &Timeline, id: &str) -> String {
             }
         };
         rows[row].0.push((a, b));
-        marker_rows.push(row);
-        marker_text_x.push((anchor_x, anchor));
+        labels.push(MarkerLabel { row, x: anchor_x, anchor });
     }
-    let lanes_top = 6.0 + rows.len() as f64 * ROW + 4.0;
-    let lane_y = |i: usize| lanes_top + i as f64 * (LANE + GAP);
-    let lanes_bottom = lane_y(t.lanes.len()) - GAP;
-    let axis_y = lanes_bottom + 6.0;
-    let height = axis_y + 36.0;
+    (labels, rows.len())
+}
 
-    let mut o = String::new();
-    let _ = write!(
-        o,
-        r#"<svg class="tl" id="{}" viewBox="0 0 {WIDTH} {height:.0}" width="{WIDTH}" height="{height:.0}" role="img" aria-label="timeline">"#,
-        escape(id)
-    );
-
-    // Lanes and their names.
+/// The lanes and their names, and on a lane without spans what it would have held.
+fn lanes(o: &mut String, t: &Timeline, f: &Frame) {
     for (i, lane) in t.lanes.iter().enumerate() {
-        let y = lane_y(i);
+        let y = f.lane_y(i);
         let _ = write!(
             o,
             r#"<rect class="lane" x="{LEFT}" y="{y:.1}" width="{:.1}" height="{LANE}"/>"#,
@@ -146,9 +188,12 @@ pub fn svg(t: &Timeline, id: &str) -> String {
             );
         }
     }
+}
 
-    // Grid lines and the axis.
-    let unit = time_unit(range);
+/// The grid lines, the axis with its ticks, and its name.
+fn axis(o: &mut String, f: &Frame) {
+    let (scale, first, axis_y) = (&f.scale, f.first, f.axis_y);
+    let unit = time_unit(f.range);
     let step = nice_step(scale.hi - scale.lo, 8);
     let _ =
         write!(o, r#"<line class="axis" x1="{LEFT}" y1="{axis_y:.1}" x2="{:.1}" y2="{axis_y:.1}"/>"#, WIDTH - RIGHT);
@@ -156,7 +201,9 @@ pub fn svg(t: &Timeline, id: &str) -> String {
         let x = scale.x(first as f64 + tick);
         let _ = write!(
             o,
-            r#"<line class="grid" x1="{x:.1}" y1="{lanes_top:.1}" x2="{x:.1}" y2="{lanes_bottom:.1}"/><line class="axis" x1="{x:.1}" y1="{axis_y:.1}" x2="{x:.1}" y2="{:.1}"/><text class="tick" x="{x:.1}" y="{:.1}">{}</text>"#,
+            r#"<line class="grid" x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}"/><line class="axis" x1="{x:.1}" y1="{axis_y:.1}" x2="{x:.1}" y2="{:.1}"/><text class="tick" x="{x:.1}" y="{:.1}">{}</text>"#,
+            f.lanes_top,
+            f.lanes_bottom,
             axis_y + 4.0,
             axis_y + 16.0,
             tick_label(tick, step, unit)
@@ -169,8 +216,11 @@ pub fn svg(t: &Timeline, id: &str) -> String {
         axis_y + 31.0,
         unit.symbol
     );
+}
 
-    // Spans, grouped by the experiment they belong to. A label beside its span must not cover another span.
+/// The spans, grouped by the experiment they belong to. A label beside its span must not cover another span.
+fn spans(o: &mut String, t: &Timeline, f: &Frame) {
+    let scale = &f.scale;
     let mut labels: Vec<Taken> = t.lanes.iter().map(|_| Taken::default()).collect();
     let mut rects: Vec<Taken> = t.lanes.iter().map(|_| Taken::default()).collect();
     for s in &t.spans {
@@ -191,26 +241,28 @@ pub fn svg(t: &Timeline, id: &str) -> String {
             None => o.push_str("<g>"),
         }
         for s in t.spans.iter().filter(|s| s.group.as_deref() == g) {
-            span(&mut o, s, &scale, lane_y(s.lane), &mut labels[s.lane], &rects[s.lane]);
+            span(o, s, scale, f.lane_y(s.lane), &mut labels[s.lane], &rects[s.lane]);
         }
         o.push_str("</g>");
     }
+}
 
-    // Markers on top.
-    for (i, m) in t.markers.iter().enumerate() {
-        let x = scale.x(m.at as f64);
-        let label_y = 6.0 + marker_rows[i] as f64 * ROW + 10.0;
-        let (tx, anchor) = marker_text_x[i];
+/// The markers, on top: a line down through the lanes and its label in its row.
+fn markers(o: &mut String, t: &Timeline, f: &Frame) {
+    for (m, l) in t.markers.iter().zip(&f.labels) {
+        let x = f.scale.x(m.at as f64);
+        let label_y = 6.0 + l.row as f64 * ROW + 10.0;
         let _ = write!(
             o,
-            r#"<g class="{}"><line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{lanes_bottom:.1}"/><text x="{tx:.1}" y="{label_y:.1}" text-anchor="{anchor}">{}</text></g>"#,
+            r#"<g class="{}"><line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}"/><text x="{:.1}" y="{label_y:.1}" text-anchor="{}">{}</text></g>"#,
             marker_class(m.kind),
             label_y + 2.0,
+            f.lanes_bottom,
+            l.x,
+            l.anchor,
             escape(&m.label)
         );
     }
-    o.push_str("</svg>");
-    o
 }
 
 /// One span and its label: inside it where the label fits, else beside it (over no other span and no other

@@ -183,7 +183,7 @@ pub fn derive(recordings: &[(&str, &Recording)]) -> Table {
     for (name, rec) in recordings {
         let results = report::build(rec).results;
         for (case, result) in rec.cases.iter().zip(&results) {
-            if let Some(&depth) = result.metrics.get("queue_depth") {
+            if let Some(depth) = result.metrics.queue_depth {
                 queue_depth = Some(queue_depth.map_or(depth, |d: f64| d.min(depth)));
             }
             let (Some(class), Some(facts)) = (result.class, case.setup.case.as_ref().map(|c| &c.facts)) else {

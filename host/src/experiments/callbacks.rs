@@ -124,7 +124,7 @@ fn host_func(gpu: &Gpu, case: &Case, op: CallbackFacts, reps: usize) -> anyhow::
         })?;
         gpu.synchronize()?;
         let ran_at = probe.ran_at.load(Ordering::SeqCst);
-        rep.metrics.insert("callback_delay_us".into(), ran_at.saturating_sub(seen_at) as f64 / 1e3);
+        rep.metrics.callback_delay_us = Some(ran_at.saturating_sub(seen_at) as f64 / 1e3);
     }
     Ok(case_record(case, Some(warmup), Some(BLOCKER_NS), out))
 }

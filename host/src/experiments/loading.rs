@@ -32,6 +32,7 @@ use super::method::{blocker_ns_for, run_rep, Background, Blocker, BlockerPlan, P
 use super::{case_record, Case};
 use async_lab_core::api::Api;
 use async_lab_core::catalogue::loading::{Call, LoadFacts, Situation};
+use async_lab_core::metrics::Metrics;
 use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_driver::library::{Kernel, Library, Module};
 use async_lab_driver::measure::monotonic_ns;
@@ -303,8 +304,8 @@ impl Background for Copies<'_> {
     fn gpu(&self) -> &Gpu {
         self.gpu
     }
-    fn metrics(&self, ns: u64) -> Vec<(String, f64)> {
-        vec![("copies_in_flight".into(), copies_for(ns, self.one_ns) as f64)]
+    fn metrics(&self, ns: u64) -> Metrics {
+        Metrics { copies_in_flight: Some(copies_for(ns, self.one_ns) as f64), ..Metrics::EMPTY }
     }
 }
 

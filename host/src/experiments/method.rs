@@ -24,6 +24,7 @@
 //! the blocker is then `clamp(3 W, 20 ms, 2 s)`.
 
 pub use super::buffers::Page;
+use async_lab_core::metrics::Metrics;
 use async_lab_core::record::Rep;
 use async_lab_driver::measure::{monotonic_ns, Stopwatch};
 use async_lab_driver::{CudaResult, DeviceBuffer, Event, Gpu, StreamHandle};
@@ -151,8 +152,8 @@ pub trait Background {
     /// The GPU it runs on.
     fn gpu(&self) -> &Gpu;
     /// What a repetition records about it, for `ns` of work (nothing, for the blocker).
-    fn metrics(&self, _ns: u64) -> Vec<(String, f64)> {
-        Vec::new()
+    fn metrics(&self, _ns: u64) -> Metrics {
+        Metrics::EMPTY
     }
 }
 
@@ -263,14 +264,10 @@ pub fn run_rep(
         return Ok(None);
     }
     let data_captured_at_return = probe.verify(gpu, probed)?;
-    let mut metrics: std::collections::BTreeMap<String, f64> =
-        if blocker_launch.is_some() { blocker.metrics(blocker_ns).into_iter().collect() } else { Default::default() };
-    if start_pending {
-        metrics.insert("start_event_pending".into(), 1.0);
-    }
-    if probed == Some(Page::Tail) {
-        metrics.insert("probed_last_page".into(), 1.0);
-    }
+    let mut metrics = if blocker_launch.is_some() { blocker.metrics(blocker_ns) } else { Metrics::EMPTY };
+    // Each flag is written only where set, as recordings have always had it.
+    metrics.start_event_pending = start_pending.then_some(true);
+    metrics.probed_last_page = (probed == Some(Page::Tail)).then_some(true);
     Ok(Some(Rep {
         host_call_ns: timed.wall_ns,
         host_cpu_ns: timed.cpu_ns,
@@ -333,7 +330,7 @@ fn collect_reps(
         match next()? {
             Some(mut rep) => {
                 if discarded > 0 {
-                    rep.metrics.insert("discarded_before".into(), discarded as f64);
+                    rep.metrics.discarded_before = Some(discarded as f64);
                     discarded = 0;
                 }
                 out.push(rep);
@@ -412,7 +409,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(got.iter().map(|r| r.host_call_ns).collect::<Vec<_>>(), vec![1, 2, 3]);
-        let discarded: Vec<Option<f64>> = got.iter().map(|r| r.metrics.get("discarded_before").copied()).collect();
+        let discarded: Vec<Option<f64>> = got.iter().map(|r| r.metrics.discarded_before).collect();
         assert_eq!(discarded, vec![Some(1.0), Some(2.0), None]);
         let err = collect_reps(1, 20_000_000, || Ok(None)).unwrap_err().to_string();
         assert!(err.contains("could not be held") && err.contains("20 ms"), "{err}");

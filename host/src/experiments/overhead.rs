@@ -181,10 +181,11 @@ pub fn run(gpu: &Gpu, case: &Case, facts: OverheadFacts) -> anyhow::Result<CaseR
         })
         .collect();
     if let Some(first) = reps.first_mut() {
-        for (name, p) in [("p10_us", 10.0), ("median_us", 50.0), ("p90_us", 90.0)] {
-            first.metrics.insert(name.into(), percentile(&sorted, p).unwrap_or(f64::NAN));
-        }
-        first.metrics.insert("blocker_running_at_end".into(), f64::from(u8::from(round.blocker_running_at_end)));
+        let at = |p: f64| Some(percentile(&sorted, p).unwrap_or(f64::NAN));
+        first.metrics.p10_us = at(10.0);
+        first.metrics.median_us = at(50.0);
+        first.metrics.p90_us = at(90.0);
+        first.metrics.blocker_running_at_end = Some(round.blocker_running_at_end);
     }
     let mut record = case_record(case, None, Some(BLOCKER_NS), reps);
     record.series = Some(us);
@@ -208,12 +209,12 @@ mod tests {
         let case = Case::of(async_lab_core::catalogue::Case::driver(facts));
         let mut reps: Vec<Rep> =
             [3000, 1000, 2000, 5000, 4000].iter().map(|&ns| Rep { host_call_ns: ns, ..Rep::default() }).collect();
-        for (name, v) in [("p10_us", 1.4), ("median_us", 3.0), ("p90_us", 4.6)] {
-            reps[0].metrics.insert(name.into(), v);
-        }
+        reps[0].metrics.p10_us = Some(1.4);
+        reps[0].metrics.median_us = Some(3.0);
+        reps[0].metrics.p90_us = Some(4.6);
         let r = async_lab_core::report::result(&case_record(&case, None, Some(BLOCKER_NS), reps), None);
         assert_eq!(r.host_call_us.map(|s| s.median), Some(3.0));
-        assert_eq!(r.metrics.get("median_us"), Some(&3.0));
+        assert_eq!(r.metrics.median_us, Some(3.0));
         assert_eq!(r.class, Some(async_lab_core::classify::Class::Async));
         assert!(r.explanation.contains("median of 5 calls, p10–p90 1.40–4.60 µs"), "{}", r.explanation);
         assert!(!r.explanation.contains("puts no work"), "{}", r.explanation);

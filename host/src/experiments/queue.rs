@@ -9,10 +9,10 @@
 
 use super::method::Blocker;
 use super::{case_record, Case};
+use async_lab_core::metrics::Metrics;
 use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_driver::measure::{monotonic_ns, Stopwatch};
 use async_lab_driver::{CudaResult, Gpu, Stream};
-use std::collections::BTreeMap;
 
 /// The blocker the queue fills behind: long enough that thousands of calls are made before it ends.
 pub const BLOCKER_NS: u64 = 300_000_000;
@@ -88,13 +88,15 @@ fn fill(
             let mut v: Vec<f64> = s.iter().map(|&x| x as f64 / 1e3).collect();
             async_lab_core::stats::median(&mut v).unwrap_or(f64::NAN)
         };
-        let mut metrics = BTreeMap::new();
         let rep = match blocked {
             Some((depth, call_ns, op_done)) => {
-                metrics.insert("queue_depth".into(), depth as f64);
-                metrics.insert("launch_us_before_full".into(), median(&times[..depth]));
-                metrics.insert("launch_us_blocked".into(), call_ns as f64 / 1e3);
-                metrics.insert("launch_us_after_full".into(), median(&times[depth + 1..]));
+                let metrics = Metrics {
+                    queue_depth: Some(depth as f64),
+                    launch_us_before_full: Some(median(&times[..depth])),
+                    launch_us_blocked: Some(call_ns as f64 / 1e3),
+                    launch_us_after_full: Some(median(&times[depth + 1..])),
+                    ..Metrics::EMPTY
+                };
                 Rep {
                     host_call_ns: call_ns,
                     host_cpu_ns: cpu_ns,
@@ -110,8 +112,11 @@ fn fill(
             }
             None => {
                 // No launch waited: the queue holds more than we tried. Report the last launch.
-                metrics.insert("queue_depth_at_least".into(), times.len() as f64);
-                metrics.insert("launch_us_before_full".into(), median(&times));
+                let metrics = Metrics {
+                    queue_depth_at_least: Some(times.len() as f64),
+                    launch_us_before_full: Some(median(&times)),
+                    ..Metrics::EMPTY
+                };
                 Rep {
                     host_call_ns: *times.last().unwrap_or(&0),
                     blocker_done_at_return: Some(false),

@@ -143,8 +143,8 @@ impl TailProbe {
 /// Records what the question prints: whether the callback had run right after the enqueue, and after
 /// synchronizing (on the callback step's repetition).
 pub(super) fn note_conclusion(rep: &mut Rep, after_enqueue: bool, after_sync: bool) {
-    rep.metrics.insert("concluded_after_enqueue".into(), after_enqueue as u8 as f64);
-    rep.metrics.insert("concluded_after_sync".into(), after_sync as u8 as f64);
+    rep.metrics.concluded_after_enqueue = Some(after_enqueue);
+    rep.metrics.concluded_after_sync = Some(after_sync);
 }
 
 /// An empty record for one step (its repetitions are pushed as they are measured).

@@ -295,8 +295,8 @@ pub fn run(gpu: &Gpu, case: &Case, op: StreamMemFacts, reps: usize) -> anyhow::R
         ensure!(probe.releases.len() == reps.len(), "a repetition's watchdog was not accounted for");
         for (r, (written, by_gpu)) in reps.iter_mut().zip(&probe.releases) {
             let returned = r.host_call_start_ns + r.host_call_ns;
-            r.metrics.insert("returned_after_host_write".into(), f64::from(u8::from(returned >= *written)));
-            r.metrics.insert("gpu_release".into(), f64::from(u8::from(*by_gpu)));
+            r.metrics.returned_after_host_write = Some(returned >= *written);
+            r.metrics.gpu_release = Some(*by_gpu);
         }
     }
     drop(probe);

@@ -534,16 +534,16 @@ fn note_other_span(r: &mut Rep, t0: u64, t1: u64, alone_ns: u64) {
     let (start, end) = (r.host_call_start_ns, r.host_call_start_ns + r.host_call_ns);
     let overlapped = start < t1 && t0 < end;
     let inside = t0 <= start && start < t1;
-    let flag = |b: bool| f64::from(u8::from(b));
     let signed_us = |a: u64, b: u64| (a as f64 - b as f64) / 1e3;
-    r.metrics.insert("overlapped".into(), flag(overlapped));
-    r.metrics.insert("waited_for_other_thread".into(), flag(inside && end >= t1));
-    r.metrics.insert("started_into_other_us".into(), signed_us(start, t0));
-    r.metrics.insert("returned_after_other_end_us".into(), signed_us(end, t1));
-    r.metrics.insert("other_start_ns".into(), t0 as f64);
-    r.metrics.insert("other_end_ns".into(), t1 as f64);
-    r.metrics.insert("other_call_us".into(), (t1.saturating_sub(t0)) as f64 / 1e3);
-    r.metrics.insert("other_alone_us".into(), alone_ns as f64 / 1e3);
+    let m = &mut r.metrics;
+    m.overlapped = Some(overlapped);
+    m.waited_for_other_thread = Some(inside && end >= t1);
+    m.started_into_other_us = Some(signed_us(start, t0));
+    m.returned_after_other_end_us = Some(signed_us(end, t1));
+    m.other_start_ns = Some(t0 as f64);
+    m.other_end_ns = Some(t1 as f64);
+    m.other_call_us = Some((t1.saturating_sub(t0)) as f64 / 1e3);
+    m.other_alone_us = Some(alone_ns as f64 / 1e3);
 }
 
 #[cfg(test)]
@@ -594,8 +594,8 @@ mod tests {
         }
     }
 
-    fn flags(r: &Rep) -> [f64; 2] {
-        ["overlapped", "waited_for_other_thread"].map(|k| r.metrics[k])
+    fn flags(r: &Rep) -> [Option<bool>; 2] {
+        [r.metrics.overlapped, r.metrics.waited_for_other_thread]
     }
 
     #[test]
@@ -603,27 +603,27 @@ mod tests {
         // Inside a 20 ms call from 1 ms in, returning 5 µs after it ended: it waited.
         let mut r = rep(1_000_000, 19_005_000);
         note_other_span(&mut r, 0, 20_000_000, 18_000_000);
-        assert_eq!(flags(&r), [1.0, 1.0]);
-        assert_eq!(r.metrics["started_into_other_us"], 1_000.0);
-        assert_eq!(r.metrics["returned_after_other_end_us"], 5.0);
-        assert_eq!(r.metrics["other_call_us"], 20_000.0);
-        assert_eq!(r.metrics["other_alone_us"], 18_000.0);
+        assert_eq!(flags(&r), [Some(true), Some(true)]);
+        assert_eq!(r.metrics.started_into_other_us, Some(1_000.0));
+        assert_eq!(r.metrics.returned_after_other_end_us, Some(5.0));
+        assert_eq!(r.metrics.other_call_us, Some(20_000.0));
+        assert_eq!(r.metrics.other_alone_us, Some(18_000.0));
         // Inside it and back before it ended: overlapped, did not wait.
         let mut r = rep(1_000_000, 3_000);
         note_other_span(&mut r, 0, 20_000_000, 18_000_000);
-        assert_eq!(flags(&r), [1.0, 0.0]);
-        assert_eq!(r.metrics["returned_after_other_end_us"], -18_997.0);
+        assert_eq!(flags(&r), [Some(true), Some(false)]);
+        assert_eq!(r.metrics.returned_after_other_end_us, Some(-18_997.0));
         // Started after the other call ended (a slow call shorter than the wait before the quick call): no
         // overlap, nothing measured about threads.
         let mut r = rep(300_000, 3_000);
         note_other_span(&mut r, 0, 250_000, 200_000);
-        assert_eq!(flags(&r), [0.0, 0.0]);
+        assert_eq!(flags(&r), [Some(false), Some(false)]);
         // Started before the other call and returned after it: overlapped, but it did not start inside it.
         let mut r = rep(1_000, 30_000_000);
         note_other_span(&mut r, 2_000, 20_000_000, 18_000_000);
-        assert_eq!(flags(&r), [1.0, 0.0]);
-        assert!(r.metrics["started_into_other_us"] < 0.0);
+        assert_eq!(flags(&r), [Some(true), Some(false)]);
+        assert!(r.metrics.started_into_other_us.is_some_and(|us| us < 0.0));
         // No metric of the older order.
-        assert!(!r.metrics.contains_key("launch_waited_for_other_thread"));
+        assert_eq!(r.metrics.launch_waited_for_other_thread, None);
     }
 }

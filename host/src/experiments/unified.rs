@@ -183,7 +183,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: HintFacts, reps: usize) -> anyhow::Result
     // Which form of the call ran: one that takes a location (1), or a device ordinal (0).
     let located = hints.located(op.call.is_prefetch());
     for r in &mut reps {
-        r.metrics.insert("location_form".into(), f64::from(u8::from(located)));
+        r.metrics.location_form = Some(located);
     }
     if let Some((_, unset)) = advice(op.call) {
         // Leave the range as it was found (it is freed next, but a failed unset would say something is wrong).

@@ -197,7 +197,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: VmmFacts, reps: usize) -> anyhow::Result<
     if in_use {
         ensure!(probe.flags.len() == reps.len(), "a repetition's flag was not accounted for");
         for (r, &flag) in reps.iter_mut().zip(&probe.flags) {
-            r.metrics.insert("returned_while_in_use".into(), f64::from(u8::from(flag)));
+            r.metrics.returned_while_in_use = Some(flag);
         }
     }
     drop(probe);

@@ -109,8 +109,8 @@ fn wait_rep(w: &Waited, device_ns: u64) -> Rep {
         ..Rep::default()
     };
     let latency_us = (returned.saturating_sub(launched) as f64 - device_ns as f64) / 1e3;
-    rep.metrics.insert("wake_latency_us".into(), latency_us.max(0.0));
-    rep.metrics.insert("cpu_fraction".into(), if t.wall_ns > 0 { t.cpu_ns as f64 / t.wall_ns as f64 } else { 0.0 });
+    rep.metrics.wake_latency_us = Some(latency_us.max(0.0));
+    rep.metrics.cpu_fraction = Some(if t.wall_ns > 0 { t.cpu_ns as f64 / t.wall_ns as f64 } else { 0.0 });
     rep
 }
 

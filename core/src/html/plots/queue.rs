@@ -31,10 +31,9 @@ pub fn queue(records: &[CaseRecord], results: &[CaseResult]) -> Option<Figure> {
             continue;
         }
         // The series is the first repetition's; so is the depth marked on it.
-        let first = record.reps.first().map(|r| &r.metrics);
-        let depth = first.and_then(|m| m.get("queue_depth")).copied();
+        let depth = record.reps.first().and_then(|r| r.metrics.queue_depth);
         let result = results.iter().find(|r| r.id == record.setup.id);
-        let median_depth = result.and_then(|r| r.metrics.get("queue_depth")).copied();
+        let median_depth = result.and_then(|r| r.metrics.queue_depth);
         svgs.push(queue_chart(series, depth, call));
         captions.push(match depth {
             Some(d) => format!(

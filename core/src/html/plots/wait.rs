@@ -3,6 +3,7 @@
 use super::super::axis::log_label;
 use super::chart::{err, verdict_color, FONT};
 use super::Figure;
+use crate::metrics::Metrics;
 use crate::report::CaseResult;
 use crate::setup::Family;
 use plotters::prelude::*;
@@ -12,20 +13,17 @@ pub fn wait(results: &[CaseResult]) -> Option<Figure> {
     let waits: Vec<&CaseResult> = results
         .iter()
         .filter(|r| r.family == Family::Wait && r.error.is_none())
-        .filter(|r| r.metrics.contains_key("cpu_fraction") || r.metrics.contains_key("wake_latency_us"))
+        .filter(|r| r.metrics.cpu_fraction.is_some() || r.metrics.wake_latency_us.is_some())
         .collect();
     if waits.is_empty() {
         return None;
     }
     let names: Vec<String> = waits.iter().map(|r| r.id.strip_prefix("wait/").unwrap_or(&r.id).to_owned()).collect();
-    let bars = |key: &str, scale: f64| -> Vec<(f64, RGBColor)> {
-        waits
-            .iter()
-            .map(|r| (r.metrics.get(key).copied().unwrap_or(f64::NAN) * scale, verdict_color(r.verdict)))
-            .collect()
+    let bars = |metric: fn(&Metrics) -> Option<f64>, scale: f64| -> Vec<(f64, RGBColor)> {
+        waits.iter().map(|r| (metric(&r.metrics).unwrap_or(f64::NAN) * scale, verdict_color(r.verdict))).collect()
     };
-    let cpu = bars("cpu_fraction", 100.0);
-    let latency = bars("wake_latency_us", 1.0);
+    let cpu = bars(|m| m.cpu_fraction, 100.0);
+    let latency = bars(|m| m.wake_latency_us, 1.0);
     Some(Figure {
         svgs: vec![
             bar_chart("CPU use while waiting", "share of one CPU core (%)", &names, &cpu, Some(100.0), "%"),

@@ -8,11 +8,12 @@
 //! clock offset in an older recording, no blocker, a failed experiment) the timeline holds what exists and says
 //! in `notes` what is not there: it never fails.
 //!
-//! This file holds what a timeline is made of; `case.rs` builds an experiment's, `seed.rs` the seed program's,
-//! `host_clock.rs` moves GPU times onto the host's clock, and `other_thread.rs` draws the threads family's other
-//! thread (its slow call) on a host lane of its own.
+//! This file holds what a timeline is made of; `case.rs` builds an experiment's (its host lanes; `gpu_lanes.rs`
+//! its GPU lanes), `seed.rs` the seed program's, `host_clock.rs` moves GPU times onto the host's clock, and
+//! `other_thread.rs` draws the threads family's other thread (its slow call) on a host lane of its own.
 
 mod case;
+mod gpu_lanes;
 mod host_clock;
 mod other_thread;
 mod seed;
@@ -158,6 +159,7 @@ mod tests {
     use super::host_clock::{work_on_gpu, Offset, MISFIT};
     use super::*;
     use crate::clock::{ClockFit, ClockOffset};
+    use crate::metrics::Metrics;
     use crate::record::{CaseRecord, CaseSetup, Rep};
     use crate::setup::{BlockerPlacement, Family};
 
@@ -258,9 +260,9 @@ mod tests {
 
     /// `rep`'s call made while another thread was inside `cuMemAllocHost` from 10 µs before the call's start
     /// to 3 µs after its return.
-    fn threads_record(other: &[(&str, f64)]) -> CaseRecord {
+    fn threads_record(other: Metrics) -> CaseRecord {
         let mut r = rep(5_000);
-        r.metrics.extend(other.iter().map(|&(k, v)| (k.to_owned(), v)));
+        r.metrics = other;
         let mut rec = record(vec![r]);
         rec.setup.family = Family::Threads;
         rec.setup.what = "cuLaunchKernel behind a blocker in its own stream, made while another thread is inside \
@@ -269,12 +271,16 @@ mod tests {
         rec
     }
 
-    const OTHER: [(&str, f64); 3] =
-        [("other_start_ns", 5_000_000_020_000.0), ("other_end_ns", 5_000_000_038_000.0), ("other_alone_us", 17.5)];
+    const OTHER: Metrics = Metrics {
+        other_start_ns: Some(5_000_000_020_000.0),
+        other_end_ns: Some(5_000_000_038_000.0),
+        other_alone_us: Some(17.5),
+        ..Metrics::EMPTY
+    };
 
     #[test]
     fn the_other_thread_has_a_host_lane_of_its_own() {
-        let t = for_case(&threads_record(&OTHER), Some(&ClockFit::constant(&CLOCK)));
+        let t = for_case(&threads_record(OTHER), Some(&ClockFit::constant(&CLOCK)));
         let lanes: Vec<(&str, &str)> = t.lanes.iter().map(|l| (l.name.as_str(), l.detail.as_str())).collect();
         assert_eq!(
             lanes,
@@ -335,7 +341,10 @@ mod tests {
 
     #[test]
     fn an_other_thread_recorded_in_part_is_said() {
-        let t = for_case(&threads_record(&OTHER[..1]), Some(&ClockFit::constant(&CLOCK)));
+        let t = for_case(
+            &threads_record(Metrics { other_start_ns: OTHER.other_start_ns, ..Metrics::EMPTY }),
+            Some(&ClockFit::constant(&CLOCK)),
+        );
         assert_eq!(t.lanes[1].name, "other thread");
         assert!(t.spans.iter().all(|s| s.kind != Kind::Other));
         assert!(!t.caption.contains("other thread"), "{}", t.caption);

@@ -21,12 +21,9 @@ pub(super) struct OtherCall {
     call: Option<(i64, i64)>,
 }
 
-const START: &str = "other_start_ns";
-const END: &str = "other_end_ns";
-
 /// Whether `rep` recorded another thread's call (either of its two times): only the threads family does.
 pub fn has_other_thread(rep: &Rep) -> bool {
-    rep.metrics.contains_key(START) || rep.metrics.contains_key(END)
+    rep.metrics.other_start_ns.is_some() || rep.metrics.other_end_ns.is_some()
 }
 
 /// The other thread's call in `rep`, where the repetition recorded one: `None` for every other family, which
@@ -35,14 +32,13 @@ pub(super) fn of(setup: &CaseSetup, rep: &Rep) -> Option<OtherCall> {
     if !has_other_thread(rep) {
         return None;
     }
-    let (start, end) = (rep.metrics.get(START), rep.metrics.get(END));
-    let span = match (start, end) {
-        (Some(&s), Some(&e)) if s.is_finite() && e.is_finite() && s > 0.0 && e >= s => Some((s as i64, e as i64)),
+    let span = match (rep.metrics.other_start_ns, rep.metrics.other_end_ns) {
+        (Some(s), Some(e)) if s.is_finite() && e.is_finite() && s > 0.0 && e >= s => Some((s as i64, e as i64)),
         _ => None,
     };
     let call = (rep.host_call_start_ns != 0)
         .then(|| (rep.host_call_start_ns as i64, (rep.host_call_start_ns + rep.host_call_ns) as i64));
-    Some(OtherCall { span, what: setup.what.clone(), alone_us: rep.metrics.get("other_alone_us").copied(), call })
+    Some(OtherCall { span, what: setup.what.clone(), alone_us: rep.metrics.other_alone_us, call })
 }
 
 impl OtherCall {
