@@ -15,20 +15,14 @@
 
 mod window;
 
+use crate::gated;
 use crate::{activity, callbacks, cupti, writer};
 use async_lab_trace_format::{Failure, Line, PyFrame};
-use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use window::{Asked, Window};
-
-/// How many held calls the gate has listed, on any thread: the Python side reads it (`ctypes`' `in_dll`) at
-/// every return to Python, and asks its own thread's list only when it moved.
-#[no_mangle]
-pub static ASYNC_LAB_HELD: AtomicU64 = AtomicU64::new(0);
 
 /// The locate threshold where `LOCATE_VAR` is not set: `async-lab trace`'s default `--locate-over`.
 const LOCATE_DEFAULT_NS: u64 = 1_000_000;
@@ -39,45 +33,6 @@ const RECORDS_WAIT_MS: u64 = 200;
 
 /// The trace read back, once attached.
 static WINDOW: Mutex<Option<Window>> = Mutex::new(None);
-
-/// One call that held its thread longer than the gate's limit.
-#[derive(Clone, Debug, PartialEq)]
-struct Held {
-    corr: u32,
-    name: String,
-    start: u64,
-    end: u64,
-}
-
-thread_local! {
-    /// This thread's gate: calls that hold longer than this many ns are listed; 0, none.
-    static LIMIT: Cell<u64> = const { Cell::new(0) };
-    /// This thread's calls listed and not yet taken.
-    static HELD: RefCell<Vec<Held>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Called by `callbacks` when a call returns on this thread (the outermost one: a runtime call, not the driver
-/// calls inside it): listed where it held longer than the thread's gate. On the hot path: a thread without a
-/// gate pays one thread-local read.
-///
-/// # Safety
-/// `name` is null or a C string alive during the call.
-pub unsafe fn returned(corr: u32, name: *const c_char, start: u64, end: u64) {
-    let limit = LIMIT.try_with(Cell::get).unwrap_or(0);
-    if limit == 0 || end.saturating_sub(start) <= limit {
-        return;
-    }
-    let name = if name.is_null() {
-        String::new()
-    } else {
-        // SAFETY: the caller's promise.
-        unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
-    };
-    let held = Held { corr, name, start, end };
-    if HELD.try_with(|h| h.borrow_mut().push(held)).is_ok() {
-        ASYNC_LAB_HELD.fetch_add(1, Ordering::SeqCst);
-    }
-}
 
 fn window() -> std::sync::MutexGuard<'static, Option<Window>> {
     WINDOW.lock().unwrap_or_else(|e| e.into_inner())
@@ -164,14 +119,14 @@ extern "C" fn remove_trace() {
 /// Sets this thread's gate: its calls that hold it longer than `limit_ns` are listed from now on; 0 stops.
 #[no_mangle]
 pub extern "C" fn async_lab_gate(limit_ns: u64) {
-    let _ = LIMIT.try_with(|l| l.set(limit_ns));
+    gated::set_limit(limit_ns);
 }
 
 /// This thread's listed calls, taken: a JSON array of `{"corr", "name", "start_ns", "end_ns", "held_ns"}`,
 /// to free with [`async_lab_free`].
 #[no_mangle]
 pub extern "C" fn async_lab_take() -> *mut c_char {
-    let taken = catch_unwind(|| HELD.try_with(|h| std::mem::take(&mut *h.borrow_mut())).unwrap_or_default());
+    let taken = catch_unwind(gated::take);
     let list: Vec<serde_json::Value> = taken
         .unwrap_or_default()
         .into_iter()
@@ -299,13 +254,15 @@ pub unsafe extern "C" fn async_lab_free(s: *mut c_char) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gated::ASYNC_LAB_HELD;
+    use std::sync::atomic::Ordering;
 
     #[test]
     fn a_thread_lists_only_its_own_calls_held_past_its_limit() {
         let before = ASYNC_LAB_HELD.load(Ordering::SeqCst);
         let call = |corr: u32, name: &CStr, held: u64| {
             // SAFETY: a C string literal.
-            unsafe { returned(corr, name.as_ptr(), 0, held) }
+            unsafe { gated::returned(corr, name.as_ptr(), 0, held) }
         };
         async_lab_gate(1_000_000);
         call(5, c"cudaMemcpyAsync", 3_000_000);

@@ -7,7 +7,7 @@
 use crate::clock::now as timestamp;
 use crate::cupti::{check, Subscriber};
 use crate::switches::{self, DOMAINS_VAR};
-use crate::{attach, budget, location, nvtx, writer};
+use crate::{budget, gated, location, nvtx, writer};
 use async_lab_trace_format::subscribed;
 use async_lab_trace_format::{ApiCalls, Domain, Failure, Line, Resource};
 use cudarc::cupti::sys::{self, CUpti_CallbackDomain as D, CUpti_CallbackIdResource as R};
@@ -202,7 +202,7 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
     writer::api(domain, name, cbid, corr, start, end, outermost);
     if outermost {
         // SAFETY: `name` is null or CUPTI's C string, as read above.
-        unsafe { attach::returned(corr, name, start, end) };
+        unsafe { gated::returned(corr, name, start, end) };
     }
     // The outermost call alone: a driver call that held inside a runtime call made it hold as well, and
     // the runtime call's location is the same stack seen from further out.

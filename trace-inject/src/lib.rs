@@ -23,6 +23,7 @@ mod clock;
 mod conflict;
 mod cupti;
 mod ending;
+mod gated;
 mod location;
 mod modules;
 mod nvtx;
