@@ -228,11 +228,11 @@ unsafe fn hand_over(buffer: *mut u8, size: usize, valid: usize) {
     if buffer.is_null() {
         return;
     }
-    writer::completed(Completed { buffer, size, valid });
+    writer::completed(Box::new(Completed { buffer, size, valid }));
 }
 
 /// A buffer CUPTI handed back, its records not yet read; freed when dropped.
-pub struct Completed {
+struct Completed {
     buffer: *mut u8,
     size: usize,
     valid: usize,
@@ -252,9 +252,9 @@ impl Drop for Completed {
     }
 }
 
-impl Completed {
+impl writer::Records for Completed {
     /// The lines of its records, and CUPTI's count of dropped ones.
-    pub fn lines(&self) -> Vec<Line> {
+    fn lines(&self) -> Vec<Line> {
         // A panic must not unwind through the library's thread: the batch's lines are lost, the buffer is
         // still freed.
         // SAFETY: `buffer` is one `requested` made, holding `valid` bytes of records CUPTI wrote.

@@ -58,7 +58,14 @@ static SINK_HOLDER: AtomicU64 = AtomicU64::new(0);
 /// Rings of threads that made their first call since the last pass.
 static NEW_RINGS: Mutex<Vec<Ring>> = Mutex::new(Vec::new());
 /// CUPTI's buffers of GPU records, handed over, not yet read.
-static BUFFERS: Mutex<Vec<crate::activity::Completed>> = Mutex::new(Vec::new());
+static BUFFERS: Mutex<Vec<Box<dyn Records>>> = Mutex::new(Vec::new());
+
+/// A batch of GPU records handed to the library's thread and read into lines there (a buffer CUPTI handed
+/// back): a trait, so that the writer names no module above it (`activity` implements it and calls the writer).
+pub trait Records: Send {
+    /// Its records as lines.
+    fn lines(&self) -> Vec<Line>;
+}
 
 thread_local! {
     /// This thread is in a signal handler of the library: locks are only tried.
@@ -429,7 +436,7 @@ fn direct(tid: u64, record: Option<Record>) {
 
 /// A buffer of GPU records CUPTI is done with, to read on the next pass (from CUPTI's callback, on whatever
 /// thread CUPTI calls it: nothing is read or formatted there).
-pub fn completed(buffer: crate::activity::Completed) {
+pub fn completed(buffer: Box<dyn Records>) {
     if !ours() {
         return;
     }
