@@ -15,6 +15,7 @@ mod export;
 mod layout;
 mod linetable;
 mod memory;
+mod reader;
 mod runtime;
 mod walk;
 

@@ -7,7 +7,7 @@
 
 use super::linetable::{self, Range};
 use super::memory::{self, int, word};
-use super::runtime::Reader;
+use super::reader::Reader;
 use super::walk::{CodeKey, RawFrame};
 use async_lab_trace_format::PyFrame;
 use std::collections::HashMap;

@@ -1,7 +1,8 @@
 //! The interpreter in the process, found once: its functions that need no GIL (found by name, so nothing
-//! links to Python), its version, and the layout its frames are read with ([`Reader`]), or why they are not.
+//! links to Python), its version, and the layout its frames are read with (`reader::Reader`), or why they are not.
 
 use super::layout::Layout;
+use super::reader::Reader;
 use super::{memory, walk};
 use async_lab_trace_format::{PyReader, PythonSetup};
 use std::ffi::{c_char, c_int, c_void, CStr};
@@ -17,16 +18,6 @@ pub struct Interp {
     this_thread_state: unsafe extern "C" fn() -> *mut c_void,
     /// How frames are read, or why they are not.
     pub reader: Result<Reader, String>,
-}
-
-/// What reading frames needs: the layout and the addresses of the types of the objects read, which every
-/// object read is checked against (a stale pointer or a wrong offset then reads as no frame, not a wrong one).
-pub struct Reader {
-    pub layout: Layout,
-    pub kind: PyReader,
-    pub code_type: usize,
-    pub unicode_type: usize,
-    pub bytes_type: usize,
 }
 
 impl Interp {
@@ -124,7 +115,7 @@ fn reader(interp: &Interp) -> Result<Reader, String> {
         unicode_type: ty(c"PyUnicode_Type")?,
         bytes_type: ty(c"PyBytes_Type")?,
     };
-    walk::check(interp, &reader)?;
+    walk::check(interp.this_thread_state(), &interp.version, &reader)?;
     Ok(reader)
 }
 

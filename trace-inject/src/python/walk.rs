@@ -8,7 +8,7 @@
 
 use super::layout::{Instr, CODE_SPAN_MAX, FRAME_SPAN_MAX, TSTATE_SPAN_MAX};
 use super::memory::{self, int, word};
-use super::runtime::{Interp, Reader};
+use super::reader::Reader;
 use std::cell::RefCell;
 
 /// The frames kept, innermost first.
@@ -332,10 +332,9 @@ impl<'a> Frames<'a> {
     }
 }
 
-/// The layout's check on the calling thread's own frames: where it has a Python frame, the innermost one's
+/// The layout's check on the calling thread's own frames (`tstate`: its thread state, 0 where it has none; `version`: the interpreter's, for the error): where it has a Python frame, the innermost one's
 /// code object must be a code object (a wrong offset finds something else).
-pub fn check(interp: &Interp, reader: &Reader) -> Result<(), String> {
-    let tstate = interp.this_thread_state();
+pub fn check(tstate: usize, version: &str, reader: &Reader) -> Result<(), String> {
     if tstate == 0 {
         return Ok(());
     }
@@ -343,9 +342,7 @@ pub fn check(interp: &Interp, reader: &Reader) -> Result<(), String> {
         None => Err("the thread state could not be read".into()),
         Some((0, _)) => Ok(()),
         Some(_) if capture(reader, tstate).len > 0 => Ok(()),
-        Some(_) => {
-            Err(format!("the layout check failed: the thread has frames but none reads as Python {}", interp.version))
-        }
+        Some(_) => Err(format!("the layout check failed: the thread has frames but none reads as Python {version}")),
     }
 }
 
