@@ -11,7 +11,6 @@ mod outcome;
 mod print;
 pub mod source;
 pub mod spawn;
-pub mod store;
 pub mod symbolize;
 
 use anyhow::{bail, Context as _};

@@ -2,9 +2,9 @@
 //! library and written to `--out`; refused where a process could not have CUPTI.
 
 use super::{spawn, TraceArgs};
-use crate::trace::{conflicts, source, store, symbolize};
+use crate::trace::{conflicts, source, symbolize};
 use anyhow::{bail, Context as _};
-use async_lab_core::trace::format::{Failure, Trace};
+use async_lab_core::trace::format::{stored, Failure, Trace};
 use spawn::NoCupti;
 
 /// The trace: the `--replay` file's, or the program's, run under the injection library; and whether the
@@ -49,7 +49,7 @@ fn trace_program(args: &TraceArgs, program: &str) -> anyhow::Result<(Trace, bool
             status_words(&ran.status)
         );
     }
-    store::write(&args.out, &ran.text)?;
+    stored::write(&args.out, &ran.text).with_context(|| format!("writing {}", args.out.display()))?;
     let trace = Trace::parse(&ran.text).context("the trace the program wrote is not readable")?;
     eprintln!(
         "async-lab: {program} {}; trace of {} process{} written to {}",
