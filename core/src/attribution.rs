@@ -123,6 +123,57 @@ pub struct Holder {
     pub span: Span,
     /// What it is, in words ("the 20 ms blocker kernel", "cuMemAllocHost on thread 2").
     pub what: String,
+    /// Which it is, as data: what its words are made of.
+    #[serde(skip)]
+    pub who: Identity,
+}
+
+impl Holder {
+    /// A holder known by its words alone (the lab's designed blocker, the other thread's call).
+    pub fn worded(cause: Cause, span: Span, what: &str) -> Holder {
+        Holder { cause, span, what: what.to_owned(), who: Identity::named(what) }
+    }
+}
+
+/// Which thing a holder is, as data: what it is, where it ran seen from the call, and the correlation id that
+/// tells it from others of its kind. Calls at one place each wait for their own piece of work: what theirs
+/// have in common is the [`Identity::kind`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Identity {
+    /// What it is: the GPU work ("the kernel spin", "the 2GiB host → device copy") or the call ("cudaFree").
+    pub name: String,
+    pub place: Place,
+    /// The correlation id of the GPU work or the call, where it has one.
+    pub corr: Option<u32>,
+}
+
+/// Where a holder ran, seen from the call it held.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Place {
+    /// Not said apart from its name.
+    #[default]
+    Unsaid,
+    /// Ahead of the call in the call's own stream.
+    AheadInStream,
+    /// Elsewhere, in words ("on stream 7", "on thread 2").
+    On(String),
+}
+
+impl Identity {
+    /// Something known by its name alone, with no correlation id.
+    pub fn named(name: &str) -> Identity {
+        Identity { name: name.to_owned(), place: Place::Unsaid, corr: None }
+    }
+
+    /// What it is and where, without the correlation id ("the kernel spin ahead in its stream", "cudaFree on
+    /// thread 2"): the same for every piece of one kind of work.
+    pub fn kind(&self) -> String {
+        match &self.place {
+            Place::Unsaid => self.name.clone(),
+            Place::AheadInStream => format!("{} ahead in its stream", self.name),
+            Place::On(place) => format!("{} {place}", self.name),
+        }
+    }
 }
 
 /// Everything known around one call, on one clock.
@@ -182,6 +233,9 @@ pub struct Segment {
     pub span: Span,
     /// The holder's words, for waiting segments; empty for `Own` and `Call`.
     pub what: String,
+    /// Which holder it was, as data (empty for `Own` and `Call`); its words are `what`.
+    #[serde(skip)]
+    pub holder: Identity,
 }
 
 /// A call's time, split by what held the thread.
@@ -332,13 +386,14 @@ pub fn attribute(scene: &Scene) -> Held {
             cause: h.cause,
             span: Span::new(h.span.start.max(call.start), h.span.end.min(call.end)),
             what: h.what.clone(),
+            holder: h.who.clone(),
         })
         .collect();
     let wait_end = held.last().map_or(call.start, |h| h.span.end.min(call.end));
 
     // Rule 2: the waiting, cut at every holder's end; a thread's call covers what it overlaps.
     let mut segments: Vec<Segment> = Vec::new();
-    let mut push = |cause: Cause, span: Span, what: &str| {
+    let mut push = |cause: Cause, span: Span, what: &str, holder: &Identity| {
         if span.is_empty() {
             return;
         }
@@ -346,7 +401,7 @@ pub fn attribute(scene: &Scene) -> Held {
             Some(last) if last.cause == cause && last.what == what && last.span.end == span.start => {
                 last.span.end = span.end
             }
-            _ => segments.push(Segment { cause, span, what: what.to_owned() }),
+            _ => segments.push(Segment { cause, span, what: what.to_owned(), holder: holder.clone() }),
         }
     };
     let mut cuts: Vec<i64> = held.iter().flat_map(|h| [h.span.start, h.span.end]).collect();
@@ -360,20 +415,21 @@ pub fn attribute(scene: &Scene) -> Held {
         let thread = held.iter().find(|h| h.cause == Cause::Thread && h.span.overlap(&piece) == piece.len());
         let next = held.iter().find(|h| h.span.end >= piece.end);
         if let Some(h) = thread.or(next) {
-            push(h.cause, piece, &h.what);
+            push(h.cause, piece, &h.what, &h.who);
         }
     }
 
     // Rules 3 and 4: the rest of the call, its own work where that ran.
     let after_wait = Span::new(wait_end, call.end);
     let own_part = own.map(|o| Span::new(o.start.max(after_wait.start), o.end.min(after_wait.end)));
+    let none = Identity::default();
     match own_part.filter(|p| !p.is_empty()) {
         Some(p) => {
-            push(Cause::Call, Span::new(after_wait.start, p.start), "");
-            push(Cause::Own, p, "");
-            push(Cause::Call, Span::new(p.end, after_wait.end), "");
+            push(Cause::Call, Span::new(after_wait.start, p.start), "", &none);
+            push(Cause::Own, p, "", &none);
+            push(Cause::Call, Span::new(p.end, after_wait.end), "", &none);
         }
-        None => push(Cause::Call, after_wait, ""),
+        None => push(Cause::Call, after_wait, "", &none),
     }
     let own_held_ns = own.map_or(0, |o| o.overlap(&call));
     let own_after_return_ns = own.map(|o| {
@@ -400,7 +456,7 @@ mod tests {
     const US: i64 = 1_000;
 
     fn holder(cause: Cause, start: i64, end: i64, what: &str) -> Holder {
-        Holder { cause, span: Span::new(start, end), what: what.into() }
+        Holder::worded(cause, Span::new(start, end), what)
     }
 
     fn scene(call: (i64, i64), own: Option<(i64, i64)>, holders: Vec<Holder>) -> Scene {

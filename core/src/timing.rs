@@ -234,7 +234,7 @@ impl RepTimes {
             }
             let start = rep.host_blocker_launch_ns.map_or(i64::MIN / 2, |t| t as i64 - rep.host_call_start_ns as i64);
             let cause = if blocker_ahead { Cause::Stream } else { Cause::Device };
-            holders.push(Holder { cause, span: Span::new(start.min(end), end), what: what.to_owned() });
+            holders.push(Holder::worded(cause, Span::new(start.min(end), end), what));
         }
         // Another thread's call that was under way when the call started and ended inside it: the call could
         // submit its own work only once that call had let it go.
@@ -244,11 +244,7 @@ impl RepTimes {
             if o.hi > resolution_ns && o.hi <= ret + resolution_ns {
                 thread_until = Some(o.hi);
             }
-            holders.push(Holder {
-                cause: Cause::Thread,
-                span: Span::new(o.lo, o.hi),
-                what: "the other thread's call".into(),
-            });
+            holders.push(Holder::worded(Cause::Thread, Span::new(o.lo, o.hi), "the other thread's call"));
         }
         let own = op.and_then(|reading| {
             let started = point(self.op_start).unwrap_or(0).max(0);

@@ -107,25 +107,21 @@ fn row(place: &Place, calls: &[&Traced]) -> Row {
         classes.into_iter().map(|(c, n)| ClassCount { class: c.to_owned(), calls: n }).collect();
     classes.sort_by(|a, b| b.calls.cmp(&a.calls).then_with(|| a.class.cmp(&b.class)));
     // Per cause: its time in all, and per kind of work that held it (correlation ids cut), its time.
-    let mut causes: BTreeMap<Cause, (i64, BTreeMap<&str, i64>)> = BTreeMap::new();
+    let mut causes: BTreeMap<Cause, (i64, BTreeMap<String, i64>)> = BTreeMap::new();
     for s in calls.iter().flat_map(|t| &t.held.segments) {
         let e = causes.entry(s.cause).or_default();
         e.0 += s.span.len();
         if !s.what.is_empty() {
-            *e.1.entry(super::words::without_correlation(&s.what)).or_default() += s.span.len();
+            *e.1.entry(s.holder.kind()).or_default() += s.span.len();
         }
     }
     let largest_cause = causes.into_iter().max_by_key(|(cause, (ns, _))| (*ns, std::cmp::Reverse(*cause))).map(
         |(cause, (ns, kinds))| {
-            let (what, what_ns) =
-                kinds.into_iter().max_by_key(|(w, ns)| (*ns, std::cmp::Reverse(*w))).unwrap_or(("", 0));
-            LargestCause {
-                cause: cause.slug().into(),
-                words: super::words::cause(cause).into(),
-                ns,
-                what: what.to_owned(),
-                what_ns,
-            }
+            let (what, what_ns) = kinds
+                .into_iter()
+                .max_by(|(a, a_ns), (b, b_ns)| a_ns.cmp(b_ns).then_with(|| b.cmp(a)))
+                .unwrap_or_default();
+            LargestCause { cause: cause.slug().into(), words: super::words::cause(cause).into(), ns, what, what_ns }
         },
     );
     Row {

@@ -12,7 +12,7 @@ use super::call_view::CallView;
 use super::capability::{self, Allowed, Entry, Shown, Way};
 use super::format::cupti_kinds::copy;
 use super::scene::{Lost, Program, WorkKind};
-use crate::attribution::{attribute, Cause, Held, Segment, Span};
+use crate::attribution::{attribute, Cause, Held, Identity, Place, Segment, Span};
 use crate::classify::{class_of_held, Class};
 
 /// One call, classified.
@@ -107,6 +107,7 @@ pub fn traced(p: &Program, i: usize) -> Traced {
                     cause: h.cause,
                     span: Span::new(h.span.start.max(c.span.start), h.span.end.min(c.span.end)),
                     what: h.what,
+                    holder: h.who,
                 }));
             }
         }
@@ -318,7 +319,7 @@ fn parts(v: &CallView, held: &Held) -> Vec<(i64, String)> {
     let has_stream = v.stream.is_some();
     let own = &v.own_work;
     // Each waiting cause's holders, in the order they held it, with how long each did.
-    let mut holders: Vec<(Cause, Vec<(&str, i64)>)> = Vec::new();
+    let mut holders: Vec<(Cause, Vec<(&Segment, i64)>)> = Vec::new();
     for s in held.segments.iter().filter(|s| matches!(s.cause, Cause::Stream | Cause::Device | Cause::Thread)) {
         let whats = match holders.iter_mut().find(|(c, _)| *c == s.cause) {
             Some((_, whats)) => whats,
@@ -327,9 +328,9 @@ fn parts(v: &CallView, held: &Held) -> Vec<(i64, String)> {
                 &mut holders.last_mut().expect("just pushed").1
             }
         };
-        match whats.iter_mut().find(|(w, _)| *w == s.what) {
+        match whats.iter_mut().find(|(w, _)| w.what == s.what) {
             Some((_, ns)) => *ns += s.span.len(),
-            None => whats.push((&s.what, s.span.len())),
+            None => whats.push((s, s.span.len())),
         }
     }
     // One part per cause, at its first place (the call's own work splits its host time in two): a cause's
@@ -418,20 +419,20 @@ struct Several {
 /// Several holders of one cause in words: the kind of work that held it most (a kernel's name, a copy's size
 /// and direction, summed over its pieces) with its share of the wait. One piece that held most of it is named
 /// as itself, with how many others; else how many pieces, and the kind that held longest.
-fn several(whats: &[(&str, i64)]) -> Several {
+fn several(whats: &[(&Segment, i64)]) -> Several {
     let total: i64 = whats.iter().map(|(_, ns)| ns).sum::<i64>().max(1);
-    let mut kinds: Vec<(&str, i64, usize)> = Vec::new();
-    for (what, ns) in whats {
-        let kind = super::words::without_correlation(what);
+    let mut kinds: Vec<(String, &Identity, i64, usize)> = Vec::new();
+    for (s, ns) in whats {
+        let kind = s.holder.kind();
         match kinds.iter_mut().find(|k| k.0 == kind) {
             Some(k) => {
-                k.1 += ns;
-                k.2 += 1;
+                k.2 += ns;
+                k.3 += 1;
             }
-            None => kinds.push((kind, *ns, 1)),
+            None => kinds.push((kind, &s.holder, *ns, 1)),
         }
     }
-    let Some(&(kind, ns, pieces)) = kinds.iter().max_by_key(|k| k.1) else {
+    let Some((kind, holder, ns, pieces)) = kinds.into_iter().max_by_key(|k| k.2) else {
         return Several { words: String::new(), counts_pieces: false };
     };
     let share = ns * 100 / total;
@@ -440,14 +441,16 @@ fn several(whats: &[(&str, i64)]) -> Several {
     match whats.iter().max_by_key(|(_, ns)| *ns) {
         Some((main, ns)) if *ns * 2 >= total => Several {
             words: format!(
-                "{main}, {}% of the wait (and {more} more piece{} of earlier work)",
+                "{}, {}% of the wait (and {more} more piece{} of earlier work)",
+                main.what,
                 ns * 100 / total,
                 s(more)
             ),
             counts_pieces: more > 1,
         },
         _ => {
-            let kind = kind.strip_suffix(" ahead in its stream").unwrap_or(kind);
+            // Work ahead in the call's stream is named alone: the sentence says it was its stream's.
+            let kind = if holder.place == Place::AheadInStream { holder.name.clone() } else { kind };
             let times = if pieces > 1 { format!(" (×{pieces})") } else { String::new() };
             Several {
                 words: format!("{} pieces of earlier work, {share}% of the wait {kind}{times}", whats.len()),

@@ -56,7 +56,7 @@ mod tests {
             own: None,
             own_end: None,
             holders: holder_end
-                .map(|end| Holder { cause: Cause::Stream, span: Span::new(-10, end), what: "a kernel".into() })
+                .map(|end| Holder::worded(Cause::Stream, Span::new(-10, end), "a kernel"))
                 .into_iter()
                 .collect(),
             release: Release::Designed,

@@ -24,7 +24,6 @@ use super::remedies;
 use super::scene::{Program, WorkKind};
 use super::warmup::{synchronizes, WarmUp};
 use super::words::duration;
-use super::words::without_correlation;
 use crate::attribution::{Cause, Span};
 use crate::units::format_size;
 use schemars::JsonSchema;
@@ -322,7 +321,7 @@ fn waited_ns(a: &Analysis, calls: &[usize]) -> i64 {
 /// The work that held a group's waits most (by kind: a kernel's name, a copy's size), its share of their
 /// waiting, and how many pieces of it there were.
 fn main_holder(a: &Analysis, calls: &[usize]) -> Option<(String, i64, i64)> {
-    let mut by: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut by: BTreeMap<String, i64> = BTreeMap::new();
     let mut total = 0;
     for &i in calls {
         for s in a.traced[i]
@@ -331,12 +330,12 @@ fn main_holder(a: &Analysis, calls: &[usize]) -> Option<(String, i64, i64)> {
             .iter()
             .filter(|s| matches!(s.cause, Cause::Stream | Cause::Device | Cause::Thread))
         {
-            *by.entry(without_correlation(&s.what)).or_default() += s.span.len();
+            *by.entry(s.holder.kind()).or_default() += s.span.len();
             total += s.span.len();
         }
     }
-    let (what, ns) = by.into_iter().max_by_key(|(w, ns)| (*ns, std::cmp::Reverse(*w)))?;
-    Some((what.to_owned(), ns, total))
+    let (what, ns) = by.into_iter().max_by(|(a, a_ns), (b, b_ns)| a_ns.cmp(b_ns).then_with(|| b.cmp(a)))?;
+    Some((what, ns, total))
 }
 
 /// How much of the waits of a group the GPU was busy (any stream had work running): busy, waited (ns).

@@ -22,7 +22,7 @@
 
 use super::format::cupti_kinds::{copy, memory};
 use super::format::{Domain, Line, OverheadKind, ProcessTrace, Resource};
-use crate::attribution::{release_slack_ns, Cause, Holder, Release, Scene, Span};
+use crate::attribution::{release_slack_ns, Cause, Holder, Identity, Place, Release, Scene, Span};
 use crate::units::format_size;
 use std::collections::HashMap;
 
@@ -495,11 +495,16 @@ impl Program {
             });
             match released_by {
                 Some(k) => also_waited[k].push(format!("thread {}'s {}", o.tid, o.name)),
-                None => threads.push(Holder {
-                    cause: Cause::Thread,
-                    span: o.span,
-                    what: format!("{} on thread {}, correlation {}", o.name, o.tid, o.corr),
-                }),
+                None => threads.push(traced_holder(
+                    Cause::Thread,
+                    o.span,
+                    Identity {
+                        name: o.name.clone(),
+                        place: Place::On(format!("on thread {}", o.tid)),
+                        corr: Some(o.corr),
+                    },
+                    &[],
+                )),
             }
         }
         let mut holders: Vec<Holder> = work
@@ -507,15 +512,10 @@ impl Program {
             .zip(&also_waited)
             .map(|(w, others)| {
                 let same = stream == Some(w.stream);
-                let mut what = if same {
-                    format!("{} ahead in its stream, correlation {}", w.words(), w.corr)
-                } else {
-                    format!("{} on {}, correlation {}", w.words(), self.stream_words(w.stream), w.corr)
-                };
-                if !others.is_empty() {
-                    what.push_str(&format!(" ({} waited for it too)", others.join(", ")));
-                }
-                Holder { cause: if same { Cause::Stream } else { Cause::Device }, span: w.span, what }
+                let place =
+                    if same { Place::AheadInStream } else { Place::On(format!("on {}", self.stream_words(w.stream))) };
+                let who = Identity { name: w.words(), place, corr: Some(w.corr) };
+                traced_holder(if same { Cause::Stream } else { Cause::Device }, w.span, who, others)
             })
             .collect();
         holders.extend(threads);
@@ -548,6 +548,20 @@ impl Program {
             clock_error_ns: CLOCK_ERROR_NS,
         }
     }
+}
+
+/// A holder in a trace, in words: what it is and where, its correlation id, and the other threads' calls that
+/// waited for it too ("the kernel spin ahead in its stream, correlation 10 (thread 2's cudaFree waited for it
+/// too)").
+fn traced_holder(cause: Cause, span: Span, who: Identity, others: &[String]) -> Holder {
+    let mut what = who.kind();
+    if let Some(corr) = who.corr {
+        what.push_str(&format!(", correlation {corr}"));
+    }
+    if !others.is_empty() {
+        what.push_str(&format!(" ({} waited for it too)", others.join(", ")));
+    }
+    Holder { cause, span, what, who }
 }
 
 /// The latest end of any GPU or synchronization record in `lines` (`i64::MIN` where there is none).

@@ -1,5 +1,4 @@
-//! Small pieces of the trace's words shared by its views: durations and shares, each cause's name, a holder's
-//! words without the correlation id they end with, and long names (C++ kernels, CUDA's longest API functions)
+//! Small pieces of the trace's words shared by its views: durations and shares, each cause's name, and long names (C++ kernels, CUDA's longest API functions)
 //! shortened with `…` for tables (`--explain` and the JSON report keep them whole). Every view may use it: it
 //! uses none of them.
 
@@ -34,16 +33,6 @@ pub fn cause(c: Cause) -> &'static str {
     }
 }
 
-/// A holder's words without the correlation id they end with ("the kernel spin ahead in its stream,
-/// correlation 10" → "the kernel spin ahead in its stream"): calls at one place each waited for their own.
-pub fn without_correlation(what: &str) -> &str {
-    // What follows the id (who else waited for it) goes with it: it differs from call to call too.
-    match what.rfind(", correlation ") {
-        Some(at) if what[at + ", correlation ".len()..].starts_with(|c: char| c.is_ascii_digit()) => &what[..at],
-        _ => what,
-    }
-}
-
 /// `name` cut to at most `max` characters, its end replaced by `…` where it was longer.
 pub fn shorten(name: &str, max: usize) -> String {
     if name.chars().count() <= max || max == 0 {
@@ -75,14 +64,5 @@ mod tests {
             shorten_words("the kernel sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize256x64x8 ahead", 16),
             "the kernel sm80_xmma_gemm_… ahead"
         );
-    }
-
-    #[test]
-    fn a_holders_correlation_id_is_cut() {
-        assert_eq!(
-            without_correlation("the kernel spin ahead in its stream, correlation 10"),
-            "the kernel spin ahead in its stream"
-        );
-        assert_eq!(without_correlation("cudaFree on thread 2"), "cudaFree on thread 2");
     }
 }
