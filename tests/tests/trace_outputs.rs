@@ -245,6 +245,21 @@ fn the_perfetto_export_of_the_seed_program_has_the_flow_from_the_copy_to_the_fir
     assert_eq!(held["cname"], "terrible");
 }
 
+/// The kernel that another thread's call waited for too is a holder whose words go on past its correlation id;
+/// its flow is drawn all the same.
+#[test]
+fn the_perfetto_export_draws_the_flow_from_a_kernel_two_threads_waited_for() {
+    let trace = Trace::parse(&syn::lazy_load_beside_another_threads_wait()).unwrap();
+    let (slices, flows) = check_export(&perfetto::to_text(&perfetto::export(&trace, MIN_HELD)));
+    let (from, _) = flows
+        .values()
+        .find(|(_, f)| slice_at(&slices, f)["args"]["--explain id"] == 12)
+        .expect("a flow into the launch that waited for the kernel");
+    let kernel = slice_at(&slices, from);
+    assert_eq!(kernel["cat"], "gpu");
+    assert!(kernel["name"].as_str().unwrap().contains("spin"), "{kernel}");
+}
+
 #[test]
 fn every_committed_traces_export_and_the_synthetic_loops_follow_the_format() {
     let (slices, flows) = check_export(&perfetto::to_text(&perfetto::export(

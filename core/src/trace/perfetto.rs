@@ -248,11 +248,10 @@ fn call(out: &mut Out, a: &Analysis, t: &Traced, tracks: &Tracks, min_held_ns: i
     }
 }
 
-/// The track of the slice of what held a call: another thread's call's, or the GPU work's (the holder's
-/// correlation id is the last of its words).
+/// The track of the slice of what held a call: another thread's call's, or the GPU work's (by the holder's
+/// correlation id).
 fn holder_track(pid: u64, h: &Holder, tracks: &Tracks) -> Option<(u64, u64)> {
-    let corr_of = |what: &str| what.rsplit("correlation ").next().and_then(|n| n.parse::<u32>().ok());
-    let holder_corr = corr_of(&h.what)?;
+    let holder_corr = h.who.corr?;
     match h.cause {
         Cause::Thread => tracks.calls.get(&holder_corr).map(|&tid| (pid, tid)),
         _ => tracks.work.get(&(h.span.start, h.span.end, holder_corr)).map(|&tid| (GPU_PID + pid, tid)),
