@@ -135,19 +135,18 @@ impl Exports {
                 if let Some(name) = defined_name(&statement.text) {
                     exports.defined.entry(here.clone()).or_default().insert(name.to_owned());
                 }
-                let Some((tree, true)) = use_item(&statement.text) else { continue };
-                let Some((prefix, tree)) = use_root(tree, &statement.here, modules) else { continue };
-                let mut rest = tree;
+                let Some((item, true)) = use_item(&statement.text) else { continue };
+                let Some((prefix, mut rest)) = use_root(item, &statement.here, modules) else { continue };
                 let mut items = Vec::new();
-                named_tree(&mut rest, prefix, &mut items);
-                for (path, name) in items {
-                    match name {
-                        Some(name) => exports.names.insert((here.clone(), name), path),
-                        None => {
-                            exports.globs.entry(here.clone()).or_default().push(path);
-                            None
+                tree(&mut rest, prefix, &mut items);
+                for (path, bound) in items {
+                    match bound {
+                        Bound::Name(name) => {
+                            exports.names.insert((here.clone(), name), path);
                         }
-                    };
+                        Bound::Glob => exports.globs.entry(here.clone()).or_default().push(path),
+                        Bound::Hidden => {}
+                    }
                 }
             }
         }
@@ -217,58 +216,6 @@ fn use_root<'t>(tree: &'t str, here: &[String], modules: &BTreeSet<&str>) -> Opt
     modules.contains(child.as_str()).then_some((at, rest))
 }
 
-/// Reads a use tree like `tree`, with the name each path is brought in as (`a as b` is `b`; `None` for `*`).
-fn named_tree(rest: &mut &str, mut prefix: Vec<String>, out: &mut Vec<(Vec<String>, Option<String>)>) {
-    loop {
-        *rest = rest.trim_start();
-        if let Some(group) = rest.strip_prefix('{') {
-            *rest = group;
-            loop {
-                *rest = rest.trim_start();
-                if let Some(after) = rest.strip_prefix('}') {
-                    *rest = after;
-                    return;
-                }
-                if rest.is_empty() {
-                    return;
-                }
-                named_tree(rest, prefix.clone(), out);
-                *rest = rest.trim_start();
-                if let Some(after) = rest.strip_prefix(',') {
-                    *rest = after;
-                }
-            }
-        }
-        if let Some(after) = rest.strip_prefix('*') {
-            *rest = after;
-            out.push((prefix, None));
-            return;
-        }
-        let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
-        let (ident, after) = rest.split_at(len);
-        *rest = after;
-        if !ident.is_empty() && ident != "self" {
-            prefix.push(ident.to_owned());
-        }
-        match rest.strip_prefix("::") {
-            Some(after) => *rest = after,
-            None => {
-                let mut name = prefix.last().cloned();
-                if let Some(after) = rest.trim_start().strip_prefix("as ") {
-                    let after = after.trim_start();
-                    let len = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
-                    name = Some(after[..len].to_owned());
-                    *rest = &after[len..];
-                }
-                if name.as_deref() != Some("_") {
-                    out.push((prefix, name));
-                }
-                return;
-            }
-        }
-    }
-}
-
 fn inline_mod(line: &str) -> Option<&str> {
     let rest = line.strip_prefix("pub ").unwrap_or(line).strip_prefix("mod ")?;
     rest.strip_suffix(" {")
@@ -315,7 +262,9 @@ fn paths(line: &str, here: &[&str]) -> Vec<Vec<String>> {
         match start {
             Some((prefix, j)) => {
                 let mut rest = &line[j..];
-                tree(&mut rest, prefix, &mut out);
+                let mut found = Vec::new();
+                tree(&mut rest, prefix, &mut found);
+                out.extend(found.into_iter().map(|(path, _)| path));
                 i = line.len() - rest.len();
             }
             None => i += line[i..].chars().next().map_or(1, char::len_utf8),
@@ -324,8 +273,20 @@ fn paths(line: &str, here: &[&str]) -> Vec<Vec<String>> {
     out
 }
 
-/// Reads a use tree (`a::b`, `a::{b, c::d}`, `*`) from the start of `rest`, adding each full path to `out`.
-fn tree(rest: &mut &str, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+/// What a path of a use tree brings into scope.
+#[derive(Debug, PartialEq)]
+enum Bound {
+    /// A name: the path's last segment, or its `as` name.
+    Name(String),
+    /// Every public name of the module it names (`*`).
+    Glob,
+    /// Nothing by name (`as _`: a trait's methods only).
+    Hidden,
+}
+
+/// Reads a use tree (`a::b`, `a::{b, c::d as e}`, `*`) from the start of `rest`, adding each full path to
+/// `out` with what it brings in.
+fn tree(rest: &mut &str, mut prefix: Vec<String>, out: &mut Vec<(Vec<String>, Bound)>) {
     loop {
         *rest = rest.trim_start();
         if let Some(group) = rest.strip_prefix('{') {
@@ -350,8 +311,12 @@ fn tree(rest: &mut &str, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
                 }
             }
         }
-        let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
-        let (ident, after) = rest.split_at(len);
+        if let Some(after) = rest.strip_prefix('*') {
+            *rest = after;
+            out.push((prefix, Bound::Glob));
+            return;
+        }
+        let (ident, after) = rest.split_at(ident_len(rest));
         *rest = after;
         if !ident.is_empty() && ident != "self" {
             prefix.push(ident.to_owned());
@@ -359,14 +324,23 @@ fn tree(rest: &mut &str, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
         match rest.strip_prefix("::") {
             Some(after) => *rest = after,
             None => {
-                if rest.starts_with('*') {
-                    *rest = &rest[1..];
+                let mut bound = prefix.last().map_or(Bound::Hidden, |last| Bound::Name(last.clone()));
+                if let Some(after) = rest.trim_start().strip_prefix("as ") {
+                    let after = after.trim_start();
+                    let (name, after) = after.split_at(ident_len(after));
+                    bound = if name == "_" { Bound::Hidden } else { Bound::Name(name.to_owned()) };
+                    *rest = after;
                 }
-                out.push(prefix);
+                out.push((prefix, bound));
                 return;
             }
         }
     }
+}
+
+/// The length of the identifier `text` starts with.
+fn ident_len(text: &str) -> usize {
+    text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(text.len())
 }
 
 /// The deepest module among `modules` that `path` names (the crate root `""` for none).
@@ -498,6 +472,24 @@ mod tests {
 
     /// A `{` after `crate::` that opens no use tree (in a string, a macro) ends the reading of that path: the
     /// check's own test data, a graph written in Rust strings, once kept it reading forever.
+    #[test]
+    fn a_use_tree_says_what_each_path_brings_in() {
+        let mut rest = "a::{b, c::d as e, f::*, g::Trait as _}; rest";
+        let mut out = Vec::new();
+        tree(&mut rest, Vec::new(), &mut out);
+        let path = |p: &str| p.split("::").map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(
+            out,
+            [
+                (path("a::b"), Bound::Name("b".into())),
+                (path("a::c::d"), Bound::Name("e".into())),
+                (path("a::f"), Bound::Glob),
+                (path("a::g::Trait"), Bound::Hidden),
+            ]
+        );
+        assert_eq!(rest, "; rest");
+    }
+
     #[test]
     fn a_brace_that_opens_no_use_tree_is_read_past() {
         let found = paths(r#"let s = "use crate::{\n    a::B,\n};"; crate::c::d();"#, &[]);
