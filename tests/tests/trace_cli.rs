@@ -178,6 +178,26 @@ fn keep_matched_writes_a_smaller_trace_that_gives_the_same_comparison() {
     one_clear_line(&o, 1, "/nonexistent/dir/cut.jsonl");
 }
 
+/// A cut written to a `.gz` name is stored compressed, as `--out` stores one, and replays to the same comparison.
+#[test]
+fn keep_matched_to_a_gz_name_is_stored_compressed() {
+    let traced = syn::reference_run(3);
+    let t = file("keep-gz.jsonl", &traced.trace);
+    let j = file("keep-gz.json", &traced.json);
+    let cut = t.with_file_name("keep-matched.jsonl.gz");
+    let (t, j, c) = (t.to_str().unwrap(), j.to_str().unwrap(), cut.to_str().unwrap());
+    let whole = run(&["trace", "--replay", t, "--against", j, "--keep-matched", c]);
+    assert_eq!(whole.status.code(), Some(0), "{}", err(&whole));
+    assert_eq!(&std::fs::read(&cut).unwrap()[..2], [0x1f, 0x8b], "a gzip stream begins with its magic bytes");
+    let again = run(&["trace", "--replay", c, "--against", j]);
+    assert_eq!(again.status.code(), Some(0), "{}", err(&again));
+    let comparison = |o: &Output| {
+        let s = out(o);
+        s[s.find("The reference's classes beside the tracer's").expect("the comparison is printed")..].to_owned()
+    };
+    assert_eq!(comparison(&whole), comparison(&again));
+}
+
 #[test]
 fn an_against_file_that_cannot_be_compared_gets_one_clear_line_before_anything_else() {
     let t = file("against.jsonl", &syn::lazy_launch_waits_for_the_copy());

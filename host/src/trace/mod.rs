@@ -68,7 +68,7 @@ pub struct TraceArgs {
     pub against: Option<PathBuf>,
     /// With --against: also write the trace cut down to the calls it matched and what their classes rest on
     /// (their GPU work, the work that overlapped them, other threads' calls in flight): a small trace that
-    /// gives the same comparison.
+    /// gives the same comparison (gzip-compressed where the name ends in .gz).
     #[arg(long, value_name = "FILE", requires = "against")]
     pub keep_matched: Option<PathBuf>,
     /// The program's own timing of its steps (its output, holding `async-lab-step` lines): print each step's
@@ -78,7 +78,7 @@ pub struct TraceArgs {
     pub steps: Option<PathBuf>,
     /// Also write the trace cut down to the calls that held their thread longer than --min-held and, with
     /// --steps, every call made inside a step, with what their classes rest on: a small trace that replays
-    /// to the same tables, explanations and steps.
+    /// to the same tables, explanations and steps (gzip-compressed where the name ends in .gz).
     #[arg(long, value_name = "FILE")]
     pub keep_held: Option<PathBuf>,
     /// Trace every runtime and driver call, also the getters and queries that never hold a thread

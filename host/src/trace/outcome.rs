@@ -4,7 +4,7 @@
 use super::{Against, TraceArgs};
 use anyhow::Context as _;
 use async_lab_core::trace::analysis::Analysis;
-use async_lab_core::trace::format::Trace;
+use async_lab_core::trace::format::{stored, Trace};
 use async_lab_core::trace::{against_recording, against_reference, steps, text, trim};
 use std::path::Path;
 
@@ -71,16 +71,7 @@ pub(super) fn keep_matched(against: &Against, trace: &Trace, out: &Path) -> anyh
         Against::Reference(refs) => against_reference::timed(refs),
     };
     let (cut, calls) = trim::matched(trace, &timed);
-    std::fs::write(out, trim::to_text(&cut)).with_context(|| format!("writing {}", out.display()))?;
-    let lines = |t: &Trace| t.processes.iter().map(|p| p.lines.len() + 1).sum::<usize>();
-    eprintln!(
-        "async-lab: the {} calls --against matched, with what their classes rest on, written to {} ({} of {} lines)",
-        calls,
-        out.display(),
-        lines(&cut),
-        lines(trace)
-    );
-    Ok(())
+    write_cut(trace, &cut, &format!("the {calls} calls --against matched"), out)
 }
 
 /// Writes `trace` cut down to its held calls and the calls inside `steps` (`--keep-held`).
@@ -94,13 +85,18 @@ pub(super) fn keep_held(trace: &Trace, min_held: i64, steps: &[steps::Step], out
         });
         in_step || c.span.len() > min_held
     });
-    std::fs::write(out, trim::to_text(&cut)).with_context(|| format!("writing {}", out.display()))?;
+    write_cut(trace, &cut, &format!("the {calls} held calls and calls inside steps"), out)
+}
+
+/// Writes `cut`, a cut of `trace` keeping `what`, to `out` as stored (compressed where its name ends in `.gz`,
+/// as `--out`), and says so with how many of the trace's lines it kept.
+fn write_cut(trace: &Trace, cut: &Trace, what: &str, out: &Path) -> anyhow::Result<()> {
+    stored::write(out, &trim::to_text(cut)).with_context(|| format!("writing {}", out.display()))?;
     let lines = |t: &Trace| t.processes.iter().map(|p| p.lines.len() + 1).sum::<usize>();
     eprintln!(
-        "async-lab: the {} held calls and calls inside steps, with what their classes rest on, written to {} ({} of {} lines)",
-        calls,
+        "async-lab: {what}, with what their classes rest on, written to {} ({} of {} lines)",
         out.display(),
-        lines(&cut),
+        lines(cut),
         lines(trace)
     );
     Ok(())
