@@ -19,6 +19,7 @@ use crate::class::Class;
 use crate::record::Recording;
 use crate::report;
 use crate::setup::{Direction, HostKind};
+use crate::trace::subscribed::base_name;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
@@ -163,17 +164,7 @@ pub struct Table {
 /// A function's name without the version and stream suffixes that a trace carries (`cuMemcpyHtoDAsync_v2`,
 /// `cudaMemcpyAsync_ptsz`) and without the argument a case's call names (`cudaMemcpy(HostToDevice)`).
 pub fn function_of(name: &str) -> &str {
-    let mut f = name.split('(').next().unwrap_or(name);
-    loop {
-        let cut = ["_ptsz", "_ptds"].iter().find_map(|s| f.strip_suffix(s)).or_else(|| {
-            let (head, v) = f.rsplit_once("_v")?;
-            (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())).then_some(head)
-        });
-        match cut {
-            Some(rest) => f = rest,
-            None => return f,
-        }
-    }
+    base_name(name.split('(').next().unwrap_or(name))
 }
 
 /// The table of the given recordings (name, recording), in that order.
