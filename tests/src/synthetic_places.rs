@@ -36,7 +36,7 @@ fn native(module: &str, function: &str, source: Option<(&str, u32)>) -> NativeFr
 
 fn location(tid: u64, corr: u32, python: Vec<PyFrame>, native: Vec<NativeFrame>) -> Line {
     let gil = Gil::NotHeld;
-    Line::Location { tid, corr, gil, python, native, took_ns: Some(25 * US) }
+    Line::Location { tid, corr, gil, python, native, took_ns: Some(25 * US), others: Vec::new() }
 }
 
 fn source(file: &str, line: u32, text: &str) -> Line {
@@ -153,6 +153,7 @@ pub fn native_program_with_source() -> String {
                 native("/usr/lib/x86_64-linux-gnu/libc.so.6", "__libc_start_main", None),
             ],
             took_ns: Some(40 * US),
+            others: Vec::new(),
         },
         Line::Memcpy {
             copy_kind: 1,

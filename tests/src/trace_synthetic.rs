@@ -546,6 +546,7 @@ pub fn located_training_loop() -> String {
             ],
             native: vec![],
             took_ns: None,
+            others: Vec::new(),
         });
         lines.push(Line::Memcpy {
             copy_kind: 2,
@@ -585,6 +586,7 @@ pub fn located_training_loop() -> String {
                 },
             ],
             took_ns: None,
+            others: Vec::new(),
         },
         Line::Nvtx { tid: 100, start: T0 + 309 * MS, end: T0 + 320 * MS, name: "optimizer step".into(), domain: None },
         call("cudaMalloc", 60, 310 * MS, 312 * MS),

@@ -479,14 +479,14 @@ impl Filter {
 
     /// Writes a location: whole the first time its frames are seen, else as the same as the earlier one.
     fn location(&mut self, line: Line, out: &mut Vec<Line>) {
-        let Line::Location { tid, corr, gil, ref python, ref native, took_ns } = line else {
+        let Line::Location { tid, corr, gil, ref python, ref native, took_ns, ref others } = line else {
             return out.push(line);
         };
-        if python.is_empty() && native.is_empty() {
+        if python.is_empty() && native.is_empty() && others.is_empty() {
             return out.push(line);
         }
         // Writing to a String cannot fail: the frames, as the key of the stack.
-        let key = serde_json::to_string(&(gil, python, native)).unwrap_or_default();
+        let key = serde_json::to_string(&(gil, python, native, others)).unwrap_or_default();
         match self.stacks.get(&key) {
             Some(&as_corr) => out.push(Line::SameLocation { tid, corr, gil, as_corr, took_ns }),
             None => {

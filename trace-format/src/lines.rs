@@ -27,8 +27,11 @@ pub const TRACE_FORMAT: &str = "async-lab-trace";
 /// whether CUPTI took another subscriber beside the tracer (`Line::Conflict`'s `accepted`), and the counts of
 /// the calls a bounded trace does not write (`Line::Counts`) and the repeated stacks it writes once
 /// (`Line::SameLocation`).
-/// Versions 1 to 3 read as before: they hold none of these.
-pub const TRACE_VERSION: u32 = 4;
+/// Version 5 added what the process's Python threads were doing when a call of a thread that runs no Python
+/// returned (`Line::Location`'s `others`: each Python thread's frames at that moment) and the threads' names
+/// (`Line::Thread`).
+/// Versions 1 to 4 read as before: they hold none of these.
+pub const TRACE_VERSION: u32 = 5;
 
 /// The API a call belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -175,7 +178,17 @@ pub enum Line {
         /// What taking it cost the calling thread, in ns (version 4).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         took_ns: Option<u64>,
+        /// Where the calling thread runs no Python in a process that does (an autograd thread, an XLA runtime
+        /// thread): what each of the process's Python threads was doing when the call returned, its frames
+        /// read then, innermost first (version 5). A Python thread inside a call of its own, or waiting
+        /// outside any (`float(loss)` while another thread does the copy), is at the line that waited.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        others: Vec<ThreadFrames>,
     },
+    /// A thread's name as the system gives it (`/proc/self/task/<tid>/comm`: `python3`, `pt_autograd_0`,
+    /// `pool-3-thread-1`), written when the thread makes its first traced call and again, with the name it
+    /// then has, where it changed by the end (version 5).
+    Thread { tid: u64, name: String },
     /// An NVTX range the program pushed and popped (or started and ended), written when it closed: a call
     /// made on `tid` between `start` and `end` was made inside it.
     Nvtx {
@@ -254,11 +267,13 @@ pub struct CallCount {
 /// call `as_corr` in `p` (none where `p` holds none).
 fn same_location(p: &ProcessTrace, tid: u64, corr: u32, gil: Gil, as_corr: u32, took_ns: Option<u64>) -> Line {
     let earlier = p.lines.iter().rev().find_map(|l| match l {
-        Line::Location { corr: c, python, native, .. } if *c == as_corr => Some((python.clone(), native.clone())),
+        Line::Location { corr: c, python, native, others, .. } if *c == as_corr => {
+            Some((python.clone(), native.clone(), others.clone()))
+        }
         _ => None,
     });
-    let (python, native) = earlier.unwrap_or_default();
-    Line::Location { tid, corr, gil, python, native, took_ns }
+    let (python, native, others) = earlier.unwrap_or_default();
+    Line::Location { tid, corr, gil, python, native, took_ns, others }
 }
 
 /// CUPTI's clock and `CLOCK_MONOTONIC`, read back to back (ns).
@@ -333,6 +348,19 @@ pub struct PyFrame {
     pub file: String,
     pub line: u32,
     pub function: String,
+}
+
+/// One Python thread's frames at a moment (`Line::Location`'s `others`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadFrames {
+    /// The thread's id as the system gives it (its `native_thread_id`), as `tid` elsewhere.
+    pub tid: u64,
+    /// Whether it held the GIL then (running Python code rather than waiting in a call that released it).
+    #[serde(default)]
+    pub gil: bool,
+    /// Its frames, innermost first (none: it ran no Python then).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub python: Vec<PyFrame>,
 }
 
 /// One native frame: the file it is in and its offset there, and where symbolized (by `async-lab trace`
@@ -541,7 +569,13 @@ mod tests {
                     line: None,
                 }],
                 took_ns: Some(38_000),
+                others: vec![ThreadFrames {
+                    tid: 8,
+                    gil: false,
+                    python: vec![PyFrame { file: "t.py".into(), line: 26, function: "main".into() }],
+                }],
             },
+            Line::Thread { tid: 7, name: "pt_autograd_0".into() },
             Line::Source { file: "t.py".into(), line: 41, text: "v = loss.item()".into() },
             Line::Signal { t: 130, signal: "SIGSEGV".into() },
             Line::End { t: 1234 },

@@ -23,7 +23,7 @@ pub fn here(tid: u64, corr: u32, walk_native: bool) -> Option<Line> {
     }
     let native = if walk_native { native() } else { Vec::new() };
     let took_ns = Some(t0.elapsed().as_nanos() as u64);
-    Some(Line::Location { tid, corr, gil, python, native, took_ns })
+    Some(Line::Location { tid, corr, gil, python, native, took_ns, others: Vec::new() })
 }
 
 /// The calling thread's native frames, outside this library, CUPTI and the driver.

@@ -184,7 +184,7 @@ impl Locations {
         let mut l = Locations { pid: p.pid, ..Locations::default() };
         for line in &p.lines {
             match line {
-                Line::Location { tid, corr, gil, python, native, took_ns } => {
+                Line::Location { tid, corr, gil, python, native, took_ns, .. } => {
                     if !python.is_empty() {
                         l.python_threads.insert(*tid);
                     }

@@ -90,6 +90,7 @@ fn cut(p: &ProcessTrace, program: &Program, keep: &[usize]) -> ProcessTrace {
             | Line::Setup { .. }
             | Line::Nvtx { .. }
             | Line::DefaultStreams { .. }
+            | Line::Thread { .. }
             | Line::Conflict { .. }
             | Line::Signal { .. }
             | Line::Source { .. }

@@ -116,6 +116,7 @@ mod tests {
             python: vec![py("/venv/lib/python3.12/site-packages/torch/_tensor.py", 10), py(&script, 4)],
             native: vec![],
             took_ns: None,
+            others: Vec::new(),
         };
         let native = Line::Location {
             tid: 1,
@@ -130,6 +131,7 @@ mod tests {
                 line: Some(2),
             }],
             took_ns: None,
+            others: Vec::new(),
         };
         let gone = Line::Location {
             tid: 1,
@@ -138,6 +140,7 @@ mod tests {
             python: vec![py("<frozen runpy>", 3)],
             native: vec![],
             took_ns: None,
+            others: Vec::new(),
         };
         let setup = Line::Setup {
             clock: ClockPair { cupti_ns: 1, monotonic_ns: 2 },

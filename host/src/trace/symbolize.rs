@@ -116,6 +116,7 @@ mod tests {
                 NativeFrame { module: "/no/such/file.so".into(), offset: 16, function: None, file: None, line: None },
             ],
             took_ns: None,
+            others: Vec::new(),
         };
         let other = "{\"type\":\"end\",\"t\":5}\n";
         let text = format!("{}\n{other}", serde_json::to_string(&location).unwrap());

@@ -182,6 +182,7 @@ fn with_python_frames(p: &mut ProcessTrace, asked: &[Asked]) {
                     python: q.python.clone(),
                     native: Vec::new(),
                     took_ns: None,
+                    others: Vec::new(),
                 });
             }
         }
