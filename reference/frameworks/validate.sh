@@ -1,15 +1,17 @@
 #!/bin/bash
 # The framework programs of this folder traced on a GPU machine (docs/trace.md, "Programs we did not write").
 # By default the programs written the way users write them (no NVTX): the ResNet-18 training loop with a
-# DataLoader, Hugging Face generate(), CuPy, JAX and the C++ cuBLAS program; any other program of this folder
-# by name (NAME_all-calls traces NAME with --all-calls; NAME_pin passes --pin).
+# DataLoader, Hugging Face generate(), CuPy, JAX, the C++ cuBLAS program, a JAX training loop (jax_train.py:
+# XLA's threads make the CUDA calls while Python waits in float(loss)) and a kernel's first launch behind long
+# work (torch_lazy_behind.py); any other program of this folder by name (NAME_all-calls traces NAME with
+# --all-calls; NAME_pin passes --pin).
 # BIN_DIR holds async-lab and libasync_lab_inject.so (`cargo xtask bundle`). Everything written goes to OUT_DIR:
 # - log.txt: the device log (machine, versions, each run's output, each trace's locations summed up);
 # - frameworks.tar.xz: each program's trace cut to its held calls (--keep-held), named as recordings are
 #   (trace-NAME-h200-driverVERSION-DATE-COMMIT.jsonl; COMMIT from $COMMIT, else git, else "unknown"), the
 #   traced and untraced runs' output (the programs' own step timings are their `async-lab-step` lines);
 # - full-traces.tar.xz: the whole traces.
-# About 5 minutes on the H200 for the default programs.
+# About 6 minutes on the H200 for the default programs.
 # Usage: reference/frameworks/validate.sh BIN_DIR OUT_DIR [PROGRAM...]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,7 +33,7 @@ STAMP="h200-driver$DRIVER-$(date -u +%F)-$COMMIT"
 # The programs also run untraced (their own step times beside the traced run's): $UNTRACED names them.
 UNTRACED=${UNTRACED:-torch_resnet_train}
 programs=("$@")
-[ ${#programs[@]} -eq 0 ] && programs=(torch_resnet_train hf_generate cupy_program jax_program cublas_program)
+[ ${#programs[@]} -eq 0 ] && programs=(torch_resnet_train hf_generate cupy_program jax_program cublas_program jax_train torch_lazy_behind)
 cd "$here"
 for name in "${programs[@]}"; do
   p=$name extra=() args=()
@@ -85,6 +87,13 @@ if took:
 else:
     print(f"locations: {len(locs)}, no took_ns")
 print(f"held >= 1 ms on threads with Python frames: {len(py_held)}, of them with Python frames: {len(with_py)}")
+short = [a for a in outer if held(a, 200_000) and a["tid"] in python_threads]
+short_py = [a for a in short if locs.get(a["corr"], {}).get("python")]
+print(f"held >= 200 us on threads with Python frames: {len(short)}, of them with Python frames: {len(short_py)}")
+# Threads that run no Python: what the Python threads were doing when their held calls returned.
+others = [a for a in outer if held(a, 1_000_000) and a["tid"] not in python_threads]
+seen = [a for a in others if any(t.get("python") for t in locs.get(a["corr"], {}).get("others", []))]
+print(f"held >= 1 ms on threads without Python: {len(others)}, of them with the Python threads' frames: {len(seen)}")
 print(f"held >= 10 ms without a location: {len(long_unlocated)} {[(a['name'], a['corr']) for a in long_unlocated][:8]}")
 PY
 done
