@@ -88,6 +88,9 @@ pub struct HeldCall {
     /// `runtime` or `driver`.
     pub domain: String,
     pub thread: u64,
+    /// The thread's name as the system gives it, where the trace says (format 5: `pt_autograd_0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_name: Option<String>,
     pub start_ns: i64,
     pub end_ns: i64,
     /// How long it held its thread.
@@ -238,6 +241,7 @@ pub fn held_call(a: &Analysis, t: &Traced) -> HeldCall {
             Domain::Driver => "driver".into(),
         },
         thread: c.tid,
+        thread_name: a.program.threads.name(c.tid).map(str::to_owned),
         start_ns: c.span.start,
         end_ns: c.span.end,
         held_ns: t.held.total_ns,

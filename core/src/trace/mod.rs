@@ -30,6 +30,7 @@ pub mod scene;
 pub mod startup;
 pub mod steps;
 pub mod text;
+pub mod threads;
 pub mod timed_calls;
 pub mod trim;
 pub mod waiting;

@@ -177,7 +177,7 @@ fn section(o: &mut String, n: usize, p: &Program, traced: &[Traced], min_held_ns
             escape(&t.cause),
             c.corr,
             escape(&c.name),
-            c.tid,
+            escape(&p.threads.cell(c.tid)),
             c.corr
         );
     }
@@ -285,7 +285,8 @@ fn timeline(p: &Program, traced: &[Traced], window: Span, focus: Option<&Traced>
         );
     };
     for (lane, tid) in threads.iter().enumerate() {
-        let _ = writeln!(labels, "<text x=\"4\" y=\"{:.1}\">thread {tid}</text>", lane as f64 * LANE + 15.0);
+        let label = escape(&p.threads.words(*tid));
+        let _ = writeln!(labels, "<text x=\"4\" y=\"{:.1}\">{label}</text>", lane as f64 * LANE + 15.0);
         for t in traced.iter().filter(|t| p.calls[t.index].tid == *tid && in_window(&p.calls[t.index].span)) {
             let c = &p.calls[t.index];
             let title = format!("{} (--explain {}): {}, {}", c.name, c.corr, duration(t.held.total_ns), t.cause);

@@ -209,6 +209,8 @@ pub struct Program {
     pub rest: Option<super::counts::Rest>,
     /// The driver's overhead records, in the order they began.
     pub overheads: Vec<Overhead>,
+    /// The threads' names, where the trace gives them (format 5).
+    pub threads: super::threads::Names,
     /// Why some GPU records may be missing (`None`: the section is whole and CUPTI dropped none).
     pub lost: Option<Lost>,
     /// The latest end of any GPU or synchronization record in the section (`i64::MIN` where it has none):
@@ -252,7 +254,7 @@ struct Unplaced<'a> {
 impl Program {
     /// The calls and records of one process's section.
     pub fn of(p: &ProcessTrace) -> Program {
-        let mut prog = Program::default();
+        let mut prog = Program { threads: super::threads::Names::of(p.pid, &[]), ..Program::default() };
         let Unplaced { api, records, event_waits, context_syncs } = prog.read(&p.lines);
         prog.records_end = records_end(&p.lines);
         prog.lost = if p.partial && p.failure.is_none() {
@@ -324,6 +326,7 @@ impl Program {
                     }
                 }
                 Line::Dropped { records } => self.dropped += records,
+                Line::Thread { tid, name } => self.threads.add(*tid, name),
                 Line::Counts { keep_over_ns, calls } => {
                     self.rest = Some(super::counts::Rest { keep_over_ns: *keep_over_ns, calls: calls.clone() })
                 }
@@ -459,7 +462,7 @@ impl Program {
         if self.legacy_streams.contains(&stream) {
             "the legacy default stream".into()
         } else if let Some(tid) = self.per_thread_streams.get(&stream) {
-            format!("thread {tid}'s per-thread default stream")
+            format!("{}'s per-thread default stream", self.threads.words(*tid))
         } else {
             format!("stream {stream}")
         }
@@ -494,13 +497,13 @@ impl Program {
                     && o.span.end - w.span.end <= release_slack_ns(o.span.start, w.span.end, RESOLUTION_NS)
             });
             match released_by {
-                Some(k) => also_waited[k].push(format!("thread {}'s {}", o.tid, o.name)),
+                Some(k) => also_waited[k].push(format!("{}'s {}", self.threads.words(o.tid), o.name)),
                 None => threads.push(traced_holder(
                     Cause::Thread,
                     o.span,
                     Identity {
                         name: o.name.clone(),
-                        place: Place::On(format!("on thread {}", o.tid)),
+                        place: Place::On(format!("on {}", self.threads.words(o.tid))),
                         corr: Some(o.corr),
                     },
                     &[],

@@ -151,7 +151,7 @@ fn rows(p: &Program, held: &[&Traced], top: usize, width: Option<u16>) -> Table 
             Cell::new(h.class.as_str()),
             Cell::new(shorten_words(&h.cause, layout::name_limit(width))),
             Cell::new(shorten(&c.name, layout::name_limit(width))),
-            Cell::new(c.tid),
+            Cell::new(p.threads.cell(c.tid)),
             Cell::new(c.corr),
         ]);
     }
@@ -187,9 +187,9 @@ pub fn explain(p: &Program, t: &Traced) -> String {
     let v = p.view(t.index);
     let c = v.call;
     let mut out = format!(
-        "{} (thread {}, --explain {}) held its thread {}: {}.\nclass: {}\n",
+        "{} ({}, --explain {}) held its thread {}: {}.\nclass: {}\n",
         c.name,
-        c.tid,
+        p.threads.words(c.tid),
         c.corr,
         duration(t.held.total_ns),
         t.cause,
