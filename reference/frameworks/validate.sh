@@ -1,7 +1,8 @@
 #!/bin/bash
 # The framework programs of this folder traced on a GPU machine (docs/trace.md, "Programs we did not write").
 # By default the programs written the way users write them (no NVTX): the ResNet-18 training loop with a
-# DataLoader, Hugging Face generate(), CuPy, JAX and the C++ cuBLAS program; any other program of this folder
+# DataLoader, Hugging Face generate(), CuPy, JAX (its transfers and waits, and a training loop) and the C++
+# cuBLAS program; any other program of this folder
 # by name (NAME_all-calls traces NAME with --all-calls; NAME_pin passes --pin).
 # BIN_DIR holds async-lab and libasync_lab_inject.so (`cargo xtask bundle`). Everything written goes to OUT_DIR:
 # - log.txt: the device log (machine, versions, each run's output, each trace's locations summed up);
@@ -31,7 +32,7 @@ STAMP="h200-driver$DRIVER-$(date -u +%F)-$COMMIT"
 # The programs also run untraced (their own step times beside the traced run's): $UNTRACED names them.
 UNTRACED=${UNTRACED:-torch_resnet_train}
 programs=("$@")
-[ ${#programs[@]} -eq 0 ] && programs=(torch_resnet_train hf_generate cupy_program jax_program cublas_program)
+[ ${#programs[@]} -eq 0 ] && programs=(torch_resnet_train hf_generate cupy_program jax_program jax_train cublas_program)
 cd "$here"
 for name in "${programs[@]}"; do
   p=$name extra=() args=()
@@ -86,7 +87,12 @@ else:
     print(f"locations: {len(locs)}, no took_ns")
 print(f"held >= 1 ms on threads with Python frames: {len(py_held)}, of them with Python frames: {len(with_py)}")
 print(f"held >= 10 ms without a location: {len(long_unlocated)} {[(a['name'], a['corr']) for a in long_unlocated][:8]}")
+# Format 5: the Python threads' frames when a call of a thread that runs no Python returned, the threads' names.
+others = [l for l in locs.values() if l.get("others")]
+waiting = [l for l in others if any(not o.get("gil") and o.get("python") for o in l["others"])]
+print(f"locations with the Python threads' frames: {len(others)}, of them with a thread without the GIL: {len(waiting)}")
 PY
+  grep -c '"type":"thread"' "$W/full/trace-$name-$STAMP.jsonl" | sed 's/^/thread names: /' 
 done
 (cd "$W" && tar cf - keep out | xz -T0 -6 > "$OUT/frameworks.tar.xz")
 (cd "$W" && tar cf - full | xz -T0 -6 > "$OUT/full-traces.tar.xz")

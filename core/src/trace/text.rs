@@ -288,12 +288,13 @@ pub fn explain_finding(a: &Analysis, t: &Traced, skip_first: usize) -> String {
     let findings = super::findings::findings(a, &warm, false);
     let Some(f) = findings.iter().find(|f| f.calls_explain.contains(&corr)) else { return String::new() };
     let mut out = format!(
-        "finding: {} at {}{}: {} call{}, median {}, total {}\n",
+        "finding: {} {}{}: {} call{}{}, median {}, total {}\n",
         f.title,
-        f.where_words,
+        super::location::at(&f.where_words),
         if f.warm_up { " (warm-up)" } else { "" },
         f.calls,
         if f.calls == 1 { "" } else { "s" },
+        super::findings::inferred_words(f),
         duration(f.median_ns),
         duration(f.total_ns)
     );
@@ -316,12 +317,34 @@ pub fn explain_location(
 ) -> String {
     let f = locations.frames(call);
     let mut out = format!("where: {}\n", place.shown());
+    if let Some(i) = &place.inferred {
+        let _ = writeln!(
+            out,
+            "(placed as the same call {}, --explain {}: this call has no location of its own)",
+            if i.earlier { "earlier" } else { "later" },
+            i.corr
+        );
+    }
+    let chain = place.chain_words();
     match (&place.via, place.chain.is_empty()) {
         (Some(via), false) => {
-            let _ = writeln!(out, "from there to thread {}'s call {}: {}", via.thread, via.corr, place.chain_words());
+            let _ = match (via.how, via.corr) {
+                (super::location::ViaHow::Waiting, _) | (_, None) => writeln!(
+                    out,
+                    "thread {} was there, outside any CUDA call, when this call returned: {chain}",
+                    via.thread
+                ),
+                (super::location::ViaHow::Before, Some(corr)) if via.none_waiting => writeln!(
+                    out,
+                    "from there to thread {}'s call {corr}, its latest before this one (every Python thread's \
+                     frames were read when this call returned: none was waiting): {chain}",
+                    via.thread
+                ),
+                (_, Some(corr)) => writeln!(out, "from there to thread {}'s call {corr}: {chain}", via.thread),
+            };
         }
         (None, false) => {
-            let _ = writeln!(out, "from there to the call: {}", place.chain_words());
+            let _ = writeln!(out, "from there to the call: {chain}");
         }
         _ => {}
     }

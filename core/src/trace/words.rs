@@ -49,6 +49,25 @@ pub fn shorten_words(text: &str, max: usize) -> String {
     text.split(' ').map(|w| shorten(w, max)).collect::<Vec<_>>().join(" ")
 }
 
+/// Each run of digits as one `#`: names made once per step (`batch-to-gpu-0`, `batch-to-gpu-1`) read as one
+/// (`batch-to-gpu-#`).
+pub fn fold(name: &str) -> String {
+    let mut out = String::new();
+    let mut in_digits = false;
+    for ch in name.chars() {
+        if ch.is_ascii_digit() {
+            if !in_digits {
+                out.push('#');
+            }
+            in_digits = true;
+        } else {
+            out.push(ch);
+            in_digits = false;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
