@@ -4,6 +4,8 @@
 #  1. lazy_load.cu under CUDA_MODULE_LOADING=LAZY: a first launch right behind a 50 ms kernel in its own stream
 #     and on another stream, the kernel launched first in the same module (function) or its own (module),
 #     untraced and traced: CUPTI's overhead records of the loads, and what the tracer reads of each launch;
+#     then lazy_torch.py: PyTorch's first g.sum() behind a 50 ms torch.cuda._sleep on its stream (same) and
+#     behind another thread's on that thread's stream (other), traced as trace-lazy_torch-{same,other}.jsonl;
 #  2. killed.py: six held 250 ms device -> host copies, then SIGKILL 0.3 s after the last, traced with the
 #     toolkit's CUPTI and with the newer one: the calls and their GPU records must be in the trace;
 #  3. torch_profiler.py (torch.profiler started after CUDA) untraced with the newer CUPTI preloaded, traced
@@ -105,6 +107,17 @@ if [ -x "$W/lazy_load" ]; then
     done
   done
 fi
+
+for where in same other; do
+  name=lazy_torch-$where
+  echo "--- $name untraced"
+  timeout -k 5 60 python3 "$here/lazy_torch.py" "$where" 2>&1 | tail -3
+  echo "--- $name traced"
+  timeout -k 5 90 "$AL" trace --out "$W/trace-$name.jsonl" --top 6 -- python3 "$here/lazy_torch.py" "$where" \
+    > "$W/traced-$name.txt" 2>&1
+  echo "rc=$?"; head -40 "$W/traced-$name.txt"
+  [ -f "$W/trace-$name.jsonl" ] && { facts "$W/trace-$name.jsonl"; explain_longest "$W/trace-$name.jsonl" cudaLaunchKernel > "$W/explain-$name.txt" 2>&1; cat "$W/explain-$name.txt"; }
+done
 
 echo "=== 2. killed by SIGKILL 0.3 s after its last held copy ($((SECONDS-start)) s)"
 for cupti in toolkit newer; do

@@ -23,6 +23,7 @@ pub mod headline;
 pub mod helpers;
 pub mod json;
 pub mod layout;
+pub mod lazy;
 pub mod location;
 pub mod page;
 pub mod perfetto;

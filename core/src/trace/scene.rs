@@ -233,6 +233,8 @@ struct Index {
     missing: Vec<usize>,
     longest_work: i64,
     longest_call: i64,
+    /// The longest a lazy module load with nothing to wait for held its thread (`lazy`).
+    lazy_alone: Option<i64>,
 }
 
 /// An API call's line, before the calls are nested: (domain, name, callback id, thread, correlation id, span).
@@ -272,6 +274,7 @@ impl Program {
         prog.contexts.sort_by_key(|&(tid, t)| (t, tid));
         prog.overheads.sort_by_key(|o| (o.span.start, o.corr));
         prog.index = Index::of(&prog, context_syncs);
+        prog.index.lazy_alone = prog.lazy_alone_longest();
         if prog.lost.is_some() {
             prog.index.missing = (0..prog.calls.len()).filter(|&i| prog.lacks_its_records(i)).collect();
         }
@@ -363,6 +366,12 @@ impl Program {
     /// The longest GPU work the trace holds, in ns.
     pub fn longest_work_ns(&self) -> i64 {
         self.index.longest_work
+    }
+
+    /// The longest a lazy module load with nothing to wait for held its thread in this trace (`lazy`), in ns,
+    /// where it has one.
+    pub fn lazy_alone_ns(&self) -> Option<i64> {
+        self.index.lazy_alone
     }
 
     /// The longest call the trace holds, in ns.
@@ -533,6 +542,8 @@ impl Program {
                 _ => {}
             }
         }
+        // A lazy module load waits for the work under way when it began, before it loads (`lazy`).
+        marks.extend(self.lazy_load(i).filter(|l| l.waited).and_then(|l| l.waited_until));
         // A synchronization waits for its stream (a context synchronization, for everything) by what it is,
         // and its record says it did: the ends of what it waits for are releases, even where the stream's
         // host functions (which the trace does not see) ran on after its last GPU work.

@@ -228,6 +228,9 @@ pub fn explain(p: &Program, t: &Traced) -> String {
             duration(o.span.end - c.span.start)
         );
     }
+    if let Some(l) = p.lazy_load(t.index) {
+        out.push_str(&lazy_words(&l, c));
+    }
     out.push_str("its time:\n");
     for s in &t.held.segments {
         let what = match s.cause {
@@ -278,6 +281,45 @@ pub fn explain(p: &Program, t: &Traced) -> String {
     }
     let _ = writeln!(out, "(times within {} of each other are not told apart)", duration(t.held.resolution_ns));
     out
+}
+
+/// What `--explain` says of a lazy module load behind work (`lazy`): when the work it waited for ended and the
+/// load's own time after it, against the trace's loads with nothing to wait for; or, where the rule does not take
+/// that end as the release, why not.
+fn lazy_words(l: &super::lazy::LazyLoad, c: &super::scene::Call) -> String {
+    let Some(end) = l.waited_until else { return String::new() };
+    let after = |t: i64| duration(t - c.span.start);
+    match (l.rest_ns(c.span.end), l.alone_ns) {
+        (Some(rest), Some(alone)) if rest > alone => format!(
+            "lazy module load: it waited for the work under way when it began, until {}, then loaded for {}: longer \
+             than any lazy load of this trace with nothing to wait for (the longest {}), so part of it may be \
+             something the trace does not show\n",
+            after(end),
+            duration(rest),
+            duration(alone)
+        ),
+        (Some(rest), Some(alone)) => format!(
+            "lazy module load: it waited for the work under way when it began, until {}, then loaded for {} (the \
+             trace's lazy loads with nothing to wait for took up to {})\n",
+            after(end),
+            duration(rest),
+            duration(alone)
+        ),
+        (Some(rest), None) => format!(
+            "lazy module load: it waited for the work under way when it began, until {}, then loaded for {} (the \
+             trace holds no lazy load with nothing to wait for to compare it with)\n",
+            after(end),
+            duration(rest)
+        ),
+        (None, alone) => format!(
+            "lazy module load: the work under way when it began ended {} after the call began, before the load, but \
+             the call held {}, no longer than the trace's lazy loads with nothing to wait for (up to {}): the trace \
+             cannot tell that it waited for that work\n",
+            after(end),
+            duration(c.span.len()),
+            alone.map_or("?".into(), duration)
+        ),
+    }
 }
 
 /// The finding a call is part of and its remedy, for `--explain` (nothing for a call that returned at once):
