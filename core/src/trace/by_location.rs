@@ -219,8 +219,11 @@ pub fn table(t: &ByLocation, min_held_ns: i64, top: usize, width: Option<u16>) -
             0 => String::new(),
             n => format!(" ({n} placed as the same call)"),
         };
+        // A place's words fit its column, so that a source place is cut in its path's middle rather than wrapped
+        // across the cell's lines.
+        let limit = width.map_or(usize::MAX, |w| super::layout::NAME.min(usize::from(w / 3).saturating_sub(2)));
         table.add_row([
-            Cell::new(super::words::shorten_words(&r.place.shown(), super::layout::name_limit(width)) + &inferred),
+            Cell::new(super::words::shorten_words(&r.place.shown(), limit) + &inferred),
             Cell::new(r.calls).set_alignment(CellAlignment::Right),
             Cell::new(duration(r.total_ns)).set_alignment(CellAlignment::Right),
             Cell::new(duration(r.median_ns)).set_alignment(CellAlignment::Right),
