@@ -4,7 +4,7 @@
 
 use async_lab_core::attribution::Cause;
 use async_lab_core::trace::calls::{self, Traced};
-use async_lab_core::trace::format::Trace;
+use async_lab_core::trace::format::{Line, Trace};
 use async_lab_core::trace::scene::Program;
 use async_lab_tests::trace_synthetic::{self as syn, MS};
 use serde::Serialize;
@@ -76,6 +76,31 @@ fn a_launch_waited_for_another_threads_call() {
         launch.cause
     );
     assert_eq!(launch.held.released_by().unwrap().cause, Cause::Thread);
+}
+
+/// Threads go by the names the trace gives them (format 5): the other thread's call in the words, the held
+/// table's thread column, `--explain`'s first line.
+#[test]
+fn the_other_thread_goes_by_its_name() {
+    let text = syn::launch_waits_for_another_thread();
+    let names =
+        [Line::Thread { tid: 100, name: "python3".into() }, Line::Thread { tid: 200, name: "pt_worker".into() }]
+            .iter()
+            .map(|l| serde_json::to_string(l).unwrap() + "\n")
+            .collect::<String>();
+    let at = text.find('\n').unwrap() + 1;
+    let named = format!("{}{names}{}", &text[..at], &text[at..]);
+    let (p, t) = classified(&named);
+    let launch = t.iter().find(|t| p.calls[t.index].name == "cudaLaunchKernel").unwrap();
+    assert!(
+        launch.cause.starts_with("waited for another thread's call (cudaMallocHost on pt_worker"),
+        "{}",
+        launch.cause
+    );
+    let table = async_lab_core::trace::text::held_table(&p, &t, 20_000, 20, None);
+    assert!(table.contains("200 pt_worker") && table.contains("100 python3"), "{table}");
+    let explained = async_lab_core::trace::text::explain(&p, launch);
+    assert!(explained.starts_with("cudaLaunchKernel (python3, --explain 11)"), "{explained}");
 }
 
 #[test]
