@@ -205,11 +205,8 @@ fn xla_threads_calls_are_placed_at_the_line_the_main_thread_waited_at() {
     // Without a located call of the main thread's own, the frames read when XLA's calls returned still place
     // them; with none to be the latest before, a call where no Python thread waited keeps its own place.
     let main_located = format!(r#"{{"type":"location","tid":{main},"#);
-    let text: String = syn::jax_training_loop()
-        .lines()
-        .filter(|l| !l.starts_with(&main_located))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let text: String =
+        syn::jax_training_loop().lines().filter(|l| !l.starts_with(&main_located)).map(|l| format!("{l}\n")).collect();
     let all = places(&text);
     assert_eq!(place(&all, 20).words, "while the main thread (python3) waited at jax_train.py:26 main");
     assert_eq!(place(&all, 220).inferred, Some(Inferred { corr: 120, earlier: true }));
@@ -328,4 +325,23 @@ fn threads_go_by_their_names_and_the_verdict_is_the_programs_own_threads() {
         "{text}"
     );
     assert!(text.contains("4751 tf_XLAEigen"), "{text}");
+    // A place that says when reads without "at" in the findings, the CI gate's lines and the page.
+    assert!(
+        text.contains(
+            "synchronizations while the main thread (python3) waited at jax_train.py:26 main: v = float(loss)"
+        ),
+        "{text}"
+    );
+    let o = run(&["trace", "--replay", f.to_str().unwrap(), "--fail-on-held", "10ms"]);
+    let gate = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        gate.contains(
+            "waited-for-stream: cuStreamSynchronize while the main thread (python3) waited at jax_train.py:26 main: \
+             v = float(loss) (--explain 20)"
+        ),
+        "{gate}"
+    );
+    let trace = Trace::parse(&syn::jax_training_loop()).unwrap();
+    let html = async_lab_core::trace::page::render("jax.jsonl", &trace, 20_000, 20);
+    assert!(html.contains("<strong>synchronizations</strong> <code>while the main thread (python3) waited at"), "page");
 }

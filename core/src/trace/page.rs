@@ -128,13 +128,16 @@ fn answer(o: &mut String, n: usize, a: &Analysis) {
             f.remedy.lab.iter().map(|e| format!("<code>{}</code> ({})", escape(&e.case), escape(&e.words))).collect();
         let _ = writeln!(
             o,
-            "<li><strong>{}</strong>{} at <code>{}</code>: {} call{}, median {}, total {}.<br>{}.<br><em>Fix:</em> {}{}\
+            "<li><strong>{}</strong>{} {}<code>{}</code>: {} call{}{}, median {}, total {}.<br>{}.<br><em>Fix:</em> {}{}\
              <br><span class=\"muted\">--explain {}</span></li>",
             escape(&f.title),
             if f.warm_up { " (warm-up)" } else { "" },
+            // "at train.py:41", or a place that says when ("while the main thread waited at ...") as it is.
+            if super::location::at(&f.where_words).starts_with("at ") { "at " } else { "" },
             escape(&f.where_words),
             f.calls,
             if f.calls == 1 { "" } else { "s" },
+            escape(&super::findings::inferred_words(f)),
             duration(f.median_ns),
             duration(f.total_ns),
             escape(f.what.trim_end_matches('.')),
