@@ -95,7 +95,12 @@ others = [a for a in outer if held(a, 1_000_000) and a["tid"] not in python_thre
 seen = [a for a in others if any(t.get("python") for t in locs.get(a["corr"], {}).get("others", []))]
 print(f"held >= 1 ms on threads without Python: {len(others)}, of them with the Python threads' frames: {len(seen)}")
 print(f"held >= 10 ms without a location: {len(long_unlocated)} {[(a['name'], a['corr']) for a in long_unlocated][:8]}")
+# Format 5: the Python threads' frames when a call of a thread that runs no Python returned, the threads' names.
+with_others = [l for l in locs.values() if l.get("others")]
+waiting = [l for l in with_others if any(not o.get("gil") and o.get("python") for o in l["others"])]
+print(f"locations with the Python threads' frames: {len(with_others)}, of them with a thread without the GIL: {len(waiting)}")
 PY
+  grep -c '"type":"thread"' "$W/full/trace-$name-$STAMP.jsonl" | sed 's/^/thread names: /' 
 done
 (cd "$W" && tar cf - keep out | xz -T0 -6 > "$OUT/frameworks.tar.xz")
 (cd "$W" && tar cf - full | xz -T0 -6 > "$OUT/full-traces.tar.xz")

@@ -213,6 +213,44 @@ pub fn lazy_load_after_drain(other_stream: bool, record: bool) -> String {
     trace(lines)
 }
 
+/// A PyTorch program's first reduction (`g.sum()`) behind a 50 ms `torch.cuda._sleep`, as the H200 traced it
+/// (driver 580, torch 2.11): the first `_sleep` launch (corr 10) loaded its module lazily with nothing ahead,
+/// 3.1 ms. Then, on the same stream (7), the sleep kernel (corr 20) runs from 10 ms to 48.4 ms, and the
+/// reduction's launch (corr 30, thread 100) begins at 10 ms and is held 46.5 ms: the kernel ends 38.4 ms in,
+/// CUPTI's `LAZY_FUNCTION_LOADING` record (with a module-loaded event 10 µs before it, where `event`) is at
+/// 43.2–43.3 ms, the call returns at 46.5 ms. With `other_thread`, thread 200 put the kernel on its own stream
+/// (14) and the launch is held 35.1 ms: the kernel ends 30.9 ms in, the record is at 34.3 ms.
+pub fn lazy_load_behind_work(other_thread: bool, event: bool) -> String {
+    let spin = "_ZN2at4cuda12_GLOBAL__N_111spin_kernelEl";
+    let (held, ends, record) = if other_thread { (35_100, 30_900, 34_300) } else { (46_500, 38_400, 43_200) };
+    let begin = 10 * MS;
+    let mut lines = vec![
+        // The `_sleep` kernel's own first launch: its module loaded lazily, nothing ahead.
+        call("cudaLaunchKernel", 10, 0, 3_100 * US),
+        driver_call("cuLaunchKernel", 10, 5 * US, 3_090 * US),
+        module_loaded(3_000 * US),
+        overhead(OverheadKind::LazyFunctionLoading, 10, 3_010 * US, 3_060 * US),
+        kernel(spin, 7, 10, 3_110 * US, 3_120 * US),
+    ];
+    let (tid, stream) = if other_thread { (200, 14) } else { (100, 7) };
+    lines.push(call_on(tid, "cudaLaunchKernel", 20, begin - 30 * US, begin - 20 * US));
+    lines.push(kernel(spin, stream, 20, begin - 10 * US, begin + ends * US));
+    lines.push(call("cudaLaunchKernel", 30, begin, begin + held * US));
+    lines.push(driver_call("cuLaunchKernel", 30, begin + 5 * US, begin + (held - 10) * US));
+    if event {
+        lines.push(module_loaded(begin + (record - 10) * US));
+    }
+    lines.push(overhead(OverheadKind::LazyFunctionLoading, 30, begin + record * US, begin + (record + 100) * US));
+    lines.push(kernel(
+        "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_7SumOpsIffEEjfLi4ELi4EEEEEvT1_",
+        7,
+        30,
+        begin + (held + 20) * US,
+        begin + (held + 30) * US,
+    ));
+    trace(lines)
+}
+
 /// A launch into a stream whose launch queue is full: 3 ms after it began, the kernel ahead (correlation 10)
 /// ended and made room; the launch returned 40 µs later. With `record`, CUPTI's overhead record
 /// `COMMAND_BUFFER_FULL` covers the wait; without it the trace shows no full queue (its earlier launches are

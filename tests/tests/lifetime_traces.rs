@@ -13,7 +13,7 @@
 use async_lab_core::class::Class;
 use async_lab_core::trace::calls::{self, Traced};
 use async_lab_core::trace::format::{Line, Trace};
-use async_lab_core::trace::scene::Program;
+use async_lab_core::trace::scene::{Program, WorkKind};
 use async_lab_tests::project_root;
 use async_lab_tests::trace_synthetic as syn;
 
@@ -69,7 +69,60 @@ fn check_lazy(trace: &Trace, class: Class) -> Result<(), String> {
     Ok(())
 }
 
-/// The killed program: a section without its end line; six copies held 200 ms or more, each with its GPU
+/// A PyTorch program's first reduction behind a long kernel (`torch.cuda._sleep`, on its stream or on another
+/// thread's): the launch held longest with CUPTI's record of a load, held 20 ms or more, reads `class`, naming
+/// the sleep kernel; its wait ends where that kernel ended (however long after it the load's record came), and
+/// the load's own time after it is a part of its own, in its words and in `--explain`, which compares it with
+/// the trace's loads that had nothing to wait for. Returns the wait and the load's own time (ns).
+/// `kernel`: a part of the launched kernel's (mangled) name, which picks the first launch (one trace holds both cases).
+fn check_lazy_behind_work(trace: &Trace, kernel: &str, class: Class) -> Result<(i64, i64), String> {
+    use async_lab_core::attribution::Cause;
+    let (p, t) = classified(trace);
+    let launch = t
+        .iter()
+        .filter(|t| p.calls[t.index].name.starts_with("cudaLaunchKernel"))
+        .filter(|t| p.overheads_of(t.index).iter().any(|o| o.is_load()))
+        .filter(|t| {
+            p.own_work(t.index).iter().any(|w| matches!(&w.kind, WorkKind::Kernel { name } if name.contains(kernel)))
+        })
+        .max_by_key(|t| t.held.total_ns)
+        .ok_or_else(|| format!("no cudaLaunchKernel of a {kernel} kernel with a load's overhead record"))?;
+    let c = &p.calls[launch.index];
+    if launch.held.total_ns < 20_000_000 {
+        return Err(format!("the longest lazily loading launch held {} ns", launch.held.total_ns));
+    }
+    if launch.class != class || !launch.cause.contains("spin_kernel") {
+        return Err(format!("{}: {}", launch.class, launch.cause));
+    }
+    let kernel_end = p
+        .work
+        .iter()
+        .filter(|w| w.words().contains("spin_kernel") && w.span.start < c.span.start && w.span.end > c.span.start)
+        .map(|w| w.span.end)
+        .max()
+        .ok_or("no spin kernel under way when the launch began")?;
+    let waited = launch.held.ns(Cause::Stream) + launch.held.ns(Cause::Device);
+    let wait_end = launch.held.released_by().map(|s| s.span.end).ok_or("no wait")?;
+    if (wait_end - kernel_end).abs() > 5_000 {
+        return Err(format!("the wait ends {} ns from the kernel's end", wait_end - kernel_end));
+    }
+    let load = launch.held.ns(Cause::Call);
+    if load < 1_000_000
+        || !launch.cause.contains("lazy module load waited for")
+        || !launch.cause.ends_with("lazy module load")
+    {
+        return Err(format!("the load's own time apart: {load} ns, {}", launch.cause));
+    }
+    let explained = async_lab_core::trace::text::explain(&p, launch);
+    if !explained.contains("lazy module load: it waited for the work under way when it began, until")
+        || !explained.contains("CUPTI's overhead record")
+    {
+        return Err(explained);
+    }
+    Ok((waited, load))
+}
+
+/// The killed program: a section without its end line;/// The killed program: a section without its end line; six copies held 200 ms or more, each with its GPU
 /// record, each reading what the records show (the GPU sleep ahead, then its own transfer), none `unknown`.
 fn check_killed(trace: &Trace) -> Result<(), String> {
     let (p, t) = classified(trace);
@@ -141,7 +194,60 @@ fn the_checks_hold_on_synthetic_traces_of_the_same_shape_and_fail_without_what_t
     assert!(check_profiler(&parse(syn::profiler_beside_the_tracer(false))).is_err());
 }
 
-/// On the H200 (driver 580): a first launch whose module loads lazily behind a 50 ms kernel waited for it,
+/// The H200's two PyTorch shapes, built exactly: behind the kernel on its own stream, held 46.5 ms, the kernel
+/// ended 38.4 ms in, the load's record at 43.2 ms: 38.4 ms waited for its stream, then 8.1 ms the load's own;
+/// behind another thread's kernel on its stream, held 35.1 ms, the kernel ended 30.9 ms in, the record at 34.3
+/// ms: 30.9 ms waited for the device, then 4.2 ms. With a module-loaded event before the record or with the
+/// record alone. Where the trace holds no record of the kernel (outside a sampled window), nothing is
+/// guessed: the launch reads as its own driver work; and where the trace's loads with nothing ahead took as
+/// long as the launch, it cannot tell that the launch waited.
+#[test]
+fn a_pytorch_first_reduction_behind_a_long_kernel_waited_for_it_then_loaded() {
+    let parse = |s: String| Trace::parse(&s).unwrap();
+    for event in [true, false] {
+        let (waited, load) = check_lazy_behind_work(
+            &parse(syn::lazy_load_behind_work(false, event)),
+            "reduce_kernel",
+            Class::WaitedForStream,
+        )
+        .unwrap();
+        assert_eq!((waited / 100_000, load / 100_000), (384, 81), "{waited} {load}");
+        let (waited, load) =
+            check_lazy_behind_work(&parse(syn::lazy_load_behind_work(true, event)), "reduce_kernel", Class::DeviceSync)
+                .unwrap();
+        assert_eq!((waited / 100_000, load / 100_000), (309, 42), "{waited} {load}");
+    }
+    // Without the sleep kernel's record: nothing to wait for in the trace, nothing claimed.
+    let without: String = syn::lazy_load_behind_work(false, true)
+        .lines()
+        .filter(|l| !(l.contains(r#""type":"kernel""#) && l.contains(r#""corr":20}"#)))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let err = check_lazy_behind_work(&parse(without.clone()), "reduce_kernel", Class::WaitedForStream).unwrap_err();
+    assert!(err.starts_with("driver-work: lazy module load"), "{err}");
+    // An earlier lazy load with nothing ahead that took 50 ms: the 46.5 ms launch may be a load alone.
+    let longer = syn::lazy_load_behind_work(false, true).replace(r#""end":1000003100000}"#, r#""end":1000050000000}"#);
+    let (p, t) = classified(&parse(longer));
+    assert_eq!(p.lazy_alone_ns(), Some(50_000_000));
+    let launch = t.iter().find(|t| p.calls[t.index].corr == 30).unwrap();
+    assert_eq!(launch.class, Class::DriverWork, "{}", launch.cause);
+    let explained = async_lab_core::trace::text::explain(&p, launch);
+    assert!(explained.contains("the trace cannot tell that it waited for that work"), "{explained}");
+}
+
+/// On the H200 (driver 580): PyTorch's first `g.sum()` behind a 50 ms `torch.cuda._sleep` on its stream, and
+/// its first `g.max()` while another thread's stream ran one (`reference/frameworks/torch_lazy_behind.py`, run
+/// by `validate.sh`), each waited for the kernel, then loaded the reduction's code (3-5 ms after the wait).
+#[test]
+fn on_the_h200_a_pytorch_first_reduction_behind_a_long_kernel_waited_for_it() {
+    let trace = must("trace-torch_lazy_behind-");
+    check_lazy_behind_work(&trace, "sum_functor", Class::WaitedForStream)
+        .unwrap_or_else(|e| panic!("same stream: {e}"));
+    check_lazy_behind_work(&trace, "MaxNanFunctor", Class::DeviceSync)
+        .unwrap_or_else(|e| panic!("another thread's stream: {e}"));
+}
+
+/// On the H200 (driver 580): a first launch whose module loads lazily behind a 50 ms kernel waited for it,/// On the H200 (driver 580): a first launch whose module loads lazily behind a 50 ms kernel waited for it,
 /// as the lab's K4 says, with the load's overhead record as its evidence. A first launch of a function whose
 /// module was already loaded (the `function` programs) loaded only the function (23-33 µs) and waited for
 /// nothing: it reads as its own driver work.

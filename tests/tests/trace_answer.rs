@@ -9,6 +9,7 @@ use async_lab_core::trace::analysis::Analysis;
 use async_lab_core::trace::findings::{self, Kind};
 use async_lab_core::trace::format::Trace;
 use async_lab_core::trace::headline::{self, VerdictKind};
+use async_lab_core::trace::location::Kind as PlaceKind;
 use async_lab_core::trace::remedies;
 use async_lab_core::trace::text::duration;
 use async_lab_core::trace::{json, page, warmup};
@@ -287,4 +288,47 @@ fn the_verdict_tells_a_launch_bound_loop_from_a_held_one_and_from_one_busy_elsew
 
     let (kind, words) = verdict(launches(20, 50 * MS));
     assert_eq!(kind, VerdictKind::MostlyOutsideCuda, "{words}");
+}
+
+/// No place loses its `:line` at 80 or 120 columns, on every committed trace: a source place too long for
+/// its table's column or a sentence is cut in its path's middle (`reference/…/native_program.cu:96`), never at
+/// its end; so no word that is a path ends with `…`, and each place the findings and the by-location table
+/// name with a line shows that line.
+#[test]
+fn no_place_loses_its_line_at_80_or_120_columns() {
+    let source = |w: &str| {
+        let w = w.trim_end_matches([':', ',', ';', ')', '│']);
+        w.contains('/')
+            || [".py", ".cu", ".cc", ".cpp", ".c", ".h", ".cuh"].iter().any(|x| w.contains(&format!("{x}:")))
+    };
+    for path in every_trace() {
+        let trace = Trace::load(&path).unwrap();
+        let report = json::report(&trace, 20_000, false, 0);
+        // Each place shown with a line: `file:line`, its line's digits.
+        let mut lines: Vec<String> = Vec::new();
+        for p in &report.processes {
+            let places = p.findings.iter().map(|f| &f.place).chain(p.by_location.rows.iter().map(|r| &r.place));
+            for place in places.filter(|p| matches!(p.kind, PlaceKind::Python | PlaceKind::Native)) {
+                let word =
+                    place.words.split(' ').find(|w| w.rsplit_once(':').is_some_and(|(_, l)| l.parse::<u32>().is_ok()));
+                if let Some((_, line)) = word.and_then(|w| w.rsplit_once(':')) {
+                    lines.push(format!(":{line}"));
+                }
+            }
+        }
+        for columns in ["80", "120"] {
+            let text = replay(&path, Some(columns), &[]);
+            for word in text.split_whitespace() {
+                let cut = word.trim_end_matches(['│', ':', ',']).ends_with('…');
+                assert!(
+                    !(cut && source(word)),
+                    "{} at {columns} columns: a place cut at its end: {word}",
+                    path.display()
+                );
+            }
+            for line in &lines {
+                assert!(text.contains(line.as_str()), "{} at {columns} columns: no {line}", path.display());
+            }
+        }
+    }
 }

@@ -125,7 +125,7 @@ fn the_json_report_validates_against_the_schema_and_round_trips() {
         for after_startup in [false, true] {
             let report = json::report(&trace, MIN_HELD, after_startup, 0);
             assert_eq!(report.schema, "async-lab-trace-report");
-            assert_eq!(report.version, 2);
+            assert_eq!(report.version, json::VERSION);
             let value = serde_json::to_value(&report).unwrap();
             let errors: Vec<String> =
                 validator.iter_errors(&value).map(|e| format!("{e} at {}", e.instance_path())).collect();

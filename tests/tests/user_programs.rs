@@ -2,9 +2,15 @@
 //! DataLoader, Hugging Face `generate()`, CuPy, JAX, the C++ cuBLAS program), traced on the H200 by
 //! `validate.sh` at `26adb99` and committed as `recordings/traces/trace-<program>-*-26adb99.jsonl.gz`: each such trace is
 //! placed by the program's own lines. What every one of them must hold:
-//! - of the calls held past 1 ms, at least 95% are placed: on a thread that runs Python, its location carries
-//!   Python frames; on a thread that runs none, it carries the Python line that waited for it or native
-//!   frames; in a native program, its location carries a source line of the program's own;
+//! - of the calls held past 1 ms (past 200 µs where the trace located calls from 200 µs: `--locate-over`'s
+//!   default since then), at least 95% are placed: on a thread that runs Python, its location carries Python
+//!   frames, or it has none and is placed at a Python line as the same call site was; on a thread that runs
+//!   none, it carries the Python line that waited for it or native frames; in a native program, its location
+//!   carries a source line of the program's own;
+//! - where the trace read every Python thread's frames when a call of a thread that runs no Python returned
+//!   (format 5: XLA's threads, PyTorch's autograd thread), at least 90% of those threads' calls held past 1 ms
+//!   are placed at the Python line that was waiting then (a Python thread inside a call of its own, or waiting
+//!   outside one), and none is placed at "the latest call" where a Python thread was waiting;
 //! - every call held 10 ms or more has a location;
 //! - the by-location table's first rows (of the calls held past the trace's location threshold, after
 //!   start-up) are the program's own lines, with their text.
@@ -23,9 +29,14 @@ use async_lab_tests::synthetic_places as syn;
 use std::path::PathBuf;
 
 /// The programs whose committed traces are checked.
-const PROGRAMS: [&str; 5] = ["torch_resnet_train", "hf_generate", "cupy_program", "jax_program", "cublas_program"];
-/// Calls held past this must be placed.
-const PLACED_OVER_NS: i64 = 1_000_000;
+const PROGRAMS: [&str; 6] =
+    ["torch_resnet_train", "hf_generate", "cupy_program", "jax_program", "jax_train", "cublas_program"];
+/// Calls held past this must be placed (or past the trace's location threshold, where it is higher).
+const PLACED_OVER_NS: i64 = 200_000;
+/// The calls of threads that run no Python held past this must be placed at the line that waited.
+const HELPERS_OVER_NS: i64 = 1_000_000;
+/// The share of them that must be.
+const HELPERS_SHARE: f64 = 0.90;
 /// The share of them that must be.
 const PLACED_SHARE: f64 = 0.95;
 /// Calls held this long or longer must have a location.
@@ -58,9 +69,18 @@ fn broken(trace: &Trace) -> Vec<String> {
                 && !f.native.is_empty()
                 && last_python.get(&c.tid).is_some_and(|&t| c.span.start > t)
         };
+        let threshold = p
+            .lines
+            .iter()
+            .find_map(|l| match l {
+                Line::Setup { locate_over_ns, .. } => Some(*locate_over_ns as i64),
+                _ => None,
+            })
+            .unwrap_or(20_000);
+        let placed_over = PLACED_OVER_NS.max(threshold);
         // Start-up (the context's creation, the libraries' first loads) is reported apart, before the program's
         // own code runs: its calls are not the places the checks are about.
-        for t in a.traced.iter().filter(|t| t.held.total_ns > PLACED_OVER_NS && !a.startup[t.index]) {
+        for t in a.traced.iter().filter(|t| t.held.total_ns > placed_over && !a.startup[t.index]) {
             let c = &a.program.calls[t.index];
             if at_exit(c) {
                 continue;
@@ -72,13 +92,19 @@ fn broken(trace: &Trace) -> Vec<String> {
             } else if a.locations.runs_no_python(c.tid) {
                 a.places[t.index].via.is_some() || !f.native.is_empty()
             } else {
-                !f.python.is_empty()
+                let place = &a.places[t.index];
+                !f.python.is_empty() || (place.kind == Kind::Python && place.inferred.is_some())
             };
             placed += usize::from(ok);
         }
         if held > 0 && (placed as f64) < PLACED_SHARE * held as f64 {
-            out.push(format!("process {}: {placed} of {held} calls held past 1 ms are placed", p.pid));
+            out.push(format!(
+                "process {}: {placed} of {held} calls held past {} are placed",
+                p.pid,
+                async_lab_core::trace::text::duration(placed_over)
+            ));
         }
+        out.extend(helpers_broken(&a));
         for t in a.traced.iter().filter(|t| t.held.total_ns >= LOCATED_FROM_NS) {
             let c = &a.program.calls[t.index];
             let f = a.locations.frames(c);
@@ -91,14 +117,6 @@ fn broken(trace: &Trace) -> Vec<String> {
         }
         // The table of the calls held past the trace's location threshold (a call held less has no location
         // to place it by, and is grouped under its API function's name).
-        let threshold = p
-            .lines
-            .iter()
-            .find_map(|l| match l {
-                Line::Setup { locate_over_ns, .. } => Some(*locate_over_ns as i64),
-                _ => None,
-            })
-            .unwrap_or(20_000);
         let table = a.by_location(threshold, true);
         // Rows of calls made while the interpreter was ending name their API function: not among the first.
         let ending = |r: &&async_lab_core::trace::by_location::Row| {
@@ -122,6 +140,47 @@ fn broken(trace: &Trace) -> Vec<String> {
     out
 }
 
+/// What a process breaks of the check of its threads that run no Python (see the module's doc), where the trace
+/// read the Python threads' frames when their calls returned (format 5; nothing to check before).
+fn helpers_broken(a: &Analysis) -> Vec<String> {
+    use async_lab_core::trace::location::ViaHow;
+    use async_lab_core::trace::waiting::waited;
+    let mut out = Vec::new();
+    let read = a.program.calls.iter().any(|c| !a.locations.others(c).is_empty());
+    if !read {
+        return out;
+    }
+    let (mut held, mut placed) = (0usize, 0usize);
+    for t in a.traced.iter().filter(|t| t.held.total_ns > HELPERS_OVER_NS && !a.startup[t.index]) {
+        let c = &a.program.calls[t.index];
+        if !a.locations.runs_no_python(c.tid) {
+            continue;
+        }
+        held += 1;
+        let place = &a.places[t.index];
+        let how = place.via.as_ref().map(|v| v.how);
+        placed += usize::from(matches!(how, Some(ViaHow::Containing | ViaHow::Waiting)));
+        if how == Some(ViaHow::Before) && a.locations.others(c).iter().any(waited) {
+            out.push(format!(
+                "process {}: {} (corr {}) is placed at the latest call though a Python thread was waiting",
+                a.process.pid, c.name, c.corr
+            ));
+        }
+    }
+    if held > 0 && (placed as f64) < HELPERS_SHARE * held as f64 {
+        out.push(format!(
+            "process {}: {placed} of {held} calls of threads that run no Python held past 1 ms are placed at the line \
+             that waited",
+            a.process.pid
+        ));
+    }
+    out
+}
+
+/// The runs of `validate.sh` whose traces are checked, by the commit they were made at (the file name's end): a
+/// new run's traces are checked once its commit is added here.
+const RUNS: [&str; 1] = ["26adb99"];
+
 /// The committed traces of [`PROGRAMS`] from `validate.sh`'s run at `26adb99` (the framework programs' traces
 /// of `40b2499`, some of the same programs, were made before their locations were checked: `frameworks.rs`).
 fn committed() -> Vec<PathBuf> {
@@ -132,7 +191,7 @@ fn committed() -> Vec<PathBuf> {
         .filter(|p| {
             let name = p.file_name().unwrap().to_string_lossy();
             PROGRAMS.iter().any(|prog| name.starts_with(&format!("trace-{prog}-")))
-                && name.ends_with("-26adb99.jsonl.gz")
+                && RUNS.iter().any(|run| name.ends_with(&format!("-{run}.jsonl.gz")))
         })
         .collect();
     found.sort();
@@ -155,7 +214,12 @@ fn every_committed_trace_of_a_users_program_is_placed_by_its_own_lines() {
 
 #[test]
 fn the_checks_pass_on_programs_placed_by_their_lines() {
-    for text in [syn::python_training_step(), syn::native_program_with_source()] {
+    for text in [
+        syn::python_training_step(),
+        syn::native_program_with_source(),
+        syn::jax_training_loop(),
+        syn::backward_while_the_main_thread_waits(),
+    ] {
         let trace = Trace::parse(&text).unwrap();
         assert_eq!(broken(&trace), Vec::<String>::new());
     }
@@ -176,7 +240,7 @@ fn the_checks_find_what_a_trace_lacks() {
     // The 12 ms copy's location lost: not located, and fewer placed.
     let b = broken_by(&|l| !(l.contains(r#""type":"location""#) && l.contains(r#""corr":30"#)), &same);
     assert!(b.iter().any(|s| s.contains("cudaMemcpyAsync (corr 30) held")), "{b:?}");
-    assert!(b.iter().any(|s| s.contains("3 of 4 calls held past 1 ms are placed")), "{b:?}");
+    assert!(b.iter().any(|s| s.contains("3 of 4 calls held past 200 µs are placed")), "{b:?}");
     // No source lines: the first rows have no text.
     let b = broken_by(&|l| !l.contains(r#""type":"source""#), &same);
     assert!(b.iter().any(|s| s.contains("not a line of the program's own")), "{b:?}");
@@ -195,5 +259,13 @@ fn the_checks_find_what_a_trace_lacks() {
         })
         .collect();
     let b = broken(&Trace::parse(&join(&native)).unwrap());
-    assert!(b.iter().any(|s| s.contains("0 of 1 calls held past 1 ms are placed")), "{b:?}");
+    assert!(b.iter().any(|s| s.contains("0 of 1 calls held past 200 µs are placed")), "{b:?}");
+    // XLA's calls while the main thread ran Python (it held the GIL): none placed at a line that waited.
+    let jax = syn::jax_training_loop()
+        .replace(r#""gil":false,"python":[{"file":"/usr/local"#, r#""gil":true,"python":[{"file":"/usr/local"#);
+    let b = broken(&Trace::parse(&jax).unwrap());
+    assert!(
+        b.iter().any(|s| s.contains("calls of threads that run no Python held past 1 ms are placed at the line")),
+        "{b:?}"
+    );
 }

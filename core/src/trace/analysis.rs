@@ -28,7 +28,7 @@ impl<'a> Analysis<'a> {
         let program = Program::of(process);
         let traced = calls::classify(&program);
         let locations = Locations::of(process);
-        let places = waiting::places(&locations, &program.calls);
+        let places = waiting::places(&locations, &program, &traced);
         let startup = startup::startup_calls(process, &program);
         Analysis { process, program, traced, locations, places, startup }
     }

@@ -34,6 +34,9 @@ pub struct LargestCause {
 pub struct Row {
     pub place: Place,
     pub calls: usize,
+    /// Of them, calls with no location of their own placed as the same call site was (`sites`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub inferred_calls: usize,
     pub total_ns: i64,
     pub median_ns: i64,
     /// Each class of its calls with how many, the most common first.
@@ -89,14 +92,21 @@ pub fn by_location(
         .into_values()
         .map(|calls| {
             let longest = calls.iter().max_by_key(|t| (t.held.total_ns, std::cmp::Reverse(t.index))).map(|t| t.index);
-            row(&places[longest.unwrap_or_default()], &calls)
+            row(places, longest.unwrap_or_default(), &calls)
         })
         .collect();
     rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.place.cmp(&b.place)));
     ByLocation { startup: start, after_startup, rows }
 }
 
-fn row(place: &Place, calls: &[&Traced]) -> Row {
+/// `usize` zero, for `skip_serializing_if`.
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The row of `calls`, named by the place of call `longest` (`places` indexed as `Program::calls`).
+fn row(places: &[Place], longest: usize, calls: &[&Traced]) -> Row {
+    let place = &places[longest];
     let mut held: Vec<i64> = calls.iter().map(|t| t.held.total_ns).collect();
     held.sort_unstable();
     let mut classes: BTreeMap<&str, usize> = BTreeMap::new();
@@ -127,6 +137,7 @@ fn row(place: &Place, calls: &[&Traced]) -> Row {
     Row {
         place: place.clone(),
         calls: calls.len(),
+        inferred_calls: calls.iter().filter(|t| places[t.index].inferred.is_some()).count(),
         total_ns: held.iter().sum(),
         median_ns: held[held.len() / 2],
         classes,
@@ -204,8 +215,15 @@ pub fn table(t: &ByLocation, min_held_ns: i64, top: usize, width: Option<u16>) -
         column.set_constraint(comfy_table::ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(w / 3)));
     }
     for r in t.rows.iter().take(top) {
+        let inferred = match r.inferred_calls {
+            0 => String::new(),
+            n => format!(" ({n} placed as the same call)"),
+        };
+        // A place's words fit its column, so that a source place is cut in its path's middle rather than wrapped
+        // across the cell's lines.
+        let limit = width.map_or(usize::MAX, |w| super::layout::NAME.min(usize::from(w / 3).saturating_sub(2)));
         table.add_row([
-            Cell::new(super::words::shorten_words(&r.place.shown(), super::layout::name_limit(width))),
+            Cell::new(super::words::shorten_words(&r.place.shown(), limit) + &inferred),
             Cell::new(r.calls).set_alignment(CellAlignment::Right),
             Cell::new(duration(r.total_ns)).set_alignment(CellAlignment::Right),
             Cell::new(duration(r.median_ns)).set_alignment(CellAlignment::Right),

@@ -278,7 +278,7 @@ pub fn is_load(name: &str) -> bool {
 }
 
 /// A function that may load a module lazily: a launch, or a lookup of a function or kernel.
-fn may_load_lazily(name: &str) -> bool {
+pub fn may_load_lazily(name: &str) -> bool {
     name.contains("Launch") || name.contains("GetFunction") || name.contains("GetKernel") || name.contains("FuncGet")
 }
 

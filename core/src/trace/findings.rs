@@ -23,7 +23,7 @@ use super::location::{Kind as PlaceKind, Place};
 use super::remedies;
 use super::scene::{Program, WorkKind};
 use super::warmup::{synchronizes, WarmUp};
-use super::words::duration;
+use super::words::{duration, fold};
 use crate::attribution::{Cause, Span};
 use crate::units::format_size;
 use schemars::JsonSchema;
@@ -98,6 +98,9 @@ pub struct Finding {
     /// How many places its calls were made at.
     pub places: usize,
     pub calls: usize,
+    /// Of them, calls with no location of their own placed as the same call site was (`sites`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub inferred_calls: usize,
     pub median_ns: i64,
     pub total_ns: i64,
     /// Its calls are warm-up (see `warmup`).
@@ -228,24 +231,6 @@ fn folded(place: &Place) -> Place {
     Place { words, nvtx: place.nvtx.as_deref().map(fold), ..place.clone() }
 }
 
-/// Each run of digits as one `#`.
-fn fold(name: &str) -> String {
-    let mut out = String::new();
-    let mut in_digits = false;
-    for ch in name.chars() {
-        if ch.is_ascii_digit() {
-            if !in_digits {
-                out.push('#');
-            }
-            in_digits = true;
-        } else {
-            out.push(ch);
-            in_digits = false;
-        }
-    }
-    out
-}
-
 /// The places of a group in words: one place as itself; places that differ in the one number of an NVTX
 /// range's name as `nvtx: batch-to-gpu-0…7`; else the one with the most time and how many more.
 fn where_words(a: &Analysis, calls: &[usize]) -> (String, usize) {
@@ -296,6 +281,7 @@ fn finding(a: &Analysis, kind: Kind, warm_up: bool, mut calls: Vec<usize>) -> Fi
         where_words,
         places,
         calls: calls.len(),
+        inferred_calls: calls.iter().filter(|&&i| a.places[i].inferred.is_some()).count(),
         median_ns: times[times.len() / 2],
         total_ns: times.iter().sum(),
         warm_up,
@@ -639,6 +625,21 @@ fn basis(a: &Analysis, longest: usize) -> Option<LabEvidence> {
     })
 }
 
+/// `usize` zero, for `skip_serializing_if`.
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// How many of a finding's calls were placed as the same call site was, in words (" (3 placed as the same
+/// call at its line: no location of their own)"); empty where none.
+pub fn inferred_words(f: &Finding) -> String {
+    match f.inferred_calls {
+        0 => String::new(),
+        n if n == f.calls => " (placed as the same call elsewhere in the trace: none has a location of its own)".into(),
+        n => format!(" ({n} placed as the same call: no location of {})", if n == 1 { "its own" } else { "their own" }),
+    }
+}
+
 /// The findings for the terminal, `width` columns wide (`None`: unwrapped), at most `top` of each part.
 pub fn text(findings: &[Finding], width: Option<u16>, top: usize) -> String {
     use super::layout::{name_limit, wrap};
@@ -666,11 +667,12 @@ pub fn text(findings: &[Finding], width: Option<u16>, top: usize) -> String {
                 many => many.iter().map(|c| format!("{} ×{}", c.class, c.calls)).collect::<Vec<_>>().join(", "),
             };
             let head = format!(
-                "{} at {}: {} call{}, median {}, total {} ({classes})",
+                "{} {}: {} call{}{}, median {}, total {} ({classes})",
                 f.title,
-                f.where_words,
+                super::location::at(&f.where_words),
                 f.calls,
                 if f.calls == 1 { "" } else { "s" },
+                inferred_words(f),
                 duration(f.median_ns),
                 duration(f.total_ns)
             );

@@ -66,9 +66,10 @@ pub fn totals(p: &Program) -> Vec<ThreadTotals> {
 /// The headline of one process.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Headline {
-    /// The verdict on the thread with the most time in CUDA calls.
+    /// The verdict on the program's own thread with the most time in CUDA calls (its helpers' time counted where
+    /// it waited for them): in a process that runs Python, a Python thread, not a worker of the runtime's.
     pub verdict: Verdict,
-    /// Every thread that made a CUDA call, the most time in CUDA calls first.
+    /// Every thread that made a CUDA call: the verdict's first, then the most time in CUDA calls first.
     pub threads: Vec<ThreadAccount>,
     /// `--skip-first N`: the steps left out as warm-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -126,6 +127,20 @@ pub struct Verdict {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ThreadAccount {
     pub thread: u64,
+    /// Its name as the system gives it, where the trace says (format 5: `python3`, `pt_autograd_0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// How the text calls it: "main thread (python3)", "pt_autograd_0", "thread 751 (tf_XLAEigen)"; "thread
+    /// 695" in a trace without names.
+    #[serde(default)]
+    pub words: String,
+    /// It runs no Python in a process that does: a worker of the runtime (PyTorch's autograd thread, XLA's
+    /// threads) making CUDA calls for the program's own threads (`helpers`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub helper: bool,
+    /// For a helper, the program's thread it works for, where the trace says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helper_of: Option<u64>,
     /// From its first CUDA call's start to its last call's end.
     pub wall_ns: i64,
     pub calls: usize,
@@ -163,6 +178,18 @@ pub struct Part {
     pub at_once_ns: i64,
     /// Outside CUDA calls: its own code, or waiting for something other than CUDA.
     pub outside_ns: i64,
+    /// Of `outside_ns`, how long it waited for its helper threads' calls held by CUDA (`helpers`: calls placed
+    /// at a line it was waiting at), by cause, the most first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting_for_helpers: Vec<CauseTime>,
+    /// Their sum.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub helpers_ns: i64,
+}
+
+/// `i64` zero, for `skip_serializing_if`.
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 /// One cause's time.
@@ -178,11 +205,22 @@ pub struct CauseTime {
 /// The headline of an analysed process (`warm`: its warm-up; `totals`: per thread, `totals(&a.program)` for
 /// a trace of every call).
 pub fn headline(a: &Analysis, warm: &WarmUp, totals: &[ThreadTotals]) -> Headline {
-    let mut threads: Vec<ThreadAccount> = totals.iter().map(|t| account(a, warm, t)).collect();
+    let helpers = super::helpers::helpers(a);
+    let mut threads: Vec<ThreadAccount> = totals.iter().map(|t| account(a, warm, t, &helpers)).collect();
     threads.sort_by(|x, y| y.in_calls_ns.cmp(&x.in_calls_ns).then(x.thread.cmp(&y.thread)));
-    let verdict = threads
-        .first()
-        .map_or(Verdict { thread: 0, kind: VerdictKind::OnlyWarmUp, words: "no CUDA call was traced".into() }, verdict);
+    // The verdict is about the program's own threads: its helpers' time counts where it waited for them.
+    let reach = |t: &ThreadAccount| t.in_calls_ns + t.steady.helpers_ns + t.warm_up.helpers_ns;
+    let own = threads.iter().filter(|t| !t.helper).min_by_key(|t| (std::cmp::Reverse(reach(t)), t.thread));
+    let verdict = own
+        .or(threads.first())
+        .map_or(Verdict { thread: 0, kind: VerdictKind::OnlyWarmUp, words: "no CUDA call was traced".into() }, |t| {
+            verdict(t, &threads)
+        });
+    // The thread the verdict is about comes first.
+    if let Some(at) = threads.iter().position(|t| t.thread == verdict.thread) {
+        let first = threads.remove(at);
+        threads.insert(0, first);
+    }
     let skipped_steps = warm.skipped.map(|s| SkippedSteps { steps: s.steps, until_ns: s.until_ns, thread: s.tid });
     Headline { verdict, threads, skipped_steps }
 }
@@ -192,7 +230,7 @@ fn held(a: &Analysis, i: usize) -> bool {
     !a.traced[i].class.returns_at_once()
 }
 
-fn account(a: &Analysis, warm: &WarmUp, t: &ThreadTotals) -> ThreadAccount {
+fn account(a: &Analysis, warm: &WarmUp, t: &ThreadTotals, helpers: &BTreeMap<u64, Option<u64>>) -> ThreadAccount {
     let calls = &a.program.calls;
     let wall = (t.last_ns - t.first_ns).max(0);
     let mine: Vec<usize> = (0..calls.len()).filter(|&i| calls[i].tid == t.tid).collect();
@@ -211,7 +249,7 @@ fn account(a: &Analysis, warm: &WarmUp, t: &ThreadTotals) -> ThreadAccount {
     // Calls of the stretch the trace may not hold are counted in its wall time, as time outside the calls.
     warm_up.outside_ns = (warm_wall - warm_in_calls).max(0);
     let steady_calls: Vec<usize> = mine.iter().copied().filter(|&i| !warm.calls[i]).collect();
-    let steady = part(
+    let mut steady = part(
         a,
         &steady_calls,
         wall - warm_wall,
@@ -222,9 +260,20 @@ fn account(a: &Analysis, warm: &WarmUp, t: &ThreadTotals) -> ThreadAccount {
     for &i in &warm_calls {
         first.add(first_use(a, i));
     }
+    // The calls of its helpers, warm-up and steady state apart.
+    let theirs: Vec<usize> =
+        (0..calls.len()).filter(|&i| helpers.get(&calls[i].tid).is_some_and(|of| *of == Some(t.tid))).collect();
+    for (part, warm_up) in [(&mut warm_up, true), (&mut steady, false)] {
+        let calls: Vec<usize> = theirs.iter().copied().filter(|&i| warm.calls[i] == warm_up).collect();
+        waiting_for_helpers(part, super::helpers::waited_for(a, t.tid, &calls));
+    }
     let kind = kind_of(&steady);
     ThreadAccount {
         thread: t.tid,
+        name: a.program.threads.name(t.tid).map(str::to_owned),
+        words: a.program.threads.words(t.tid),
+        helper: helpers.contains_key(&t.tid),
+        helper_of: helpers.get(&t.tid).copied().flatten(),
         wall_ns: wall,
         calls: t.calls,
         in_calls_ns: t.call_ns,
@@ -265,52 +314,103 @@ fn part(a: &Analysis, calls: &[usize], wall_ns: i64, n_calls: usize, in_calls_ns
         held_by,
         at_once_ns: in_calls_ns - held_ns,
         outside_ns: (wall_ns - in_calls_ns).max(0),
+        waiting_for_helpers: Vec::new(),
+        helpers_ns: 0,
     }
+}
+
+/// `part`'s time waiting for its helpers (`by` cause), within its time outside CUDA calls.
+fn waiting_for_helpers(part: &mut Part, by: BTreeMap<Cause, i64>) {
+    let mut left = part.outside_ns;
+    let mut times: Vec<CauseTime> = by
+        .into_iter()
+        .map(|(c, ns)| CauseTime { cause: c.slug().into(), words: super::words::cause(c).into(), ns })
+        .collect();
+    times.sort_by(|x, y| y.ns.cmp(&x.ns).then(x.cause.cmp(&y.cause)));
+    for t in &mut times {
+        t.ns = t.ns.min(left);
+        left -= t.ns;
+    }
+    times.retain(|t| t.ns > 0);
+    part.helpers_ns = times.iter().map(|t| t.ns).sum();
+    part.waiting_for_helpers = times;
 }
 
 /// The verdict on a thread's steady state (the rules are on [`VerdictKind`]).
 fn kind_of(steady: &Part) -> VerdictKind {
     if steady.calls == 0 || steady.wall_ns <= 0 {
         VerdictKind::OnlyWarmUp
-    } else if steady.held_ns * 2 >= steady.wall_ns {
+    } else if (steady.held_ns + steady.helpers_ns) * 2 >= steady.wall_ns {
         VerdictKind::HeldByCuda
-    } else if steady.outside_ns / steady.calls as i64 <= LAUNCH_GAP_NS {
+    } else if (steady.outside_ns - steady.helpers_ns) / steady.calls as i64 <= LAUNCH_GAP_NS {
         VerdictKind::BusyLaunching
     } else {
         VerdictKind::MostlyOutsideCuda
     }
 }
 
-fn verdict(t: &ThreadAccount) -> Verdict {
+fn verdict(t: &ThreadAccount, threads: &[ThreadAccount]) -> Verdict {
     let s = &t.steady;
-    let held = percent(s.held_ns, s.wall_ns);
+    let who = &t.words;
+    let held = percent(s.held_ns + s.helpers_ns, s.wall_ns);
+    // Its helpers, by how the text calls them.
+    let helpers: Vec<&ThreadAccount> = threads.iter().filter(|h| h.helper && h.helper_of == Some(t.thread)).collect();
+    let names = {
+        let mut n: Vec<&str> = helpers.iter().take(2).map(|h| h.words.as_str()).collect();
+        let more = helpers.len().saturating_sub(2);
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        if n.len() == 2 {
+            n.insert(1, if more.is_empty() { " and " } else { ", " });
+        }
+        format!("{}{more}", n.concat())
+    };
+    let plural = if helpers.len() == 1 { "" } else { "s" };
+    let through = if s.helpers_ns > 0 {
+        format!(", {} of it waiting for its helper thread{plural} ({names})", percent(s.helpers_ns, s.wall_ns))
+    } else {
+        String::new()
+    };
     let words = match t.verdict {
         VerdictKind::HeldByCuda => {
-            let most =
-                s.held_by.first().map_or(String::new(), |c| format!(", most by {} ({})", c.words, duration(c.ns)));
-            format!(
-                "held by CUDA: thread {} was held {held} of its steady state ({}){most}",
-                t.thread,
-                duration(s.wall_ns)
-            )
+            // The cause that held it most, its own calls' and its helpers' while it waited for them together.
+            let mut by: BTreeMap<&str, (&str, i64)> = BTreeMap::new();
+            for c in s.held_by.iter().chain(&s.waiting_for_helpers) {
+                by.entry(c.cause.as_str()).or_insert((c.words.as_str(), 0)).1 += c.ns;
+            }
+            let most = by
+                .values()
+                .max_by_key(|(w, ns)| (*ns, std::cmp::Reverse(*w)))
+                .map_or(String::new(), |(w, ns)| format!(", most by {w} ({})", duration(*ns)));
+            format!("held by CUDA: {who} was held {held} of its steady state ({}){through}{most}", duration(s.wall_ns))
         }
         VerdictKind::BusyLaunching => format!(
-            "busy launching: thread {} made a CUDA call every {} on average and was held {held} of its steady state \
-             ({})",
-            t.thread,
-            duration((s.outside_ns + s.at_once_ns) / s.calls.max(1) as i64),
+            "busy launching: {who} made a CUDA call every {} on average and was held {held} of its steady state \
+             ({}){through}",
+            duration((s.outside_ns - s.helpers_ns + s.at_once_ns) / s.calls.max(1) as i64),
             duration(s.wall_ns)
         ),
         VerdictKind::MostlyOutsideCuda => format!(
-            "mostly outside CUDA calls: thread {} spent {} of its steady state ({}) outside them (its own code, \
-             or waiting for something else) and was held {held}",
-            t.thread,
-            percent(s.outside_ns, s.wall_ns),
+            "mostly outside CUDA calls: {who} spent {} of its steady state ({}) outside them (its own code, \
+             or waiting for something else) and was held {held}{through}",
+            percent(s.outside_ns - s.helpers_ns, s.wall_ns),
             duration(s.wall_ns)
         ),
-        VerdictKind::OnlyWarmUp => format!("only warm-up: every call of thread {} is warm-up", t.thread),
+        VerdictKind::OnlyWarmUp => format!("only warm-up: every call of {who} is warm-up"),
     };
-    Verdict { thread: t.thread, kind: t.verdict, words }
+    // Where the trace cannot tell that it waited for its helpers, what they were held is said beside.
+    let theirs: i64 = helpers.iter().map(|h| h.steady.held_ns).sum();
+    let beside = if s.helpers_ns == 0 && theirs > 0 {
+        format!(
+            "; its helper thread{plural} that run{} no Python ({names}) {} held {} in {} steady state",
+            if helpers.len() == 1 { "s" } else { "" },
+            if helpers.len() == 1 { "was" } else { "were" },
+            duration(theirs),
+            if helpers.len() == 1 { "its" } else { "their" }
+        )
+    } else {
+        String::new()
+    };
+    Verdict { thread: t.thread, kind: t.verdict, words: words + &beside }
 }
 
 /// How many threads the text shows, the most time in CUDA calls first (the JSON report has them all).
@@ -336,14 +436,22 @@ pub fn text(h: &Headline, width: Option<u16>) -> String {
         out.push_str(&super::layout::wrap(&words, width, "", "  "));
     }
     out.push('\n');
-    let top = h.threads.first().map_or(0, |t| t.in_calls_ns);
+    let top = h.threads.iter().map(|t| t.in_calls_ns).max().unwrap_or(0);
     let shown: Vec<&ThreadAccount> =
         h.threads.iter().filter(|t| t.in_calls_ns * 100 >= top).take(THREADS_SHOWN).collect();
     for t in &shown {
+        let helper = match (t.helper, t.helper_of.and_then(|of| h.threads.iter().find(|x| x.thread == of))) {
+            (true, Some(of)) => {
+                let the = if of.words.starts_with("main thread") { "the " } else { "" };
+                format!(", a helper of {the}{} that runs no Python", of.words)
+            }
+            (true, None) => ", a helper thread that runs no Python".into(),
+            _ => String::new(),
+        };
         out.push_str(&super::layout::wrap(
             &format!(
-                "thread {}: {} from its first CUDA call to its last; {} of it inside {} call{}.",
-                t.thread,
+                "{}{helper}: {} from its first CUDA call to its last; {} of it inside {} call{}.",
+                t.words,
                 duration(t.wall_ns),
                 duration(t.in_calls_ns),
                 t.calls,
@@ -409,7 +517,23 @@ fn part_words(p: &Part) -> String {
         ));
     }
     if p.outside_ns > 0 {
-        parts.push(format!("outside CUDA calls {} ({})", duration(p.outside_ns), percent(p.outside_ns, p.wall_ns)));
+        let helpers = if p.helpers_ns > 0 {
+            let causes: Vec<String> =
+                p.waiting_for_helpers.iter().map(|c| format!("{} {}", c.words, duration(c.ns))).collect();
+            format!(
+                ", of it waiting for its helper threads held by CUDA {} ({}: {})",
+                duration(p.helpers_ns),
+                percent(p.helpers_ns, p.wall_ns),
+                causes.join(", ")
+            )
+        } else {
+            String::new()
+        };
+        parts.push(format!(
+            "outside CUDA calls {} ({}){helpers}",
+            duration(p.outside_ns),
+            percent(p.outside_ns, p.wall_ns)
+        ));
     }
     parts.join("; ")
 }

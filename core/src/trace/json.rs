@@ -23,15 +23,19 @@ pub const SCHEMA: &str = "async-lab-trace-report";
 /// The report's version: a field's meaning never changes within one; a reader checks it. Version 2 added
 /// each process's `headline` and `findings`, the classes `driver-work` and `unknown`, a place's `own`,
 /// `text`, `chain`, `via` and `nvtx`, and the place's largest cause's `what_ns` (its `what` is now the work
-/// that held that cause most, no longer its longest segment's).
-pub const VERSION: u32 = 2;
+/// that held that cause most, no longer its longest segment's). Version 3: a place's `via` may have no `corr`
+/// (`how: waiting`, a Python thread waiting outside any CUDA call) and says `none_waiting`; a place may be
+/// `inferred` (the same call site's); threads carry their `name`, the headline's threads whether each is a
+/// `helper` (and of which thread) and each part's time `waiting_for_helpers`; a finding's and a by-location
+/// row's `inferred_calls`.
+pub const VERSION: u32 = 3;
 
 /// The whole report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     /// Always `async-lab-trace-report`.
     pub schema: String,
-    /// The schema's version (2).
+    /// The schema's version (3).
     pub version: u32,
     /// Calls that held their thread longer than this are listed (`--min-held`).
     pub min_held_ns: i64,
@@ -88,6 +92,9 @@ pub struct HeldCall {
     /// `runtime` or `driver`.
     pub domain: String,
     pub thread: u64,
+    /// The thread's name as the system gives it, where the trace says (format 5: `pt_autograd_0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_name: Option<String>,
     pub start_ns: i64,
     pub end_ns: i64,
     /// How long it held its thread.
@@ -238,6 +245,7 @@ pub fn held_call(a: &Analysis, t: &Traced) -> HeldCall {
             Domain::Driver => "driver".into(),
         },
         thread: c.tid,
+        thread_name: a.program.threads.name(c.tid).map(str::to_owned),
         start_ns: c.span.start,
         end_ns: c.span.end,
         held_ns: t.held.total_ns,

@@ -16,7 +16,7 @@
 //! second key. Paths inside an installed package are shown from the package's folder
 //! (`torch/nn/modules/module.py`); a program's own file by its name.
 
-use super::format::{Line, NativeFrame, ProcessTrace, PyFrame};
+use super::format::{Line, NativeFrame, ProcessTrace, PyFrame, ThreadFrames};
 use super::scene::Call;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -42,25 +42,46 @@ pub enum Kind {
 pub enum ViaHow {
     /// That thread was inside a call of that line for the whole of this one.
     Containing,
-    /// That line's call is the latest located call of a Python thread that began before this one.
+    /// That thread was at that line when this call returned, outside any CUDA call of its own and without the
+    /// GIL, in no idle wait (a lock, a queue, a selector): waiting for what this thread did (format 5's frames
+    /// of every Python thread, `Line::Location`'s `others`).
+    Waiting,
+    /// That line's call is the latest located call of a Python thread that began before this one: no Python
+    /// thread is known to have waited then.
     Before,
 }
 
-/// The other thread's call a place was taken from.
+/// The other thread's call (or, waiting outside any call, its line) a place was taken from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 pub struct Via {
     pub thread: u64,
-    /// Its correlation id.
-    pub corr: u32,
+    /// Its correlation id (none where the thread was waiting outside any CUDA call: `waiting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corr: Option<u32>,
     pub how: ViaHow,
+    /// For `before`: whether the trace read every Python thread's frames then (format 5) and none was waiting;
+    /// `false` where it cannot tell (an older trace, a call without a location).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub none_waiting: bool,
+}
+
+/// A call with no location of its own placed where the same call site was placed (its thread, its function,
+/// its NVTX range, its GPU work and its cause alike): a call held less than the location threshold, or past
+/// the location budget.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+pub struct Inferred {
+    /// The correlation id of the located call it was placed as.
+    pub corr: u32,
+    /// Whether that call came earlier (else later: no such call was placed before it).
+    pub earlier: bool,
 }
 
 /// A call's innermost user frame.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 pub struct Place {
     pub kind: Kind,
-    /// For people and for grouping: `train.py:41 forward`, `via main thread's train.py:32 main`,
-    /// `nvtx: backward`, `cudaMemcpy`.
+    /// For people and for grouping: `train.py:41 forward`, `while the main thread waited at train.py:32 main`
+    /// (`via`), `nvtx: backward`, `cudaMemcpy`.
     pub words: String,
     /// Whether the line is the program's own code, not a library's (a Python call whose every frame is in
     /// the installed packages or the standard library is placed at the innermost of them).
@@ -74,9 +95,12 @@ pub struct Place {
     /// between.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chain: Vec<String>,
-    /// Where the call's thread runs no Python: the Python thread's call it was placed by.
+    /// Where the call's thread runs no Python: the Python thread's call, or line, it was placed by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<Via>,
+    /// Where the call has no location of its own: the located call of the same call site it was placed as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inferred: Option<Inferred>,
     /// The innermost named NVTX range the call was made in, beside a place of another kind (the table's
     /// second key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,11 +110,12 @@ pub struct Place {
 impl Place {
     /// A place of `kind` named `words`, nothing more known.
     pub fn named(kind: Kind, words: String) -> Place {
-        Place { kind, words, own: false, text: None, chain: Vec::new(), via: None, nvtx: None }
+        Place { kind, words, own: false, text: None, chain: Vec::new(), via: None, inferred: None, nvtx: None }
     }
 
     /// What the by-location table groups by: the place and the NVTX range beside it (not the chain, which
-    /// differs from call to call below one line of the program, nor which call a `via` came from).
+    /// differs from call to call below one line of the program, nor which call a `via` came from, nor whether
+    /// the place was `inferred`).
     pub fn key(&self) -> (Kind, &str, Option<&str>) {
         (self.kind, &self.words, self.nvtx.as_deref())
     }
@@ -113,6 +138,22 @@ impl Place {
     /// The chain in words: `train.py:35 → transformers/generation/utils.py:2677 → … → torch/cuda/...:12`.
     pub fn chain_words(&self) -> String {
         self.chain.join(" → ")
+    }
+}
+
+/// How a place through another thread's wait begins (`while the main thread waited at train.py:26 main`).
+pub const WHILE: &str = "while ";
+/// How a place through another thread's latest call begins (`after the latest call of the main thread, at ...`).
+pub const AFTER: &str = "after ";
+
+/// A place's words (or a group of places') after a noun: `at train.py:41 main`, or as they are where they say
+/// when rather than where (`while the main thread waited at ...`): "synchronizations at train.py:41 main",
+/// "synchronizations while the main thread waited at train.py:26 main".
+pub fn at(where_words: &str) -> String {
+    if where_words.starts_with(WHILE) || where_words.starts_with(AFTER) {
+        where_words.to_owned()
+    } else {
+        format!("at {where_words}")
     }
 }
 
@@ -168,7 +209,10 @@ pub struct Locations {
     nvtx: HashMap<u64, Vec<Range>>,
     /// The text of source lines, by file (as the frames give it) and line.
     sources: HashMap<(String, u32), String>,
-    /// The threads with a location that holds Python frames.
+    /// Each Python thread's frames when a call of a thread that runs no Python returned (format 5), by the
+    /// call's correlation id.
+    others: HashMap<u32, Vec<ThreadFrames>>,
+    /// The threads with a location that holds Python frames, or that a location's `others` names with some.
     python_threads: HashSet<u64>,
     /// Whether the trace tells which threads run Python: a location of a thread that did not hold the GIL
     /// carries Python frames, so frames were read without it (format 4's reader); before, a thread that
@@ -184,9 +228,15 @@ impl Locations {
         let mut l = Locations { pid: p.pid, ..Locations::default() };
         for line in &p.lines {
             match line {
-                Line::Location { tid, corr, gil, python, native, took_ns, .. } => {
+                Line::Location { tid, corr, gil, python, native, took_ns, others } => {
                     if !python.is_empty() {
                         l.python_threads.insert(*tid);
+                    }
+                    l.python_threads.extend(others.iter().filter(|o| !o.python.is_empty()).map(|o| o.tid));
+                    // Other threads' frames are read without their GIL: the trace tells which threads run Python.
+                    l.tells_python_threads |= others.iter().any(|o| !o.python.is_empty());
+                    if !others.is_empty() {
+                        l.others.insert(*corr, others.clone());
                     }
                     l.tells_python_threads |= *gil == super::format::Gil::NotHeld && !python.is_empty();
                     let location = Location { python: python.clone(), native: native.clone(), took_ns: *took_ns };
@@ -224,6 +274,24 @@ impl Locations {
     /// holds a Python frame, while frames are read whether or not a thread holds the GIL.
     pub fn runs_no_python(&self, tid: u64) -> bool {
         self.tells_python_threads && !self.python_threads.contains(&tid)
+    }
+
+    /// What each Python thread was doing when `call` returned (its own correlation id's location, or a driver
+    /// call's inside it), where the trace read it (format 5; none: not read, or no location).
+    pub fn others(&self, call: &Call) -> &[ThreadFrames] {
+        call.corrs.iter().find_map(|c| self.others.get(c)).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether `call` has a location of its own (Python or native frames).
+    pub fn located(&self, call: &Call) -> bool {
+        call.corrs.iter().filter_map(|c| self.by_corr.get(c)).any(|l| !l.python.is_empty() || !l.native.is_empty())
+    }
+
+    /// The place of a Python thread's frames (innermost first) read at a moment (`others`): its line of the
+    /// program's own, with its chain and text; `None` where it has no frame.
+    pub fn python_place(&self, python: &[PyFrame]) -> Option<Place> {
+        let f = Frames { python, ..Frames::default() };
+        self.own_line(&f).filter(|p| p.kind == Kind::Python)
     }
 
     /// The text of line `line` of `file`, where the trace holds it.
@@ -376,10 +444,17 @@ pub fn without_parameters(function: &str) -> &str {
 
 /// A Python file of an installed package or of the interpreter's own library.
 pub fn library_python(file: &str) -> bool {
-    if package_relative(file).is_some() || file.starts_with('<') {
-        return true;
-    }
-    // The standard library: `.../lib/python3.11/threading.py` (and `lib64`).
+    package_relative(file).is_some() || file.starts_with('<') || in_python_lib(file)
+}
+
+/// A Python file of the interpreter's own library (`.../lib/python3.11/threading.py`), not of a package
+/// installed there.
+pub fn standard_library(file: &str) -> bool {
+    package_relative(file).is_none() && in_python_lib(file)
+}
+
+/// A file under a `lib/pythonX.Y` (or `lib64`) folder.
+fn in_python_lib(file: &str) -> bool {
     file.split('/').collect::<Vec<_>>().windows(2).any(|w| {
         (w[0] == "lib" || w[0] == "lib64")
             && w[1].strip_prefix("python").is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))

@@ -128,13 +128,16 @@ fn answer(o: &mut String, n: usize, a: &Analysis) {
             f.remedy.lab.iter().map(|e| format!("<code>{}</code> ({})", escape(&e.case), escape(&e.words))).collect();
         let _ = writeln!(
             o,
-            "<li><strong>{}</strong>{} at <code>{}</code>: {} call{}, median {}, total {}.<br>{}.<br><em>Fix:</em> {}{}\
+            "<li><strong>{}</strong>{} {}<code>{}</code>: {} call{}{}, median {}, total {}.<br>{}.<br><em>Fix:</em> {}{}\
              <br><span class=\"muted\">--explain {}</span></li>",
             escape(&f.title),
             if f.warm_up { " (warm-up)" } else { "" },
+            // "at train.py:41", or a place that says when ("while the main thread waited at ...") as it is.
+            if super::location::at(&f.where_words).starts_with("at ") { "at " } else { "" },
             escape(&f.where_words),
             f.calls,
             if f.calls == 1 { "" } else { "s" },
+            escape(&super::findings::inferred_words(f)),
             duration(f.median_ns),
             duration(f.total_ns),
             escape(f.what.trim_end_matches('.')),
@@ -177,7 +180,7 @@ fn section(o: &mut String, n: usize, p: &Program, traced: &[Traced], min_held_ns
             escape(&t.cause),
             c.corr,
             escape(&c.name),
-            c.tid,
+            escape(&p.threads.cell(c.tid)),
             c.corr
         );
     }
@@ -285,7 +288,8 @@ fn timeline(p: &Program, traced: &[Traced], window: Span, focus: Option<&Traced>
         );
     };
     for (lane, tid) in threads.iter().enumerate() {
-        let _ = writeln!(labels, "<text x=\"4\" y=\"{:.1}\">thread {tid}</text>", lane as f64 * LANE + 15.0);
+        let label = escape(&p.threads.words(*tid));
+        let _ = writeln!(labels, "<text x=\"4\" y=\"{:.1}\">{label}</text>", lane as f64 * LANE + 15.0);
         for t in traced.iter().filter(|t| p.calls[t.index].tid == *tid && in_window(&p.calls[t.index].span)) {
             let c = &p.calls[t.index];
             let title = format!("{} (--explain {}): {}, {}", c.name, c.corr, duration(t.held.total_ns), t.cause);

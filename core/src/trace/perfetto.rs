@@ -150,7 +150,7 @@ fn process(out: &mut Out, a: &Analysis, min_held_ns: i64) {
     out.name("process_name", (pid, 0), format!("process {pid}: {}", a.process.program.join(" ")));
     let threads: BTreeSet<u64> = a.program.calls.iter().map(|c| c.tid).collect();
     for tid in &threads {
-        out.name("thread_name", (pid, *tid), format!("thread {tid}"));
+        out.name("thread_name", (pid, *tid), a.program.threads.words(*tid));
     }
     let tracks = Tracks {
         work: stream_tracks(out, &a.program, pid),

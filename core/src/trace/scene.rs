@@ -209,6 +209,8 @@ pub struct Program {
     pub rest: Option<super::counts::Rest>,
     /// The driver's overhead records, in the order they began.
     pub overheads: Vec<Overhead>,
+    /// The threads' names, where the trace gives them (format 5).
+    pub threads: super::threads::Names,
     /// Why some GPU records may be missing (`None`: the section is whole and CUPTI dropped none).
     pub lost: Option<Lost>,
     /// The latest end of any GPU or synchronization record in the section (`i64::MIN` where it has none):
@@ -231,6 +233,8 @@ struct Index {
     missing: Vec<usize>,
     longest_work: i64,
     longest_call: i64,
+    /// The longest a lazy module load with nothing to wait for held its thread (`lazy`).
+    lazy_alone: Option<i64>,
 }
 
 /// An API call's line, before the calls are nested: (domain, name, callback id, thread, correlation id, span).
@@ -252,7 +256,7 @@ struct Unplaced<'a> {
 impl Program {
     /// The calls and records of one process's section.
     pub fn of(p: &ProcessTrace) -> Program {
-        let mut prog = Program::default();
+        let mut prog = Program { threads: super::threads::Names::of(p.pid, &[]), ..Program::default() };
         let Unplaced { api, records, event_waits, context_syncs } = prog.read(&p.lines);
         prog.records_end = records_end(&p.lines);
         prog.lost = if p.partial && p.failure.is_none() {
@@ -270,6 +274,7 @@ impl Program {
         prog.contexts.sort_by_key(|&(tid, t)| (t, tid));
         prog.overheads.sort_by_key(|o| (o.span.start, o.corr));
         prog.index = Index::of(&prog, context_syncs);
+        prog.index.lazy_alone = prog.lazy_alone_longest();
         if prog.lost.is_some() {
             prog.index.missing = (0..prog.calls.len()).filter(|&i| prog.lacks_its_records(i)).collect();
         }
@@ -324,6 +329,7 @@ impl Program {
                     }
                 }
                 Line::Dropped { records } => self.dropped += records,
+                Line::Thread { tid, name } => self.threads.add(*tid, name),
                 Line::Counts { keep_over_ns, calls } => {
                     self.rest = Some(super::counts::Rest { keep_over_ns: *keep_over_ns, calls: calls.clone() })
                 }
@@ -360,6 +366,12 @@ impl Program {
     /// The longest GPU work the trace holds, in ns.
     pub fn longest_work_ns(&self) -> i64 {
         self.index.longest_work
+    }
+
+    /// The longest a lazy module load with nothing to wait for held its thread in this trace (`lazy`), in ns,
+    /// where it has one.
+    pub fn lazy_alone_ns(&self) -> Option<i64> {
+        self.index.lazy_alone
     }
 
     /// The longest call the trace holds, in ns.
@@ -459,7 +471,7 @@ impl Program {
         if self.legacy_streams.contains(&stream) {
             "the legacy default stream".into()
         } else if let Some(tid) = self.per_thread_streams.get(&stream) {
-            format!("thread {tid}'s per-thread default stream")
+            format!("{}'s per-thread default stream", self.threads.words(*tid))
         } else {
             format!("stream {stream}")
         }
@@ -494,13 +506,13 @@ impl Program {
                     && o.span.end - w.span.end <= release_slack_ns(o.span.start, w.span.end, RESOLUTION_NS)
             });
             match released_by {
-                Some(k) => also_waited[k].push(format!("thread {}'s {}", o.tid, o.name)),
+                Some(k) => also_waited[k].push(format!("{}'s {}", self.threads.words(o.tid), o.name)),
                 None => threads.push(traced_holder(
                     Cause::Thread,
                     o.span,
                     Identity {
                         name: o.name.clone(),
-                        place: Place::On(format!("on thread {}", o.tid)),
+                        place: Place::On(format!("on {}", self.threads.words(o.tid))),
                         corr: Some(o.corr),
                     },
                     &[],
@@ -530,6 +542,8 @@ impl Program {
                 _ => {}
             }
         }
+        // A lazy module load waits for the work under way when it began, before it loads (`lazy`).
+        marks.extend(self.lazy_load(i).filter(|l| l.waited).and_then(|l| l.waited_until));
         // A synchronization waits for its stream (a context synchronization, for everything) by what it is,
         // and its record says it did: the ends of what it waits for are releases, even where the stream's
         // host functions (which the trace does not see) ran on after its last GPU work.

@@ -151,7 +151,7 @@ fn rows(p: &Program, held: &[&Traced], top: usize, width: Option<u16>) -> Table 
             Cell::new(h.class.as_str()),
             Cell::new(shorten_words(&h.cause, layout::name_limit(width))),
             Cell::new(shorten(&c.name, layout::name_limit(width))),
-            Cell::new(c.tid),
+            Cell::new(p.threads.cell(c.tid)),
             Cell::new(c.corr),
         ]);
     }
@@ -187,9 +187,9 @@ pub fn explain(p: &Program, t: &Traced) -> String {
     let v = p.view(t.index);
     let c = v.call;
     let mut out = format!(
-        "{} (thread {}, --explain {}) held its thread {}: {}.\nclass: {}\n",
+        "{} ({}, --explain {}) held its thread {}: {}.\nclass: {}\n",
         c.name,
-        c.tid,
+        p.threads.words(c.tid),
         c.corr,
         duration(t.held.total_ns),
         t.cause,
@@ -227,6 +227,9 @@ pub fn explain(p: &Program, t: &Traced) -> String {
             duration(o.span.start - c.span.start),
             duration(o.span.end - c.span.start)
         );
+    }
+    if let Some(l) = p.lazy_load(t.index) {
+        out.push_str(&lazy_words(&l, c));
     }
     out.push_str("its time:\n");
     for s in &t.held.segments {
@@ -280,6 +283,45 @@ pub fn explain(p: &Program, t: &Traced) -> String {
     out
 }
 
+/// What `--explain` says of a lazy module load behind work (`lazy`): when the work it waited for ended and the
+/// load's own time after it, against the trace's loads with nothing to wait for; or, where the rule does not take
+/// that end as the release, why not.
+fn lazy_words(l: &super::lazy::LazyLoad, c: &super::scene::Call) -> String {
+    let Some(end) = l.waited_until else { return String::new() };
+    let after = |t: i64| duration(t - c.span.start);
+    match (l.rest_ns(c.span.end), l.alone_ns) {
+        (Some(rest), Some(alone)) if rest > alone => format!(
+            "lazy module load: it waited for the work under way when it began, until {}, then loaded for {}: longer \
+             than any lazy load of this trace with nothing to wait for (the longest {}), so part of it may be \
+             something the trace does not show\n",
+            after(end),
+            duration(rest),
+            duration(alone)
+        ),
+        (Some(rest), Some(alone)) => format!(
+            "lazy module load: it waited for the work under way when it began, until {}, then loaded for {} (the \
+             trace's lazy loads with nothing to wait for took up to {})\n",
+            after(end),
+            duration(rest),
+            duration(alone)
+        ),
+        (Some(rest), None) => format!(
+            "lazy module load: it waited for the work under way when it began, until {}, then loaded for {} (the \
+             trace holds no lazy load with nothing to wait for to compare it with)\n",
+            after(end),
+            duration(rest)
+        ),
+        (None, alone) => format!(
+            "lazy module load: the work under way when it began ended {} after the call began, before the load, but \
+             the call held {}, no longer than the trace's lazy loads with nothing to wait for (up to {}): the trace \
+             cannot tell that it waited for that work\n",
+            after(end),
+            duration(c.span.len()),
+            alone.map_or("?".into(), duration)
+        ),
+    }
+}
+
 /// The finding a call is part of and its remedy, for `--explain` (nothing for a call that returned at once):
 /// whole, names uncut.
 pub fn explain_finding(a: &Analysis, t: &Traced, skip_first: usize) -> String {
@@ -288,12 +330,13 @@ pub fn explain_finding(a: &Analysis, t: &Traced, skip_first: usize) -> String {
     let findings = super::findings::findings(a, &warm, false);
     let Some(f) = findings.iter().find(|f| f.calls_explain.contains(&corr)) else { return String::new() };
     let mut out = format!(
-        "finding: {} at {}{}: {} call{}, median {}, total {}\n",
+        "finding: {} {}{}: {} call{}{}, median {}, total {}\n",
         f.title,
-        f.where_words,
+        super::location::at(&f.where_words),
         if f.warm_up { " (warm-up)" } else { "" },
         f.calls,
         if f.calls == 1 { "" } else { "s" },
+        super::findings::inferred_words(f),
         duration(f.median_ns),
         duration(f.total_ns)
     );
@@ -316,12 +359,34 @@ pub fn explain_location(
 ) -> String {
     let f = locations.frames(call);
     let mut out = format!("where: {}\n", place.shown());
+    if let Some(i) = &place.inferred {
+        let _ = writeln!(
+            out,
+            "(placed as the same call {}, --explain {}: this call has no location of its own)",
+            if i.earlier { "earlier" } else { "later" },
+            i.corr
+        );
+    }
+    let chain = place.chain_words();
     match (&place.via, place.chain.is_empty()) {
         (Some(via), false) => {
-            let _ = writeln!(out, "from there to thread {}'s call {}: {}", via.thread, via.corr, place.chain_words());
+            let _ = match (via.how, via.corr) {
+                (super::location::ViaHow::Waiting, _) | (_, None) => writeln!(
+                    out,
+                    "thread {} was there, outside any CUDA call, when this call returned: {chain}",
+                    via.thread
+                ),
+                (super::location::ViaHow::Before, Some(corr)) if via.none_waiting => writeln!(
+                    out,
+                    "from there to thread {}'s call {corr}, its latest before this one (every Python thread's \
+                     frames were read when this call returned: none was waiting): {chain}",
+                    via.thread
+                ),
+                (_, Some(corr)) => writeln!(out, "from there to thread {}'s call {corr}: {chain}", via.thread),
+            };
         }
         (None, false) => {
-            let _ = writeln!(out, "from there to the call: {}", place.chain_words());
+            let _ = writeln!(out, "from there to the call: {chain}");
         }
         _ => {}
     }

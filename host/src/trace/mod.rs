@@ -40,10 +40,10 @@ pub struct TraceArgs {
     #[arg(long, value_name = "DURATION", default_value = "20us", value_parser = parse_duration)]
     pub min_held: Duration,
     /// Take the code location (Python frames, native frames) of the calls that held their thread longer
-    /// than this (never less than --min-held). Taking one costs the program milliseconds in a large process
-    /// (PyTorch's), so by default only the calls that held a millisecond or more get theirs; shorter ones are
-    /// placed by their NVTX range or their API function.
-    #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = parse_duration)]
+    /// than this (never less than --min-held). Taking one costs the program time of its own (docs/trace.md
+    /// says how much), so by default only the calls that held 200 µs or more get theirs; a shorter one is
+    /// placed where the same call site was placed (said as such), else by its NVTX range or its API function.
+    #[arg(long, value_name = "DURATION", default_value = "200us", value_parser = parse_duration)]
     pub locate_over: Duration,
     /// Exit with 4 when any call held its thread longer than this (a CI gate).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]

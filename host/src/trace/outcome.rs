@@ -53,11 +53,11 @@ fn tripped_lines(a: &Analysis, limit_ns: i64, after_startup: bool) -> Vec<String
         .map(|t| {
             let c = &a.program.calls[t.index];
             format!(
-                "  held {}, {}: {} at {} (--explain {})",
+                "  held {}, {}: {} {} (--explain {})",
                 text::duration(t.held.total_ns),
                 t.class,
                 c.name,
-                a.places[t.index].shown(),
+                async_lab_core::trace::location::at(&a.places[t.index].shown()),
                 c.corr
             )
         })

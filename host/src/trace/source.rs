@@ -1,12 +1,14 @@
 //! The text of the source lines held calls were made at, read from their files after the program ended and
 //! written into the trace (`Line::Source`), so that a replay on another machine (CI's, which has no source
 //! files) shows `value = loss.item()` beside `train.py:35`. One line per file and line a location is placed
-//! at (`location::place_line`: the program's own Python line, else its own native source line), right after
-//! its process's header and setup lines. Files that cannot be read (gone, `<frozen ...>`, of another machine)
+//! at (`location::place_line`: the program's own Python line, else its own native source line), and per line a
+//! Python thread was waiting at when a call of a thread that runs no Python returned (the location's `others`,
+//! format 5, where `waiting::waited`), right after its process's header and setup lines. Files that cannot be read (gone, `<frozen ...>`, of another machine)
 //! give no line.
 
 use async_lab_core::trace::format::Line;
 use async_lab_core::trace::location::place_line;
+use async_lab_core::trace::waiting::waited;
 use std::collections::{BTreeSet, HashMap};
 
 /// The most characters of a line's text kept.
@@ -22,12 +24,18 @@ pub fn text(trace: &str) -> String {
         if raw.starts_with(r#"{"type":"header""#) {
             wanted.push(BTreeSet::new());
         } else if raw.starts_with(r#"{"type":"location""#) {
-            let (Some(set), Ok(Line::Location { python, native, .. })) = (wanted.last_mut(), serde_json::from_str(raw))
+            let (Some(set), Ok(Line::Location { python, native, others, .. })) =
+                (wanted.last_mut(), serde_json::from_str(raw))
             else {
                 continue;
             };
             if let Some((file, line)) = place_line(&python, &native) {
                 set.insert((file.to_owned(), line));
+            }
+            for o in others.iter().filter(|o| waited(o)) {
+                if let Some((file, line)) = place_line(&o.python, &[]) {
+                    set.insert((file.to_owned(), line));
+                }
             }
         }
     }
@@ -93,7 +101,7 @@ fn read(file: &str) -> Option<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use async_lab_core::trace::format::{header, ClockPair, Gil, NativeFrame, PyFrame, Trace};
+    use async_lab_core::trace::format::{header, ClockPair, Gil, NativeFrame, PyFrame, ThreadFrames, Trace};
 
     fn json(l: &Line) -> String {
         serde_json::to_string(l).unwrap() + "\n"
@@ -131,7 +139,11 @@ mod tests {
                 line: Some(2),
             }],
             took_ns: None,
-            others: Vec::new(),
+            // A Python thread waiting at the script's line 3, and one idle in `threading`.
+            others: vec![
+                ThreadFrames { tid: 2, gil: false, python: vec![py(&script, 3)] },
+                ThreadFrames { tid: 3, gil: false, python: vec![py("/usr/lib/python3.12/threading.py", 5)] },
+            ],
         };
         let gone = Line::Location {
             tid: 1,
@@ -157,15 +169,19 @@ mod tests {
         let src = |file: &str, line, text: &str| {
             serde_json::to_string(&Line::Source { file: file.into(), line, text: text.into() }).unwrap()
         };
-        let mut sources = [src(&script, 4, "value = loss.item()"), src(&cu.display().to_string(), 2, "cudaFree(p);")];
+        let mut sources = [
+            src(&script, 3, "for i in range(3):"),
+            src(&script, 4, "value = loss.item()"),
+            src(&cu.display().to_string(), 2, "cudaFree(p);"),
+        ];
         sources.sort();
-        assert_eq!(lines[2..4], sources.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(lines[2..5], sources.iter().map(String::as_str).collect::<Vec<_>>());
         // The rest as it was, the last line's missing newline too.
         assert!(after.ends_with(&before[before.find("{\"type\":\"location\"").unwrap()..]));
         // It reads as a trace: the end line without its newline was cut, as before.
         let t = Trace::parse(&after).unwrap();
         assert!(t.partial());
-        assert_eq!(t.processes[0].lines.iter().filter(|l| matches!(l, Line::Source { .. })).count(), 2);
+        assert_eq!(t.processes[0].lines.iter().filter(|l| matches!(l, Line::Source { .. })).count(), 3);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
