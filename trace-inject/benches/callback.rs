@@ -23,8 +23,7 @@ fn main() {
 }
 
 /// One API call as CUPTI describes it to the callback: a launch's parameter block (`cudaLaunchKernel`'s and
-/// `cuLaunchKernel`'s put the stream at different places; the launch log reads it), its kernel's name, a
-/// context.
+/// `cuLaunchKernel`'s put the stream at different places; the launch log reads it), its kernel's name.
 struct Call {
     data: CUpti_CallbackData,
     slot: Box<u64>,
@@ -45,7 +44,8 @@ impl Call {
             functionParams: params.as_ptr().cast(),
             functionReturnValue: std::ptr::null_mut(),
             symbolName: KERNEL.as_ptr(),
-            context: 0x1000 as *mut _,
+            // No context: the library asks CUPTI for nothing (the launch log asks the benchmark's resolver).
+            context: std::ptr::null_mut(),
             contextUid: 1,
             correlationData: &mut *slot,
             correlationId: corr,

@@ -287,7 +287,8 @@ impl Raw {
 /// The stream id of `handle` (0: the default stream; `per_thread`: a per-thread variant's), from this thread's
 /// cache or CUPTI.
 fn stream_id(context: *mut c_void, handle: u64, per_thread: bool) -> Option<u32> {
-    if context.is_null() {
+    let resolve = RESOLVE.load(Ordering::Relaxed);
+    if context.is_null() && resolve == 0 {
         return None;
     }
     let generation = STREAM_GENERATION.load(Ordering::Relaxed);
@@ -300,7 +301,7 @@ fn stream_id(context: *mut c_void, handle: u64, per_thread: bool) -> Option<u32>
     if hit.is_some() {
         return hit;
     }
-    let id = match RESOLVE.load(Ordering::Relaxed) {
+    let id = match resolve {
         0 => cupti_stream_id(context, handle, per_thread),
         f => {
             // SAFETY: a non-zero RESOLVE was stored by `set_resolver` from a `Resolve`.
@@ -345,14 +346,21 @@ impl Seq {
         Seq(AtomicU64::new(0))
     }
 
-    /// Waits for no other writer, then makes the count odd; returns the even count it found.
+    /// Waits for no other writer, then makes the count odd; returns the even count it found. A writer holds it
+    /// for a few stores: a short spin, then the processor is yielded (the writer may have been preempted).
     fn lock(&self) -> u64 {
+        let mut tries = 0u32;
         loop {
             let s = self.0.load(Ordering::Relaxed);
             if s & 1 == 0 && self.0.compare_exchange_weak(s, s + 1, Ordering::Acquire, Ordering::Relaxed).is_ok() {
                 return s;
             }
-            std::hint::spin_loop();
+            tries += 1;
+            if tries < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
     }
 
