@@ -127,3 +127,23 @@ pub fn loop_with_a_window(steps: u32, window: std::ops::Range<u32>) -> String {
     lines.push(Line::KernelWindow { start: T0 + start, end: T0 + end, why: WindowWhy::Held });
     trace(lines)
 }
+
+/// A launch held 3 ms into a full launch queue behind the kernel `spin` launched before it: with the driver's
+/// record that the queue was full (`full_queue`), room came at its end; without it, nothing bounds the wait.
+pub fn launch_into_a_full_queue(full_queue: bool) -> String {
+    let mut lines = vec![
+        default_kinds(),
+        call("cudaLaunchKernel", 10, 0, 5 * US),
+        call("cudaLaunchKernel", 11, 10 * US, 3 * MS),
+        ahead(11, Some(13), false, vec![launched("_Z4spinv", 13, 10, 0)]),
+    ];
+    if full_queue {
+        lines.push(crate::trace_synthetic::overhead(
+            async_lab_core::trace::format::OverheadKind::CommandBufferFull,
+            11,
+            20 * US,
+            3 * MS - 10 * US,
+        ));
+    }
+    trace(lines)
+}

@@ -79,3 +79,20 @@ fn a_loops_holds_are_named_by_the_kernels_of_the_steps_inside_a_window_marked_as
     // How busy the GPU was comes from the steps with records alone (there the GPU ran the whole wait).
     assert!(f.what.ends_with("The GPU was busy 100% of the wait."), "{}", f.what);
 }
+
+#[test]
+fn a_launch_into_a_full_queue_waited_until_room_came() {
+    let (name, t) = longest(&log::launch_into_a_full_queue(true));
+    assert_eq!(name, "cudaLaunchKernel");
+    assert_eq!(t.class, Class::WaitedForStream, "{}", t.cause);
+    assert!(
+        t.cause
+            .starts_with("launch queue full: waited for the work ahead in its stream, last enqueued: the kernel spin"),
+        "{}",
+        t.cause
+    );
+    // Without the driver's record the trace shows no full queue, and the lab never saw a launch wait without
+    // one (or a load): driver work, whatever the log says was ahead.
+    let (_, t) = longest(&log::launch_into_a_full_queue(false));
+    assert_eq!(t.class, Class::DriverWork, "{}", t.cause);
+}

@@ -113,7 +113,8 @@ pub unsafe fn returned(
     // id it calls back for), valid during the callback.
     let decoded = unsafe { params::decode(row, params_block) };
     let stream = match decoded.does {
-        Does::SyncEvent | Does::SyncDevice | Does::EventGone => None,
+        // A destroyed stream is not asked about (its handle is gone); an event or the device names none.
+        Does::SyncEvent | Does::SyncDevice | Does::EventGone | Does::StreamGone => None,
         _ => stream_id(context.cast(), decoded.stream, decoded.per_thread),
     };
     let own = Own { does: Some(decoded.does), stream, event: decoded.event };

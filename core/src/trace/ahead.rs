@@ -11,8 +11,9 @@
 //!   a kernel launched inside a window has its record wherever it ran during a held call, so its absence says
 //!   it was done before the call began;
 //! - the wait's end must be known: the start of the record of work enqueued after it in its stream (the
-//!   stream runs in order), the start of the call's own copy or memset, or the call's return for a
-//!   synchronization (which returns when what it waits for is done). Otherwise no holder is made, and where the
+//!   stream runs in order), the start of the call's own copy or memset, the end of the driver's record that
+//!   the launch queue was full (room came then), or the call's return for a synchronization (which returns
+//!   when what it waits for is done). Otherwise no holder is made, and where the
 //!   call's function can wait that way, its class is `unknown` ([`Log::unknown_words`]), never a guess.
 //!
 //! A trace without a `record-kinds` line (every trace before format 5, and `--all-kernels`' traces) holds
@@ -180,14 +181,15 @@ impl Log {
     }
 
     /// The holders the launch log adds for a call: `call` its span, `corrs` its correlation ids, `sync` whether
-    /// it is a synchronization, `own_start` the start of its own GPU work; `record_start` the earliest start of
-    /// the records of a correlation id, where the trace holds one.
+    /// it is a synchronization, `bound` where the trace shows its wait ended otherwise (its own GPU work began,
+    /// or room came in a full launch queue); `record_start` the earliest start of the records of a correlation
+    /// id, where the trace holds one.
     pub fn holders(
         &self,
         call: Span,
         corrs: &[u32],
         sync: bool,
-        own_start: Option<i64>,
+        bound: Option<i64>,
         record_start: &dyn Fn(u32) -> Option<i64>,
     ) -> Vec<Holder> {
         if self.whole() {
@@ -214,7 +216,7 @@ impl Log {
         }
         // The stream runs in order: the work enqueued after it began once it was done.
         let later = a.work[at + 1..].iter().filter_map(|e| record_start(e.corr)).min();
-        let Some(end) = later.or(own_start).or(sync.then_some(call.end)) else { return Vec::new() };
+        let Some(end) = later.or(bound).or(sync.then_some(call.end)) else { return Vec::new() };
         if end <= call.start {
             return Vec::new();
         }

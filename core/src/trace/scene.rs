@@ -546,8 +546,10 @@ impl Program {
         // host functions (which the trace does not see) ran on after its last GPU work.
         // Where the trace does not hold every record, what the launch log says was ahead (`ahead`).
         let logged_sync = self.log.sync_of(std::iter::once(&c.name).chain(&c.inner).map(String::as_str), &c.corrs);
-        let own_start = own_span.map(|o| o.start);
-        holders.extend(self.log.holders(c.span, &c.corrs, logged_sync.is_some(), own_start, &|k| self.record_start(k)));
+        // The wait's end where the trace shows it: its own work began, or room came in a full launch queue.
+        let room = overheads.iter().filter(|o| o.kind == OverheadKind::CommandBufferFull).map(|o| o.span.end).max();
+        let bound = own_span.map(|o| o.start).or(room);
+        holders.extend(self.log.holders(c.span, &c.corrs, logged_sync.is_some(), bound, &|k| self.record_start(k)));
         let context_sync =
             c.corrs.iter().any(|corr| self.index.context_syncs.contains(corr)) || logged_sync == Some(true);
         let stream_sync = stream.is_some()
