@@ -162,6 +162,11 @@ pub unsafe fn returned(
             STREAM_GENERATION.fetch_add(1, Ordering::Relaxed);
         }
         Does::EventGone => event_slot(decoded.event).forget(decoded.event),
+        Does::CaptureBegin | Does::CaptureEnd => {
+            if let Some(s) = stream {
+                slot(s).capturing(s, decoded.does == Does::CaptureBegin);
+            }
+        }
     }
     own
 }
@@ -497,6 +502,8 @@ struct Slot {
     /// Work that had returned by `done_before` was done by `done_at` (a synchronization of the stream).
     done_before: AtomicU64,
     done_at: AtomicU64,
+    /// The stream is capturing a graph (1): what is enqueued into it meanwhile does not run.
+    capture: AtomicU64,
     cells: [Cell5; DEPTH],
 }
 
@@ -543,6 +550,7 @@ impl Slot {
             count: AtomicU64::new(0),
             done_before: AtomicU64::new(0),
             done_at: AtomicU64::new(0),
+            capture: AtomicU64::new(0),
             cells: [const { Cell5::new() }; DEPTH],
         }
     }
@@ -555,6 +563,7 @@ impl Slot {
             self.count.store(0, Ordering::Relaxed);
             self.done_before.store(0, Ordering::Relaxed);
             self.done_at.store(0, Ordering::Relaxed);
+            self.capture.store(0, Ordering::Relaxed);
             for c in &self.cells {
                 c.put(None);
             }
@@ -564,9 +573,22 @@ impl Slot {
     fn push(&self, w: Work) {
         let s = self.seq.lock();
         self.claim(w.stream);
+        if self.capture.load(Ordering::Relaxed) != 0 {
+            // Captured into a graph: the graph's launch is the work, later.
+            self.seq.unlock(s);
+            return;
+        }
         let n = self.count.load(Ordering::Relaxed);
         self.cells[(n % DEPTH as u64) as usize].put(Some(w));
         self.count.store(n + 1, Ordering::Relaxed);
+        self.seq.unlock(s);
+    }
+
+    /// `stream` began (`on`) or ended capturing a graph.
+    fn capturing(&self, stream: u32, on: bool) {
+        let s = self.seq.lock();
+        self.claim(stream);
+        self.capture.store(u64::from(on), Ordering::Relaxed);
         self.seq.unlock(s);
     }
 
@@ -897,6 +919,26 @@ mod tests {
         let ours: Vec<u32> = w.iter().map(|w| w.corr).filter(|c| (31..=32).contains(c)).collect();
         // Each stream's last, the latest last.
         assert_eq!(ours, [31, 32]);
+    }
+
+    #[test]
+    fn work_captured_into_a_graph_is_not_work_ahead_of_a_synchronization() {
+        resolver();
+        let s = 0x9600;
+        launch(s, c"_Z4realv", 51, 1_000);
+        let capture = |cbid: RT, corr: u32, t: u64| {
+            // SAFETY: as in `launch`.
+            let mut p: sys::cudaStreamBeginCapture_v10000_params = unsafe { std::mem::zeroed() };
+            p.stream = s as _;
+            let d = data((&raw const p).cast(), c"", corr);
+            // SAFETY: the begin and end capture blocks both start with the stream (the one field read).
+            unsafe { returned(true, cbid as u32, &d, corr, t, t + 2) };
+        };
+        capture(RT::CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, 52, 2_000);
+        launch(s, c"_Z8capturedv", 53, 3_000);
+        capture(RT::CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000, 54, 4_000);
+        let own = stream_sync(s, 55, 5_000, 9_000);
+        assert_eq!(work(&ahead(1, 55, 5_000, own).unwrap()), [(51, Some("_Z4realv".into()), Some(0x9600))]);
     }
 
     #[test]

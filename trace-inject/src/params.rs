@@ -35,6 +35,9 @@ pub enum Does {
     StreamGone,
     /// Destroys an event.
     EventGone,
+    /// A stream begins capturing a graph: its work is recorded into the graph, not run, until it ends.
+    CaptureBegin,
+    CaptureEnd,
 }
 
 /// Where a handle is in a parameter block.
@@ -307,6 +310,20 @@ pub const ROWS: &[Row] = &[
     d(R, RT::CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020 as u32, Does::SyncDevice, Where::Nowhere, Where::Nowhere, false),
     d(D, DR::CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize as u32, Does::SyncDevice, Where::Nowhere, Where::Nowhere, false),
     d(D, DR::CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2 as u32, Does::SyncDevice, Where::Nowhere, Where::Nowhere, false),
+    d(R, RT::CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000 as u32, Does::CaptureBegin, Where::At(offset_of!(sys::cudaStreamBeginCapture_v10000_params, stream)), Where::Nowhere, false),
+    d(R, RT::CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000 as u32, Does::CaptureBegin, Where::At(offset_of!(sys::cudaStreamBeginCapture_ptsz_v10000_params, stream)), Where::Nowhere, true),
+    d(R, RT::CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030 as u32, Does::CaptureBegin, Where::At(offset_of!(sys::cudaStreamBeginCaptureToGraph_v12030_params, stream)), Where::Nowhere, false),
+    d(R, RT::CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030 as u32, Does::CaptureBegin, Where::At(offset_of!(sys::cudaStreamBeginCaptureToGraph_ptsz_v12030_params, stream)), Where::Nowhere, true),
+    d(R, RT::CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000 as u32, Does::CaptureEnd, Where::At(offset_of!(sys::cudaStreamEndCapture_v10000_params, stream)), Where::Nowhere, false),
+    d(R, RT::CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000 as u32, Does::CaptureEnd, Where::At(offset_of!(sys::cudaStreamEndCapture_ptsz_v10000_params, stream)), Where::Nowhere, true),
+    d(D, DR::CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture as u32, Does::CaptureBegin, Where::At(offset_of!(sys::cuStreamBeginCapture_params, hStream)), Where::Nowhere, false),
+    d(D, DR::CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz as u32, Does::CaptureBegin, Where::At(offset_of!(sys::cuStreamBeginCapture_ptsz_params, hStream)), Where::Nowhere, true),
+    d(D, DR::CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2 as u32, Does::CaptureBegin, Where::At(offset_of!(sys::cuStreamBeginCapture_v2_params, hStream)), Where::Nowhere, false),
+    d(D, DR::CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz as u32, Does::CaptureBegin, Where::At(offset_of!(sys::cuStreamBeginCapture_v2_ptsz_params, hStream)), Where::Nowhere, true),
+    d(D, DR::CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph as u32, Does::CaptureBegin, Where::At(offset_of!(sys::cuStreamBeginCaptureToGraph_params, hStream)), Where::Nowhere, false),
+    d(D, DR::CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz as u32, Does::CaptureBegin, Where::At(offset_of!(sys::cuStreamBeginCaptureToGraph_ptsz_params, hStream)), Where::Nowhere, true),
+    d(D, DR::CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture as u32, Does::CaptureEnd, Where::At(offset_of!(sys::cuStreamEndCapture_params, hStream)), Where::Nowhere, false),
+    d(D, DR::CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz as u32, Does::CaptureEnd, Where::At(offset_of!(sys::cuStreamEndCapture_ptsz_params, hStream)), Where::Nowhere, true),
 ];
 
 /// The rows by callback id, one table per API.
