@@ -52,6 +52,8 @@ const OPTIONAL: [(K, &str); 2] =
 static ENABLED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 /// Kernels are recorded in windows (`windows`).
 static WINDOWS: AtomicBool = AtomicBool::new(false);
+/// What could not be enabled, for `note` lines.
+static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// CUPTI 13.2's per-subscriber functions, looked up in the loaded CUPTI (the binding's are for one CUDA
 /// version, and an older CUPTI has none).
@@ -142,10 +144,18 @@ pub fn enable(subscriber: &Subscriber) -> Result<bool, (Failure, String)> {
         }
     }
     // Kernels in windows: on from the start (the start-up window, `windows`).
+    // Where CUPTI refuses, kernels are not recorded at all (the trace says so: `record-kinds` and a note).
     let windows = !crate::switches::kind("kernel") && crate::switches::kind("windows");
     if windows {
-        check(set(K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, true), "cuptiActivityEnable")?;
-        WINDOWS.store(true, Ordering::Relaxed);
+        let code = set(K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, true);
+        if code == sys::CUptiResult::CUPTI_SUCCESS {
+            WINDOWS.store(true, Ordering::Relaxed);
+        } else {
+            relock(&NOTES).push(format!(
+                "kernel records off: cuptiActivityEnable(CONCURRENT_KERNEL) failed: {}",
+                crate::cupti::error_words(code)
+            ));
+        }
     }
     // Optional: a CUPTI without event records (before CUDA 12.8) still traces; its event waits then name no
     // stream. `ASYNC_LAB_TRACE_EVENTS=0` leaves them off, for measuring what they cost.
@@ -231,8 +241,16 @@ pub fn pause(paused: bool) -> Result<(), String> {
     }
 }
 
-/// The `record-kinds` line: the kinds enabled at the start, and which kernels have a record.
-pub fn record_kinds() -> Line {
+/// The `record-kinds` line: the kinds enabled at the start, and which kernels have a record; then a `note` for
+/// what could not be enabled.
+pub fn record_kinds() -> Vec<Line> {
+    let mut lines = vec![kinds_line()];
+    let t = crate::cupti::timestamp();
+    lines.extend(relock(&NOTES).drain(..).map(|message| Line::Note { t, message }));
+    lines
+}
+
+fn kinds_line() -> Line {
     let kinds = relock(&ENABLED).clone();
     let kernels = if kinds.iter().any(|k| k == "kernel") {
         KernelRecords::All

@@ -98,7 +98,7 @@ fn attach() -> Result<(), (c_int, String)> {
         let _ = std::fs::remove_file(&path);
         (code(failure), message)
     })?;
-    writer::write(&activity::record_kinds());
+    writer::write_all(activity::record_kinds().iter());
     windows::start();
     // Between blocks the gate records nothing (`between_blocks`): the first block begins right after this.
     GATE_ONLY.store(true, Ordering::SeqCst);

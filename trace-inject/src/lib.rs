@@ -86,7 +86,7 @@ fn start() {
     if let Err((failure, message)) = enabled {
         return fail(failure, message);
     }
-    writer::write(&activity::record_kinds());
+    writer::write_all(activity::record_kinds().iter());
     windows::start();
     // SAFETY: `finish` is an `extern "C"` function without arguments that lives as long as the process.
     unsafe { libc::atexit(finish) };
