@@ -210,8 +210,12 @@ impl Log {
                 n => format!("; and in {n} more streams"),
             };
             let stream = last.stream.map(|s| format!(" on stream {s}")).unwrap_or_default();
-            let name = format!("the work last enqueued on the device: {}{stream}", what(last));
-            let words = format!("{name} (correlation {}{others})", last.corr);
+            let words = format!(
+                "the work last enqueued on the device: {}{stream} (correlation {}{others})",
+                what(last),
+                last.corr
+            );
+            let name = format!("{}{stream}, {} last on the device", what(last), verb(last));
             return vec![holder(Cause::Device, Span::new(start, call.end), words, name, last.corr)];
         }
         // The stream runs in order: the work enqueued after it began once it was done.
@@ -222,8 +226,8 @@ impl Log {
         }
         let whose =
             if a.event.is_some() && a.stream.is_none() { "of the event it waited for" } else { "in its stream" };
-        let name = format!("the work ahead {whose}, last enqueued: {}", what(last));
-        let words = format!("{name} (correlation {})", last.corr);
+        let words = format!("the work ahead {whose}, last enqueued: {} (correlation {})", what(last), last.corr);
+        let name = format!("{}, {} last before it", what(last), verb(last));
         vec![holder(Cause::Stream, Span::new((last.start as i64).min(call.start), end), words, name, last.corr)]
     }
 
@@ -253,7 +257,8 @@ impl Log {
     }
 }
 
-/// A holder from the log.
+/// A holder from the log: `words` for the call's sentence, `name` what its kind is in a finding over many calls
+/// ("the kernel gemm, launched last before it").
 fn holder(cause: Cause, span: Span, words: String, name: String, corr: u32) -> Holder {
     Holder { cause, span, what: words, who: Identity { name, place: Place::LastEnqueued, corr: Some(corr) } }
 }
@@ -271,6 +276,14 @@ fn what(e: &Enqueued) -> String {
         EnqueueKind::HostFunction => "a host function".into(),
         EnqueueKind::EventWait => "a wait for another stream's event".into(),
         EnqueueKind::Other => "work".into(),
+    }
+}
+
+/// How the work came into its stream: "launched" (a kernel, a graph), "enqueued".
+fn verb(e: &Enqueued) -> &'static str {
+    match e.kind {
+        EnqueueKind::Kernel | EnqueueKind::Graph | EnqueueKind::HostFunction => "launched",
+        _ => "enqueued",
     }
 }
 

@@ -409,7 +409,7 @@ fn what(a: &Analysis, kind: Kind, calls: &[usize]) -> String {
             )
         }
         Kind::Synchronization | Kind::StreamWait | Kind::FullQueue | Kind::DeviceWait | Kind::FreeDrainsDevice => {
-            let (busy, waited) = gpu_busy(p, a, calls);
+            let (busy, measured) = gpu_busy(p, a, calls);
             let holder = main_holder(a, calls).map_or(String::new(), |(what, ns, total)| {
                 if super::words::percent(ns, total) == "100%" {
                     format!(": {what}")
@@ -417,11 +417,14 @@ fn what(a: &Analysis, kind: Kind, calls: &[usize]) -> String {
                     format!("; most of it, {}: {what}", super::words::percent(ns, total))
                 }
             });
-            let busy_words = if waited > 0 {
-                format!(" The GPU was busy {} of the wait.", super::words::percent(busy, waited))
+            let busy_words = if measured > 0 {
+                format!(" The GPU was busy {} of the wait.", super::words::percent(busy, measured))
             } else {
                 String::new()
             };
+            // Every wait for the GPU's work, those known from the launch log too.
+            let waited: i64 =
+                calls.iter().map(|&i| a.traced[i].held.ns(Cause::Stream) + a.traced[i].held.ns(Cause::Device)).sum();
             format!("waited {} in all for {}{holder}.{busy_words}", duration(waited), cause_noun(kind))
         }
         Kind::OtherThread => main_holder(a, calls).map_or_else(
