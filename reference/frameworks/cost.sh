@@ -20,7 +20,8 @@
 # writer-none, no-callbacks, runtime-only, api-records, all-records, memcpy-only, memset-only, overhead-only,
 # per-thread-buffers.
 # Which variant runs on which program: $COST_PLAN, lines of "program: variant ..." (default below: the record
-# kinds one by one on the training step, where every kind occurs; the small ops and the C loop launch only).
+# kinds one by one on the training step, where every kind occurs; the small ops and the C loop only launch and
+# synchronize, so there all-kernels is the kernels' cost).
 #
 # BIN_DIR holds async-lab and libasync_lab_inject.so (`cargo xtask bundle`); nvcc builds the C loop; the gate
 # loads the `async_lab` package from this checkout's python/. Writes into OUT (default: a new temporary
@@ -38,11 +39,12 @@
 # of kernel records, any `note` line) and its findings as `--replay` prints them; and for 10 steps with
 # --all-records (the default record kinds, every line: a format-5 trace for tests/tests/bounded_trace.rs).
 #
-# Time on the H200 (estimated from the runs of aa4b1e1, not yet run this way): a training-step run about 7 s, a
-# small-ops run 4 s, a C-loop run 1 s: about 90 s a round with the default plan, 5 rounds 7.5 minutes, the
-# two traces 30 s more. Each run is cut at 90 s; a round is started only while the rounds so far leave it room
-# before $COST_BUDGET_S (default 450 s of rounds), so that the traces and the summary still come: the log says
-# how many rounds were run. The progress of each run goes to the log with the time spent so far.
+# Time on the H200 (estimated from the runs of aa4b1e1, not yet run this way): a training-step run about 6 s
+# untraced and 8 s traced, a small-ops run 4 s, a C-loop run 1 s: about 90 s a round with the default plan, 5
+# rounds 7.5 minutes, nvcc, the two traces and the summary 35 s more (about 8.1 minutes). Each run is cut at
+# 90 s; a round is started only while the rounds so far leave it room before $COST_BUDGET_S (default 470 s of
+# rounds), so that the traces and the summary still come within one 10-minute device call: the log says how
+# many rounds were run. The progress of each run goes to the log with the time spent so far.
 # Usage: reference/frameworks/cost.sh BIN_DIR [ROUNDS] [OUT]   (default 5 rounds)
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -54,10 +56,10 @@ OUT=$(cd "$OUT" && pwd)
 AL="$BIN/async-lab"
 LIB="$BIN/libasync_lab_inject.so"
 W=$(mktemp -d)
-BUDGET=${COST_BUDGET_S:-450}
+BUDGET=${COST_BUDGET_S:-470}
 PLAN=${COST_PLAN:-"torch-train-step: untraced traced all-kernels no-records kernels syncs events copies
-torch-small-ops: untraced traced all-kernels no-records kernels gate-idle
-c-launch-loop: untraced traced all-kernels no-records kernels"}
+torch-small-ops: untraced traced all-kernels no-records gate-idle
+c-launch-loop: untraced traced all-kernels no-records"}
 # $COST_VARIANTS, where set, replaces every program's list (untraced always first).
 if [ -n "${COST_VARIANTS:-}" ]; then
   PLAN=$(echo "$PLAN" | while IFS=: read -r p _; do echo "$p: untraced ${COST_VARIANTS//untraced/}"; done)
@@ -251,9 +253,9 @@ for p, v, key, goal, words in goals:
     lo, hi = (r["delta_min_us"], r["delta_max_us"]) if key == "delta_us" else (r["ratio_min"], r["ratio_max"])
     verdict = "met" if got <= goal else f"MISSED by {got - goal:.3f}"
     print(f"goal {words} <= {goal}: {got:.3f} (rounds {lo} to {hi}) {verdict}")
-# The parts, from the kinds alone against no records at all.
+# The parts: each variant against no records at all (the callbacks, the launch log and the writer alone).
 base = {p: rows.get((p, "no-records")) for p, _ in progs}
-for v in ("kernels", "syncs", "events", "copies"):
+for v in ("traced", "all-kernels", "kernels", "syncs", "events", "copies"):
     parts = []
     for p, _ in progs:
         r, b = rows.get((p, v)), base[p]
