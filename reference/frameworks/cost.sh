@@ -71,7 +71,8 @@ export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 exec > >(tee "$OUT/cost.log") 2>&1
 tee_pid=$!
 start=$SECONDS
-nvcc -O2 -g -arch=sm_90 -o "$W/enqueue_loop" "$here/../enqueue_loop.cu" || exit 1
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+"$NVCC" -O2 -g -arch=sm_90 -o "$W/enqueue_loop" "$here/../enqueue_loop.cu" || exit 1
 GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)
 echo "$GPU"
 python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__)'
