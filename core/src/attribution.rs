@@ -157,6 +157,8 @@ pub enum Place {
     AheadInStream,
     /// Elsewhere, in words ("on stream 7", "on thread 2").
     On(String),
+    /// Known from the launches alone (a trace's launch log): its name says where and how much is known.
+    LastEnqueued,
 }
 
 impl Identity {
@@ -169,7 +171,7 @@ impl Identity {
     /// thread 2"): the same for every piece of one kind of work.
     pub fn kind(&self) -> String {
         match &self.place {
-            Place::Unsaid => self.name.clone(),
+            Place::Unsaid | Place::LastEnqueued => self.name.clone(),
             Place::AheadInStream => format!("{} ahead in its stream", self.name),
             Place::On(place) => format!("{} {place}", self.name),
         }

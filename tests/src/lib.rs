@@ -6,6 +6,7 @@
 //! and `ASYNC_LAB_BIN`; run alone, the tests look in the usual places under `target/`. A missing input fails the
 //! test with the command that makes it: it is never a reason to skip.
 
+pub mod launch_log;
 pub mod page;
 pub mod synthetic;
 pub mod synthetic_places;

@@ -12,9 +12,9 @@
 //!   ran), or it came before the first GPU record (the first call that enqueued work is among those).
 //!
 //! A kept call's own GPU records, synchronizations and the driver's overheads it caused are kept with it, and
-//! its location: a stack written before (the same Python and native frames: a loop's `loss.item()`, step after
+//! its launch log (`ahead`) and its location: a stack written before (the same Python and native frames: a loop's `loss.item()`, step after
 //! step) as a `same-location` line naming the call it was first written for. Every resource event, default-streams,
-//! setup, error, conflict, signal, dropped and end line is kept, and each NVTX range that holds a kept call's
+//! setup, record-kinds, kernel-window, error, conflict, signal, dropped and end line is kept, and each NVTX range that holds a kept call's
 //! start. Of the rest of the calls only their counts are written ([`Line::Counts`]: per thread and function,
 //! how many calls, their time, their durations grouped as the tables print them), so the tables per function
 //! and per thread add up as from the whole trace.
@@ -208,6 +208,16 @@ impl Filter {
                 let t = self.threads.entry(tid).or_default();
                 if self.kept_corrs.contains(&corr) {
                     self.location(line, out);
+                } else if let Some(c) = t.window.iter_mut().rev().find(|c| c.corrs.contains(&corr)) {
+                    c.lines.push(line);
+                }
+            }
+            // The launch log of a held call (`ahead`): written with the call, as its location is.
+            Line::Ahead { tid, corr, .. } => {
+                self.settle(tid, out);
+                let t = self.threads.entry(tid).or_default();
+                if self.kept_corrs.contains(&corr) {
+                    out.push(line);
                 } else if let Some(c) = t.window.iter_mut().rev().find(|c| c.corrs.contains(&corr)) {
                     c.lines.push(line);
                 }
@@ -659,4 +669,55 @@ fn with_carried(mut own: Vec<CallCount>, carried: &[CallCount]) -> Vec<CallCount
         }
     }
     own
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ahead::{EnqueueKind, Enqueued};
+
+    fn api(tid: u64, corr: u32, start: u64, end: u64) -> Line {
+        Line::Api { domain: Domain::Runtime, name: "cudaStreamSynchronize".into(), cbid: 131, tid, corr, start, end }
+    }
+
+    fn ahead(tid: u64, corr: u32) -> Line {
+        Line::Ahead {
+            tid,
+            corr,
+            stream: Some(13),
+            event: None,
+            device: false,
+            work: vec![Enqueued {
+                corr: corr - 1,
+                tid,
+                start: 0,
+                end: 1,
+                kind: EnqueueKind::Kernel,
+                stream: Some(13),
+                kernel: Some("_Z4spinv".into()),
+            }],
+        }
+    }
+
+    /// A held call's launch log is written with it, after it; a call that is only counted takes its own with
+    /// it; the windows of kernel records and the kinds are kept whatever the calls.
+    #[test]
+    fn a_held_calls_launch_log_is_kept_with_it_and_a_counted_calls_is_not() {
+        let mut f = Filter::new(Config::with_threshold(20_000));
+        let mut out = Vec::new();
+        // A GPU record has come: start-up is over.
+        f.push(Line::Memset { bytes: 4, start: 1, end: 2, stream: 13, corr: 1 }, None, &mut out);
+        f.push(api(7, 10, 1_000_000, 1_005_000), Some(true), &mut out);
+        f.push(ahead(7, 10), None, &mut out);
+        f.push(api(7, 12, 2_000_000, 9_000_000), Some(true), &mut out);
+        f.push(ahead(7, 12), None, &mut out);
+        f.push(Line::KernelWindow { start: 5, end: 6, why: crate::ahead::WindowWhy::Held }, None, &mut out);
+        f.finish(&mut out);
+        let aheads: Vec<u32> =
+            out.iter().filter_map(|l| if let Line::Ahead { corr, .. } = l { Some(*corr) } else { None }).collect();
+        assert_eq!(aheads, [12]);
+        let held = out.iter().position(|l| matches!(l, Line::Api { corr: 12, .. })).unwrap();
+        assert!(matches!(out[held + 1], Line::Ahead { corr: 12, .. }));
+        assert!(out.iter().any(|l| matches!(l, Line::KernelWindow { .. })));
+    }
 }

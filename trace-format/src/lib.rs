@@ -1,6 +1,7 @@
 //! The trace's format: what the injection library (`trace-inject/`) writes into a traced program's trace and
 //! what the core (`async_lab_core::trace`) reads back, and the decisions both sides must make alike.
 //!
+//! - [`ahead`]: the launch log's pieces: the work enqueued ahead of a held call, the kernels recorded;
 //! - [`lines`]: the trace's lines, one JSON object each, and a trace read back (re-exported at the root);
 //! - [`cupti_kinds`]: CUPTI's numbered kinds of copies and memory, by name;
 //! - [`loading`]: the one list of functions that load modules or create contexts;
@@ -13,6 +14,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod ahead;
 pub mod bounded;
 pub mod cupti_kinds;
 pub mod lines;

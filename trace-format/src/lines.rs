@@ -7,6 +7,7 @@
 //! reads as (`{"type":"end","t":12` of `"t":123}` would). Times are CUPTI timestamps, in ns; GPU records carry the correlation id of the API call
 //! that enqueued them (a runtime call and the driver call it makes share one).
 
+pub use crate::ahead::{EnqueueKind, Enqueued, EventRecorded, KernelRecords, WindowWhy};
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Read as _};
@@ -30,6 +31,10 @@ pub const TRACE_FORMAT: &str = "async-lab-trace";
 /// Version 5 added what the process's Python threads were doing when a call of a thread that runs no Python
 /// returned (`Line::Location`'s `others`: each Python thread's frames at that moment) and the threads' names
 /// (`Line::Thread`).
+/// Version 5 also added the launch log: the work enqueued ahead of each held call (`Line::Ahead`), the GPU
+/// record kinds the trace holds (`Line::RecordKinds`) and the windows in which kernels were recorded where
+/// they were recorded only at times (`Line::KernelWindow`), and what the library could not do (`Line::Note`); a trace without a `record-kinds` line holds every
+/// kind.
 /// Versions 1 to 4 read as before: they hold none of these.
 pub const TRACE_VERSION: u32 = 5;
 
@@ -239,6 +244,34 @@ pub enum Line {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         took_ns: Option<u64>,
     },
+    /// What a call that held its thread past the bounded trace's threshold had ahead of it, from the launch
+    /// log (version 5; `ahead.rs`): the stream it enqueued into or synchronized and the event it waited for, as
+    /// its parameters name them, and the work enqueued last before it began, in that stream (for an event, in
+    /// the stream of the event's last record, before that record; for a device-wide wait, in every stream),
+    /// oldest first. Written right after the call's own line, with its thread and correlation id.
+    Ahead {
+        tid: u64,
+        corr: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stream: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        event: Option<EventRecorded>,
+        /// It waits for the whole device (`cudaDeviceSynchronize`, `cuCtxSynchronize`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        device: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        work: Vec<Enqueued>,
+    },
+    /// The GPU record kinds the trace holds (version 5), CUPTI's kinds by the names `ASYNC_LAB_TRACE_KINDS`
+    /// uses (`memcpy`, `memset`, `overhead`, `kernel`, `sync`, `event`), and which kernels have a record.
+    /// Written once, after the setup line; a trace without one holds every kind.
+    RecordKinds { kinds: Vec<String>, kernels: KernelRecords },
+    /// Kernels launched between `start` and `end` have activity records (version 5; where `RecordKinds` says
+    /// `windows`), and why they were recorded then. A window still open at the end of the trace ends there.
+    KernelWindow { start: u64, end: u64, why: WindowWhy },
+    /// Something the injection library could not do while the program ran, the trace going on without it
+    /// (version 5): a CUPTI call that failed, in words.
+    Note { t: u64, message: String },
     /// The trace is bounded (version 4; `async-lab trace` without `--all-records`): it holds the calls that
     /// held their thread longer than `keep_over_ns` with what explains them, the start-up calls, and of every
     /// other call only these counts (see `trace::bounded`). Cumulative: a process's last `counts` line counts.

@@ -22,27 +22,35 @@ fn main() {
     bench::flush();
 }
 
-/// One API call as CUPTI describes it to the callback.
+/// One API call as CUPTI describes it to the callback: a launch's parameter block (`cudaLaunchKernel`'s and
+/// `cuLaunchKernel`'s put the stream at different places; the launch log reads it), its kernel's name.
 struct Call {
     data: CUpti_CallbackData,
     slot: Box<u64>,
+    _params: Box<[u64; 16]>,
 }
+
+/// The kernel's name, as CUPTI gives it for a launch.
+const KERNEL: &CStr = c"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13AUnaryFunctorIfffNS0_15binary_internal10MulFunctorIfEEEESt5arrayIPcLm2EEEEviT0_T1_";
 
 impl Call {
     fn new(name: &'static CStr, corr: u32) -> Call {
         let mut slot = Box::new(0u64);
+        // Every word a stream handle's worth: wherever the function's struct has its stream, it reads 0x5000.
+        let params = Box::new([0x5000u64; 16]);
         let data = CUpti_CallbackData {
             callbackSite: Site::CUPTI_API_ENTER,
             functionName: name.as_ptr(),
-            functionParams: std::ptr::null(),
+            functionParams: params.as_ptr().cast(),
             functionReturnValue: std::ptr::null_mut(),
-            symbolName: std::ptr::null(),
+            symbolName: KERNEL.as_ptr(),
+            // No context: the library asks CUPTI for nothing (the launch log asks the benchmark's resolver).
             context: std::ptr::null_mut(),
             contextUid: 1,
             correlationData: &mut *slot,
             correlationId: corr,
         };
-        Call { data, slot }
+        Call { data, slot, _params: params }
     }
 
     fn site(&mut self, domain: D, cbid: u32, site: Site) {
@@ -73,6 +81,21 @@ fn runtime_launch(b: Bencher) {
         corr = corr.wrapping_add(1);
         launch(&mut runtime, &mut driver, corr);
     });
+}
+
+/// A launch's four callbacks while the gate has no block open (`bench::idle`): what the program pays for
+/// the gate between its blocks, beside CUPTI's own dispatch.
+#[divan::bench(sample_count = 200, sample_size = 2000)]
+fn runtime_launch_between_blocks(b: Bencher) {
+    let mut runtime = Call::new(c"cudaLaunchKernel", 0);
+    let mut driver = Call::new(c"cuLaunchKernel", 0);
+    let mut corr = 0u32;
+    bench::idle(true);
+    b.bench_local(|| {
+        corr = corr.wrapping_add(1);
+        launch(&mut runtime, &mut driver, corr);
+    });
+    bench::idle(false);
 }
 
 /// One driver call's two callbacks.

@@ -17,13 +17,13 @@
 //! beside it has its own.
 
 use crate::cupti::{check, Subscriber};
-use crate::writer;
-use async_lab_trace_format::{Failure, Line, OverheadKind};
+use crate::{buffers, writer};
+use async_lab_trace_format::{Failure, KernelRecords, Line, OverheadKind};
 use cudarc::cupti::sys::{self, CUpti_ActivityKind as K};
-use std::alloc::Layout;
 use std::ffi::c_void;
 use std::ptr::addr_of;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// One activity buffer, where [`BUFFER_VAR`] does not say: CUPTI's samples use 8 MiB. A buffer whose records
 /// are not all complete (a busy GPU always has work in flight) comes back only when full: a smaller one comes
@@ -45,6 +45,15 @@ const KINDS: [(K, &str); 4] = [
     (K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"),
     (K::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"),
 ];
+/// The kinds an older CUPTI may lack: enabled where it has them.
+const OPTIONAL: [(K, &str); 2] =
+    [(K::CUPTI_ACTIVITY_KIND_CUDA_EVENT, "event"), (K::CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead")];
+/// The kinds enabled at the start, by their words.
+static ENABLED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// Kernels are recorded in windows (`windows`).
+static WINDOWS: AtomicBool = AtomicBool::new(false);
+/// What could not be enabled, for `note` lines.
+static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// CUPTI 13.2's per-subscriber functions, looked up in the loaded CUPTI (the binding's are for one CUDA
 /// version, and an older CUPTI has none).
@@ -54,6 +63,7 @@ type RegisterV2 = unsafe extern "C" fn(
     sys::CUpti_BuffersCallbackCompleteFunc_v2,
 ) -> sys::CUptiResult;
 type EnableV2 = unsafe extern "C" fn(sys::CUpti_SubscriberHandle, K, *mut c_void) -> sys::CUptiResult;
+type DisableV2 = unsafe extern "C" fn(sys::CUpti_SubscriberHandle, K, *mut c_void) -> sys::CUptiResult;
 type NextRecordV2 = unsafe extern "C" fn(
     sys::CUpti_SubscriberHandle,
     *mut u8,
@@ -83,16 +93,7 @@ pub fn enable(subscriber: &Subscriber) -> Result<bool, (Failure, String)> {
         BUFFER.store(kib << 10, Ordering::Relaxed);
     }
     HAND_BACK.store(std::env::var_os(HAND_BACK_VAR).is_none_or(|v| v != "0"), Ordering::Relaxed);
-    let on = |kind: K| -> sys::CUptiResult {
-        let handle = SUBSCRIBER.load(Ordering::Relaxed);
-        // SAFETY: `EnableV2` is cuptiActivityEnable_v2's type (cupti_activity.h, 13.2).
-        match (handle.is_null(), unsafe { lookup::<EnableV2>(b"cuptiActivityEnable_v2\0") }) {
-            // SAFETY: `handle` is the tracer's live subscriber; a null configuration asks for every field.
-            (false, Some(enable_v2)) => unsafe { enable_v2(handle.cast(), kind, std::ptr::null_mut()) },
-            // SAFETY: enabling a record kind has no pointer arguments.
-            _ => unsafe { sys::cuptiActivityEnable(kind) },
-        }
-    };
+    buffers::fill(BUFFER.load(Ordering::Relaxed));
     let register_v2 = if subscriber.several {
         // SAFETY: `RegisterV2` is cuptiActivityRegisterCallbacks_v2's type (cupti_activity.h, 13.2).
         unsafe { lookup::<RegisterV2>(b"cuptiActivityRegisterCallbacks_v2\0") }
@@ -133,33 +134,143 @@ pub fn enable(subscriber: &Subscriber) -> Result<bool, (Failure, String)> {
             eprintln!("async-lab trace: CUPTI kept one activity buffer for every thread ({code:?})");
         }
     }
-    // Each kind may be left off, for measuring what it costs (`switches::KINDS_VAR`).
-    let wanted = |word: &str| crate::switches::listed(crate::switches::KINDS_VAR, word);
+    // Each kind as `switches::kind` says: by default copies, memsets and overheads, kernels in windows.
+    let mut enabled = relock(&ENABLED);
+    enabled.clear();
     for (kind, word) in KINDS {
-        if wanted(word) {
-            check(on(kind), "cuptiActivityEnable")?;
+        if crate::switches::kind(word) {
+            check(set(kind, true), "cuptiActivityEnable")?;
+            enabled.push(word.to_owned());
+        }
+    }
+    // Kernels in windows: on from the start (the start-up window, `windows`).
+    // Where CUPTI refuses, kernels are not recorded at all (the trace says so: `record-kinds` and a note).
+    let windows = !crate::switches::kind("kernel") && crate::switches::kind("windows");
+    if windows {
+        let code = set(K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, true);
+        if code == sys::CUptiResult::CUPTI_SUCCESS {
+            WINDOWS.store(true, Ordering::Relaxed);
+        } else {
+            relock(&NOTES).push(format!(
+                "kernel records off: cuptiActivityEnable(CONCURRENT_KERNEL) failed: {}",
+                crate::cupti::error_words(code)
+            ));
         }
     }
     // Optional: a CUPTI without event records (before CUDA 12.8) still traces; its event waits then name no
     // stream. `ASYNC_LAB_TRACE_EVENTS=0` leaves them off, for measuring what they cost.
-    if std::env::var_os("ASYNC_LAB_TRACE_EVENTS").is_none_or(|v| v != "0") && wanted("event") {
-        let _ = on(K::CUPTI_ACTIVITY_KIND_CUDA_EVENT);
+    if std::env::var_os("ASYNC_LAB_TRACE_EVENTS").is_none_or(|v| v != "0")
+        && crate::switches::kind("event")
+        && set(K::CUPTI_ACTIVITY_KIND_CUDA_EVENT, true) == sys::CUptiResult::CUPTI_SUCCESS
+    {
+        enabled.push("event".into());
     }
     // Optional: a CUPTI without overhead records still traces, by the rules that do without them.
-    if wanted("overhead") {
-        let _ = on(K::CUPTI_ACTIVITY_KIND_OVERHEAD);
+    if crate::switches::kind("overhead")
+        && set(K::CUPTI_ACTIVITY_KIND_OVERHEAD, true) == sys::CUptiResult::CUPTI_SUCCESS
+    {
+        enabled.push("overhead".into());
     }
     // For measuring only: what CUPTI's API records would cost in place of callbacks (no line is made of them).
-    if crate::switches::named(crate::switches::KINDS_VAR, "api") {
-        let _ = on(K::CUPTI_ACTIVITY_KIND_RUNTIME);
-        let _ = on(K::CUPTI_ACTIVITY_KIND_DRIVER);
+    if crate::switches::kind("api") {
+        let _ = set(K::CUPTI_ACTIVITY_KIND_RUNTIME, true);
+        let _ = set(K::CUPTI_ACTIVITY_KIND_DRIVER, true);
     }
     Ok(several)
+}
+
+/// Enables (`on`) or disables record kind `kind`, for the tracer's subscriber alone where CUPTI took it as
+/// one of several.
+fn set(kind: K, on: bool) -> sys::CUptiResult {
+    let handle = SUBSCRIBER.load(Ordering::Relaxed);
+    if on {
+        // SAFETY: `EnableV2` is cuptiActivityEnable_v2's type (cupti_activity.h, 13.2).
+        match (handle.is_null(), unsafe { lookup::<EnableV2>(b"cuptiActivityEnable_v2\0") }) {
+            // SAFETY: `handle` is the tracer's live subscriber; a null configuration asks for every field.
+            (false, Some(enable_v2)) => unsafe { enable_v2(handle.cast(), kind, std::ptr::null_mut()) },
+            // SAFETY: enabling a record kind has no pointer arguments.
+            _ => unsafe { sys::cuptiActivityEnable(kind) },
+        }
+    } else {
+        // SAFETY: `DisableV2` is cuptiActivityDisable_v2's type (cupti_activity.h, 13.2).
+        match (handle.is_null(), unsafe { lookup::<DisableV2>(b"cuptiActivityDisable_v2\0") }) {
+            // SAFETY: `handle` is the tracer's live subscriber.
+            (false, Some(disable_v2)) => unsafe { disable_v2(handle.cast(), kind, std::ptr::null_mut()) },
+            // SAFETY: disabling a record kind has no pointer arguments.
+            _ => unsafe { sys::cuptiActivityDisable(kind) },
+        }
+    }
+}
+
+/// Whether kernels are recorded in windows (`windows`) rather than always or never.
+pub fn windows() -> bool {
+    WINDOWS.load(Ordering::Relaxed)
+}
+
+/// Switches the kernel records on or off (a window opens or closes); CUPTI's error in words where it refused.
+pub fn kernels(on: bool) -> Result<(), String> {
+    let code = set(K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, on);
+    if code == sys::CUptiResult::CUPTI_SUCCESS {
+        Ok(())
+    } else {
+        let call = if on { "cuptiActivityEnable" } else { "cuptiActivityDisable" };
+        Err(format!("{call}(CONCURRENT_KERNEL) failed: {}", crate::cupti::error_words(code)))
+    }
+}
+
+/// Switches every kind enabled at the start off (`paused`) or on again: the gate between its blocks.
+pub fn pause(paused: bool) -> Result<(), String> {
+    let words = relock(&ENABLED).clone();
+    let mut failed = Vec::new();
+    for (kind, word) in KINDS.iter().chain(&OPTIONAL) {
+        if words.iter().any(|w| w == word) {
+            let code = set(*kind, !paused);
+            if code != sys::CUptiResult::CUPTI_SUCCESS {
+                failed.push(format!("{word}: {}", crate::cupti::error_words(code)));
+            }
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} failed: {}",
+            if paused { "cuptiActivityDisable" } else { "cuptiActivityEnable" },
+            failed.join("; ")
+        ))
+    }
+}
+
+/// The `record-kinds` line: the kinds enabled at the start, and which kernels have a record; then a `note` for
+/// what could not be enabled.
+pub fn record_kinds() -> Vec<Line> {
+    let mut lines = vec![kinds_line()];
+    let t = crate::cupti::timestamp();
+    lines.extend(relock(&NOTES).drain(..).map(|message| Line::Note { t, message }));
+    lines
+}
+
+fn kinds_line() -> Line {
+    let kinds = relock(&ENABLED).clone();
+    let kernels = if kinds.iter().any(|k| k == "kernel") {
+        KernelRecords::All
+    } else if windows() {
+        KernelRecords::Windows
+    } else {
+        KernelRecords::None
+    };
+    Line::RecordKinds { kinds, kernels }
+}
+
+fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Asks CUPTI for every buffer whose records are all complete, full or not (the periodic flush): none is
 /// handed back twice, and none whose work is still running.
 pub fn hand_back() {
+    // The buffers CUPTI will ask for next, made ready here rather than on the program's thread.
+    buffers::fill(BUFFER.load(Ordering::Relaxed));
     if HAND_BACK.load(Ordering::Relaxed) {
         // SAFETY: no pointer arguments; 0 is the default flush (complete buffers only).
         unsafe { sys::cuptiActivityFlushAll(0) };
@@ -173,16 +284,12 @@ pub fn flush_all() {
 }
 
 unsafe extern "C" fn requested(buffer: *mut *mut u8, size: *mut usize, max_records: *mut usize) {
-    let layout = Layout::from_size_align(BUFFER.load(Ordering::Relaxed), 8).ok();
-    // SAFETY: a layout of at least 64 KiB is not zero-sized.
-    let p = layout.map_or(std::ptr::null_mut(), |l| unsafe { std::alloc::alloc(l) });
+    // A buffer made ready beforehand (`buffers`): CUPTI calls this on the program's thread.
+    let (p, len) = buffers::take(BUFFER.load(Ordering::Relaxed));
     // SAFETY: CUPTI passes valid places for the three answers; a null buffer tells it to drop records.
     unsafe {
         *buffer = p;
-        *size = match layout {
-            Some(l) if !p.is_null() => l.size(),
-            _ => 0,
-        };
+        *size = if p.is_null() { 0 } else { len };
         *max_records = 0;
     }
 }
@@ -244,11 +351,9 @@ unsafe impl Send for Completed {}
 
 impl Drop for Completed {
     fn drop(&mut self) {
-        if let Ok(layout) = Layout::from_size_align(self.size, 8) {
-            // SAFETY: `requested` allocated `buffer` with this size (CUPTI hands back the size it was given) and
-            // alignment, and CUPTI is done with it; a `Completed` is dropped once.
-            unsafe { std::alloc::dealloc(self.buffer, layout) };
-        }
+        // SAFETY: `requested` handed CUPTI this buffer from `buffers` with this size (CUPTI hands back the size
+        // it was given), and CUPTI is done with it; a `Completed` is dropped once.
+        unsafe { buffers::give_back(self.buffer, self.size) };
     }
 }
 

@@ -16,11 +16,12 @@
 mod window;
 
 use crate::gated;
-use crate::{activity, callbacks, cupti, writer};
+use crate::{activity, callbacks, cupti, windows, writer};
 use async_lab_trace_format::{Failure, Line, PyFrame};
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use window::{Asked, Window};
 
@@ -97,12 +98,41 @@ fn attach() -> Result<(), (c_int, String)> {
         let _ = std::fs::remove_file(&path);
         (code(failure), message)
     })?;
+    writer::write_all(activity::record_kinds().iter());
+    windows::start();
+    // Between blocks the gate records nothing (`between_blocks`): the first block begins right after this.
+    GATE_ONLY.store(true, Ordering::SeqCst);
+    between_blocks(true);
     writer::flush();
     *guard = Some(Window::new(path));
     // SAFETY: `remove_trace` is an `extern "C"` function without arguments that lives as long as the process
     // (this library is never unloaded).
     unsafe { libc::atexit(remove_trace) };
     Ok(())
+}
+
+/// The gate is the only tracer here (not `async-lab trace`, whose trace it reads where it runs): between its
+/// blocks it records nothing.
+static GATE_ONLY: AtomicBool = AtomicBool::new(false);
+
+/// No block open in the process (`idle`), or the first one begins: between blocks the calls' lines are dropped
+/// on the program's threads, no location is taken, the GPU records and kernel windows are off; what a block
+/// needs from before it began is in the launch log (`launches`), which goes on. A CUPTI call that fails is a
+/// `note` line; the gate goes on.
+fn between_blocks(idle: bool) {
+    if !GATE_ONLY.load(Ordering::SeqCst) {
+        return;
+    }
+    if !idle {
+        writer::set_idle(false);
+    }
+    if let Err(message) = activity::pause(idle) {
+        writer::write(&Line::Note { t: cupti::timestamp(), message });
+    }
+    windows::pause(idle);
+    if idle {
+        writer::set_idle(true);
+    }
 }
 
 /// At exit: the gate's trace file is the process's own scratch, removed (not one `async-lab trace` wrote).
@@ -160,7 +190,13 @@ pub extern "C" fn async_lab_begin() -> u64 {
                 len = 0;
             }
         }
-        w.begin(len)
+        let first = w.idle();
+        let at = w.begin(len);
+        drop(guard);
+        if first {
+            between_blocks(false);
+        }
+        at
     })
     .unwrap_or(0)
 }
@@ -169,8 +205,13 @@ pub extern "C" fn async_lab_begin() -> u64 {
 #[no_mangle]
 pub extern "C" fn async_lab_end(since: u64) {
     let _ = catch_unwind(|| {
-        if let Some(w) = window().as_mut() {
-            w.end(since);
+        let mut guard = window();
+        let Some(w) = guard.as_mut() else { return };
+        w.end(since);
+        let last = w.idle();
+        drop(guard);
+        if last {
+            between_blocks(true);
         }
     });
 }

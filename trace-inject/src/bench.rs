@@ -9,6 +9,11 @@ use std::ffi::c_void;
 /// reads them), and takes the time from `clock`.
 pub fn start(path: &std::path::Path, clock: fn() -> u64) -> std::io::Result<()> {
     crate::clock::set(clock);
+    // Stream ids without CUPTI: each handle its own id.
+    crate::launches::set_resolver(|_, handle, per_thread| {
+        Some(if handle == 0 { 7 + u32::from(per_thread) } else { handle as u32 })
+    });
+    crate::launches::init(crate::switches::KEEP_OVER_DEFAULT_NS);
     crate::writer::open_at(path, crate::switches::writer())?;
     crate::writer::write_header(None);
     Ok(())
@@ -23,6 +28,11 @@ pub fn start(path: &std::path::Path, clock: fn() -> u64) -> std::io::Result<()> 
 pub unsafe fn callback(domain: CUpti_CallbackDomain, cbid: CUpti_CallbackId, data: *const CUpti_CallbackData) {
     // SAFETY: the caller's promise is the callback's.
     unsafe { crate::callbacks::on_callback(std::ptr::null_mut::<c_void>(), domain, cbid, data.cast()) }
+}
+
+/// Drops the threads' lines (`true`), as the gate does between its blocks, or records them again.
+pub fn idle(idle: bool) {
+    crate::writer::set_idle(idle);
 }
 
 /// Every line out to the file.

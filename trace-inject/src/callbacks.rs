@@ -7,7 +7,7 @@
 use crate::clock::now as timestamp;
 use crate::cupti::{check, Subscriber};
 use crate::switches::{self, DOMAINS_VAR};
-use crate::{budget, gated, location, nvtx, writer};
+use crate::{budget, gated, launches, location, nvtx, writer};
 use async_lab_trace_format::subscribed;
 use async_lab_trace_format::{ApiCalls, Domain, Failure, Line, Resource};
 use cudarc::cupti::sys::{self, CUpti_CallbackDomain as D, CUpti_CallbackIdResource as R};
@@ -68,6 +68,10 @@ pub fn unsubscribe() {
 /// of several subscribers where CUPTI allows it).
 pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<Subscriber, (Failure, String)> {
     LOCATE_OVER.store(locate_over_ns, Ordering::Relaxed);
+    launches::init(match switches::writer() {
+        switches::Writer::On { keep_over_ns, .. } => keep_over_ns,
+        _ => switches::KEEP_OVER_DEFAULT_NS,
+    });
     let subscriber = crate::cupti::subscribe(Some(on_callback))?;
     let handle = subscriber.handle;
     HANDLE.store(handle.cast(), Ordering::SeqCst);
@@ -114,11 +118,14 @@ pub fn subscribe(api_calls: ApiCalls, locate_over_ns: u64) -> Result<Subscriber,
         let code = unsafe { sys::cuptiEnableCallback(1, handle, D::CUPTI_CB_DOMAIN_RESOURCE, cbid as u32) };
         check(code, "cuptiEnableCallback")?;
     }
-    // NVTX's calls reach CUPTI only where NVTX_INJECTION64_PATH names it; optional: an older CUPTI without
-    // the domain still traces.
+    // NVTX's calls reach CUPTI only where NVTX_INJECTION64_PATH names it; the ranges' calls alone (not the
+    // marks, names and categories a program may make at every step); optional: an older CUPTI without the
+    // domain still traces.
     if switches::listed(DOMAINS_VAR, "nvtx") {
-        // SAFETY: `handle` is the subscriber just made.
-        let _ = unsafe { sys::cuptiEnableDomain(1, handle, D::CUPTI_CB_DOMAIN_NVTX) };
+        for cbid in nvtx::CALLBACKS {
+            // SAFETY: `handle` is the subscriber just made; `cbid` an id of the NVTX domain.
+            let _ = unsafe { sys::cuptiEnableCallback(1, handle, D::CUPTI_CB_DOMAIN_NVTX, cbid as u32) };
+        }
     }
     Ok(subscriber)
 }
@@ -200,6 +207,8 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
     let (corr, name) = unsafe { (addr_of!((*data).correlationId).read(), addr_of!((*data).functionName).read()) };
     // The hot path: one record into this thread's ring, nothing formatted or allocated (the name is CUPTI's).
     writer::api(domain, name, cbid, corr, start, end, outermost);
+    // SAFETY: `data` is this exit callback's data, valid during it.
+    let own = unsafe { launches::returned(domain == Domain::Runtime, cbid, data, corr, start, end) };
     if outermost {
         // SAFETY: `name` is null or CUPTI's C string, as read above.
         unsafe { gated::returned(corr, name, start, end) };
@@ -207,7 +216,11 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
     // The outermost call alone: a driver call that held inside a runtime call made it hold as well, and
     // the runtime call's location is the same stack seen from further out.
     let held = end.saturating_sub(start);
-    if outermost && held > LOCATE_OVER.load(Ordering::Relaxed) {
+    if outermost {
+        launches::held(cbid, corr, start, end, own, held > LOCATE_OVER.load(Ordering::Relaxed));
+    }
+    // The gate between its blocks records nothing (`writer::idle`): no location either.
+    if outermost && held > LOCATE_OVER.load(Ordering::Relaxed) && !writer::idle() {
         // Past the budget, the Python frames alone (a few µs, where the walk through a framework's native
         // libraries can take milliseconds): a Python program's held calls keep their lines.
         let tid = writer::tid();

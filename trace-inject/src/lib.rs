@@ -1,7 +1,8 @@
 //! async-lab's CUPTI injection library: the CUDA driver loads it into an unmodified program when
 //! `CUDA_INJECTION64_PATH` names it, and calls [`InitializeInjection`] during `cuInit`. It subscribes to
-//! CUPTI's runtime, driver and resource callbacks and to the GPU activity records (copies, memsets, kernels,
-//! synchronizations), and writes them as the trace format of `async_lab_trace_format`, one file per
+//! CUPTI's runtime, driver and resource callbacks and to the GPU activity records (copies, memsets, the
+//! driver's overheads, kernels in windows: `windows`; every kind with `--all-kernels`), keeps the launch log
+//! (`launches`: the work enqueued ahead of each held call), and writes them as the trace format of `async_lab_trace_format`, one file per
 //! process in the folder named by [`OUT_DIR_VAR`].
 //!
 //! Where `async-lab trace` also preloads it (`LD_PRELOAD`), its `_exit` and `cuptiSubscribe` come before
@@ -18,19 +19,23 @@ mod attach;
 #[doc(hidden)]
 pub mod bench;
 mod budget;
+mod buffers;
 mod callbacks;
 mod clock;
 mod conflict;
 mod cupti;
 mod ending;
 mod gated;
+mod launches;
 mod location;
 mod modules;
 mod nvtx;
+mod params;
 mod python;
 mod record;
 mod switches;
 mod unwind;
+mod windows;
 mod writer;
 
 pub use writer::OUT_DIR_VAR;
@@ -81,6 +86,8 @@ fn start() {
     if let Err((failure, message)) = enabled {
         return fail(failure, message);
     }
+    writer::write_all(activity::record_kinds().iter());
+    windows::start();
     // SAFETY: `finish` is an `extern "C"` function without arguments that lives as long as the process.
     unsafe { libc::atexit(finish) };
     ending::install();
@@ -105,6 +112,7 @@ extern "C" fn finish() {
             return;
         }
         activity::flush_all();
+        windows::finish();
         // Every thread's calls (the exiting thread's and those of threads still running) before the end line.
         writer::flush();
         writer::write(&Line::End { t: cupti::timestamp() });

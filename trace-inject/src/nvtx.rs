@@ -13,6 +13,22 @@ use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Mutex;
 
+/// The NVTX calls read here: the only ones the tracer subscribes to (a range's push, pop, start and end, a
+/// domain's creation for its name).
+pub const CALLBACKS: [N; 11] = [
+    N::CUPTI_CBID_NVTX_nvtxRangePushA,
+    N::CUPTI_CBID_NVTX_nvtxRangePushEx,
+    N::CUPTI_CBID_NVTX_nvtxDomainRangePushEx,
+    N::CUPTI_CBID_NVTX_nvtxRangePop,
+    N::CUPTI_CBID_NVTX_nvtxDomainRangePop,
+    N::CUPTI_CBID_NVTX_nvtxRangeStartA,
+    N::CUPTI_CBID_NVTX_nvtxRangeStartEx,
+    N::CUPTI_CBID_NVTX_nvtxDomainRangeStartEx,
+    N::CUPTI_CBID_NVTX_nvtxRangeEnd,
+    N::CUPTI_CBID_NVTX_nvtxDomainRangeEnd,
+    N::CUPTI_CBID_NVTX_nvtxDomainCreateA,
+];
+
 /// Ranges open on one thread at most: a program that pushes without popping keeps the latest.
 const MAX_OPEN: usize = 256;
 

@@ -1,5 +1,5 @@
 //! What the environment switches on and off, read once at start: the trace's shape (`--all-records`, the
-//! threshold of the bounded trace) and, for measuring what each part of the tracer costs
+//! threshold of the bounded trace, `--all-kernels`) and, for measuring what each part of the tracer costs
 //! (`reference/frameworks/cost.sh`), the callback domains, the GPU record kinds and the writer. A trace made
 //! with a part switched off lacks what that part records: these are for measuring, not for tracing.
 
@@ -10,10 +10,20 @@ pub const KEEP_OVER_VAR: &str = "ASYNC_LAB_KEEP_OVER_NS";
 /// The callback domains subscribed, a comma-separated list of `runtime`, `driver`, `resource`, `nvtx`
 /// (default: all four; `none`: none).
 pub const DOMAINS_VAR: &str = "ASYNC_LAB_TRACE_DOMAINS";
-/// The GPU record kinds enabled, a comma-separated list of `memcpy`, `memset`, `kernel`, `sync`, `event`,
-/// `overhead` (default: all six; `none`: none), and `api`, named only: CUPTI's API records of every runtime and
-/// driver call as well (read by nothing: for measuring what they cost beside the callbacks). `ASYNC_LAB_TRACE_EVENTS=0` leaves `event` out too.
+/// The GPU record kinds enabled, a comma-separated list of `memcpy`, `memset`, `kernel` (every kernel),
+/// `windows` (kernels during windows only: `windows`), `sync`, `event`, `overhead` (default: [`KINDS_DEFAULT`],
+/// or every kind with [`ALL_KERNELS_VAR`]; `none`: none), and `api`: CUPTI's API records of every runtime and
+/// driver call as well (read by nothing: for measuring what they cost beside the callbacks).
+/// `ASYNC_LAB_TRACE_EVENTS=0` leaves `event` out too.
 pub const KINDS_VAR: &str = "ASYNC_LAB_TRACE_KINDS";
+/// The record kinds by default: a held call's own copy or memset and the driver's overheads are one record
+/// each, and kernels are recorded in windows (start-up, after a held call); no record per launch or per poll.
+pub const KINDS_DEFAULT: &str = "memcpy,memset,overhead,windows";
+/// Every kind, every kernel (`--all-kernels`).
+pub const KINDS_ALL: &str = "memcpy,memset,kernel,sync,event,overhead";
+/// Set to 1 (by `async-lab trace --all-kernels`): every GPU record kind, every kernel and synchronization, as
+/// traces were made before the launch log.
+pub const ALL_KERNELS_VAR: &str = "ASYNC_LAB_ALL_KERNELS";
 /// Set to 1: CUPTI keeps an activity buffer per thread (`CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER`,
 /// CUPTI 12.3 and later) rather than one that every thread's records go through: for measuring whether the
 /// threads' contention for it is part of what the GPU records cost.
@@ -33,9 +43,13 @@ pub fn listed(var: &str, name: &str) -> bool {
     }
 }
 
-/// Whether `name` is named in variable `var` (never where it is unset).
-pub fn named(var: &str, name: &str) -> bool {
-    std::env::var(var).is_ok_and(|list| list.split(',').any(|n| n.trim() == name))
+/// Whether the GPU record kind `word` is enabled ([`KINDS_VAR`], else the defaults).
+pub fn kind(word: &str) -> bool {
+    let list = std::env::var(KINDS_VAR).unwrap_or_else(|_| {
+        let all = std::env::var_os(ALL_KERNELS_VAR).is_some_and(|v| v == "1");
+        (if all { KINDS_ALL } else { KINDS_DEFAULT }).to_owned()
+    });
+    list.split(',').any(|n| n.trim() == word)
 }
 
 /// What the writer does with the lines.

@@ -50,6 +50,8 @@ static HEADER: AtomicBool = AtomicBool::new(false);
 static OPENED_BY: AtomicU32 = AtomicU32::new(0);
 /// Nothing is recorded (`ASYNC_LAB_TRACE_WRITER=none`).
 static OFF: AtomicBool = AtomicBool::new(false);
+/// Nothing is recorded for now: the gate (`attach`) between its blocks.
+static IDLE: AtomicBool = AtomicBool::new(false);
 
 /// The file, the filter and every thread's ring, behind one lock.
 static SINK: Mutex<Option<Sink>> = Mutex::new(None);
@@ -398,7 +400,7 @@ pub fn flush() {
 
 /// Hands a record to the library's thread: into this thread's ring, or where that cannot be, to the writer.
 fn push(record: Record) {
-    if OFF.load(Ordering::Relaxed) {
+    if OFF.load(Ordering::Relaxed) || IDLE.load(Ordering::Relaxed) {
         return;
     }
     let mut record = Some(record);
@@ -455,6 +457,17 @@ pub fn completed(buffer: Box<dyn Records>) {
 #[inline]
 pub fn api(domain: Domain, name: *const c_char, cbid: u32, corr: u32, start: u64, end: u64, outermost: bool) {
     push(Record::Api { domain, name: Name(name), cbid, corr, start, end, outermost });
+}
+
+/// Whether the threads' lines are dropped for now ([`set_idle`]).
+#[inline]
+pub fn idle() -> bool {
+    IDLE.load(Ordering::Relaxed)
+}
+
+/// Drops the threads' lines from now on (`true`: the gate has no block open), or records them again.
+pub fn set_idle(idle: bool) {
+    IDLE.store(idle, Ordering::Relaxed);
 }
 
 /// This thread's outermost call began at `start` (0: it returned).

@@ -128,6 +128,18 @@ pub fn traced(p: &Program, i: usize) -> Traced {
             not_claimed,
         };
     }
+    if let Some(why) = unrecorded_words(p, &v, &held, &functions, shown) {
+        return Traced {
+            index: i,
+            class: Class::Unknown,
+            held,
+            module_loads,
+            contexts,
+            cause: why,
+            basis: None,
+            not_claimed,
+        };
+    }
     let cause = cause_words(&v, &held);
     let class =
         super::driver_work::class(&held, super::driver_work::DriverWork { contexts, module_loads, loads_by_name });
@@ -173,6 +185,16 @@ fn missing_words(p: &Program, v: &CallView, class: Class, functions: &[&str]) ->
         .any(|&w| matches!(table.allows(functions, w, Shown::default()), Allowed::Yes(_)));
     (may_have_held && waits)
         .then(|| format!("what it waited for may be among the GPU records missing: {}", lost.words()))
+}
+
+/// Why the call `v` views would be classed on records the trace does not hold, where it would: it waited for
+/// nothing the trace shows, the lab saw its function wait for its stream or the device, and its launch log
+/// names work the trace holds no record of (kernel records off then) whose end nothing bounds (`ahead`).
+fn unrecorded_words(p: &Program, v: &CallView, held: &Held, functions: &[&str], shown: Shown) -> Option<String> {
+    let table = capability::lab();
+    let may_wait =
+        [Way::Stream, Way::Device].iter().any(|&w| matches!(table.allows(functions, w, shown), Allowed::Yes(_)));
+    p.log.unknown_words(&v.call.corrs, held.released_by().is_some(), may_wait, &|k| p.record_start(k).is_some())
 }
 
 /// What the lab's table says of one way a call waited.

@@ -307,28 +307,42 @@ fn waited_ns(a: &Analysis, calls: &[usize]) -> i64 {
 /// The work that held a group's waits most (by kind: a kernel's name, a copy's size), its share of their
 /// waiting, and how many pieces of it there were.
 fn main_holder(a: &Analysis, calls: &[usize]) -> Option<(String, i64, i64)> {
+    let waits = |i: usize| {
+        a.traced[i].held.segments.iter().filter(|s| matches!(s.cause, Cause::Stream | Cause::Device | Cause::Thread))
+    };
+    // Where kernels were recorded for some of the calls only (a trace's windows), what held those is what the
+    // group is said to have waited for, marked as sampled; the launch log names the rest's work only by its
+    // last launch.
+    let recorded: Vec<usize> =
+        calls.iter().copied().filter(|&i| waits(i).any(|s| !super::ahead::logged(&s.holder))).collect();
+    let sampled = !recorded.is_empty() && calls.iter().any(|&i| waits(i).any(|s| super::ahead::logged(&s.holder)));
     let mut by: BTreeMap<String, i64> = BTreeMap::new();
     let mut total = 0;
-    for &i in calls {
-        for s in a.traced[i]
-            .held
-            .segments
-            .iter()
-            .filter(|s| matches!(s.cause, Cause::Stream | Cause::Device | Cause::Thread))
-        {
+    for &i in if sampled { &recorded[..] } else { calls } {
+        for s in waits(i).filter(|s| !sampled || !super::ahead::logged(&s.holder)) {
             *by.entry(s.holder.kind()).or_default() += s.span.len();
             total += s.span.len();
         }
     }
     let (what, ns) = by.into_iter().max_by(|(a, a_ns), (b, b_ns)| a_ns.cmp(b_ns).then_with(|| b.cmp(a)))?;
+    let what = if sampled {
+        format!("{what} (sampled: the {} of {} calls with kernel records)", recorded.len(), calls.len())
+    } else {
+        what
+    };
     Some((what, ns, total))
 }
 
-/// How much of the waits of a group the GPU was busy (any stream had work running): busy, waited (ns).
+/// How much of the waits of a group the GPU was busy (any stream had work running): busy, waited (ns); the waits
+/// known from the launch log alone left out.
 fn gpu_busy(p: &Program, a: &Analysis, calls: &[usize]) -> (i64, i64) {
     let (mut busy, mut waited) = (0, 0);
     for &i in calls {
-        for s in a.traced[i].held.segments.iter().filter(|s| matches!(s.cause, Cause::Stream | Cause::Device)) {
+        // A wait known from the launch log alone has no record to tell how busy the GPU was.
+        let measured = |s: &&crate::attribution::Segment| {
+            matches!(s.cause, Cause::Stream | Cause::Device) && !super::ahead::logged(&s.holder)
+        };
+        for s in a.traced[i].held.segments.iter().filter(measured) {
             waited += s.span.len();
             let mut spans: Vec<Span> = p
                 .work_during(s.span)
@@ -381,7 +395,7 @@ fn what(a: &Analysis, kind: Kind, calls: &[usize]) -> String {
             )
         }
         Kind::Synchronization | Kind::StreamWait | Kind::FullQueue | Kind::DeviceWait | Kind::FreeDrainsDevice => {
-            let (busy, waited) = gpu_busy(p, a, calls);
+            let (busy, measured) = gpu_busy(p, a, calls);
             let holder = main_holder(a, calls).map_or(String::new(), |(what, ns, total)| {
                 if super::words::percent(ns, total) == "100%" {
                     format!(": {what}")
@@ -389,11 +403,14 @@ fn what(a: &Analysis, kind: Kind, calls: &[usize]) -> String {
                     format!("; most of it, {}: {what}", super::words::percent(ns, total))
                 }
             });
-            let busy_words = if waited > 0 {
-                format!(" The GPU was busy {} of the wait.", super::words::percent(busy, waited))
+            let busy_words = if measured > 0 {
+                format!(" The GPU was busy {} of the wait.", super::words::percent(busy, measured))
             } else {
                 String::new()
             };
+            // Every wait for the GPU's work, those known from the launch log too.
+            let waited: i64 =
+                calls.iter().map(|&i| a.traced[i].held.ns(Cause::Stream) + a.traced[i].held.ns(Cause::Device)).sum();
             format!("waited {} in all for {}{holder}.{busy_words}", duration(waited), cause_noun(kind))
         }
         Kind::OtherThread => main_holder(a, calls).map_or_else(

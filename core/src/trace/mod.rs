@@ -10,6 +10,7 @@
 
 pub mod against_recording;
 pub mod against_reference;
+pub mod ahead;
 pub mod analysis;
 pub mod by_location;
 pub mod call_view;

@@ -216,6 +216,8 @@ pub struct Program {
     /// The latest end of any GPU or synchronization record in the section (`i64::MIN` where it has none):
     /// in a section cut short, what ended later was not handed back.
     pub records_end: i64,
+    /// The launch log and the record kinds the trace holds (format 5; `ahead`).
+    pub log: super::ahead::Log,
     /// Indexes, so that a long program's calls are each looked at in about constant time.
     index: Index,
 }
@@ -340,7 +342,9 @@ impl Program {
                     stream: *stream,
                     queue_length: *queue_length,
                 }),
-                _ => {}
+                other => {
+                    self.log.read(other);
+                }
             }
         }
         u
@@ -443,12 +447,19 @@ impl Program {
         self.stream_with(i, &self.own_work(i))
     }
 
-    /// `stream_of` call `i`, whose own work is `own`.
+    /// `stream_of` call `i`, whose own work is `own`: its work's, its synchronization's record's, or where the
+    /// trace holds no such record (format 5's default), as its parameters named it (`ahead`).
     pub(super) fn stream_with(&self, i: usize, own: &[&Work]) -> Option<u32> {
         let c = &self.calls[i];
         own.first()
             .map(|w| w.stream)
             .or_else(|| c.corrs.iter().find_map(|corr| self.index.stream_by_corr.get(corr).copied()))
+            .or_else(|| self.log.stream_of(&c.corrs))
+    }
+
+    /// The earliest start of the GPU records of correlation id `corr`, where the trace holds one.
+    pub fn record_start(&self, corr: u32) -> Option<i64> {
+        self.index.work_by_corr.get(&corr)?.iter().map(|&k| self.work[k].span.start).min()
     }
 
     /// The module loads on call `i`'s thread while it ran.
@@ -547,8 +558,16 @@ impl Program {
         // A synchronization waits for its stream (a context synchronization, for everything) by what it is,
         // and its record says it did: the ends of what it waits for are releases, even where the stream's
         // host functions (which the trace does not see) ran on after its last GPU work.
-        let context_sync = c.corrs.iter().any(|corr| self.index.context_syncs.contains(corr));
-        let stream_sync = stream.is_some() && c.corrs.iter().any(|corr| self.index.stream_by_corr.contains_key(corr));
+        // Where the trace does not hold every record, what the launch log says was ahead (`ahead`).
+        let logged_sync = self.log.sync_of(std::iter::once(&c.name).chain(&c.inner).map(String::as_str), &c.corrs);
+        // The wait's end where the trace shows it: its own work began, or room came in a full launch queue.
+        let room = overheads.iter().filter(|o| o.kind == OverheadKind::CommandBufferFull).map(|o| o.span.end).max();
+        let bound = own_span.map(|o| o.start).or(room);
+        holders.extend(self.log.holders(c.span, &c.corrs, logged_sync.is_some(), bound, &|k| self.record_start(k)));
+        let context_sync =
+            c.corrs.iter().any(|corr| self.index.context_syncs.contains(corr)) || logged_sync == Some(true);
+        let stream_sync = stream.is_some()
+            && (c.corrs.iter().any(|corr| self.index.stream_by_corr.contains_key(corr)) || logged_sync == Some(false));
         marks.extend(
             holders.iter().filter(|h| context_sync || (stream_sync && h.cause == Cause::Stream)).map(|h| h.span.end),
         );

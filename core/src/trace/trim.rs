@@ -72,7 +72,8 @@ fn cut(p: &ProcessTrace, program: &Program, keep: &[usize]) -> ProcessTrace {
             Line::Api { corr, .. }
             | Line::Sync { corr, .. }
             | Line::Location { corr, .. }
-            | Line::SameLocation { corr, .. } => corrs.contains(corr),
+            | Line::SameLocation { corr, .. }
+            | Line::Ahead { corr, .. } => corrs.contains(corr),
             // The records of the events a kept wait waited for: the stream it waited for is one of them.
             Line::Event { event, .. } => waited.contains(event),
             // The driver's overheads inside a kept call (its lazy load, its wait for room in the queue).
@@ -94,6 +95,9 @@ fn cut(p: &ProcessTrace, program: &Program, keep: &[usize]) -> ProcessTrace {
             | Line::Conflict { .. }
             | Line::Signal { .. }
             | Line::Source { .. }
+            | Line::RecordKinds { .. }
+            | Line::KernelWindow { .. }
+            | Line::Note { .. }
             | Line::Counts { .. } => true,
         })
         .cloned()

@@ -93,6 +93,13 @@ pub struct TraceArgs {
     /// of every call, or --steps.
     #[arg(long)]
     pub all_records: bool,
+    /// Record every kernel, synchronization and event on the GPU, as traces were made before the launch log.
+    /// By default a held call's work ahead comes from the launches themselves (the last work enqueued in its
+    /// stream before it began), its own copies and memsets and the driver's overheads are recorded, and kernels
+    /// only during start-up and for a while after a call held its thread (the trace says when): a kernel's record
+    /// costs each launch about a microsecond (docs/trace-internals.md).
+    #[arg(long)]
+    pub all_kernels: bool,
     /// When the program (a profiler: `torch.profiler`) asks CUPTI for a subscriber, unsubscribe and trace
     /// nothing more, so that it may get CUPTI (on the H200's CUPTI 13.0 it was still refused: docs/trace-internals.md).
     /// By default the profiler is refused (CUPTI takes one subscriber) and the tracer says so at the end.

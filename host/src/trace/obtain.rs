@@ -32,6 +32,7 @@ fn trace_program(args: &TraceArgs, program: &str) -> anyhow::Result<(Trace, bool
     let options = spawn::Options {
         all_calls: args.all_calls,
         all_records: args.all_records,
+        all_kernels: args.all_kernels,
         keep_over_ns: args.min_held.as_nanos() as u64,
         locate_over_ns: args.locate_over.max(args.min_held).as_nanos() as u64,
         yield_cupti: args.yield_cupti,

@@ -19,6 +19,7 @@ const CUPTI_VAR: &str = "ASYNC_LAB_CUPTI_LIB";
 const ALL_VAR: &str = "ASYNC_LAB_TRACE_ALL";
 const LOCATE_VAR: &str = "ASYNC_LAB_LOCATE_OVER_NS";
 const ALL_RECORDS_VAR: &str = "ASYNC_LAB_ALL_RECORDS";
+const ALL_KERNELS_VAR: &str = "ASYNC_LAB_ALL_KERNELS";
 const KEEP_OVER_VAR: &str = "ASYNC_LAB_KEEP_OVER_NS";
 const YIELD_VAR: &str = "ASYNC_LAB_YIELD_CUPTI";
 
@@ -29,6 +30,8 @@ pub struct Options {
     pub all_calls: bool,
     /// Every record, not the bounded trace.
     pub all_records: bool,
+    /// Every GPU record kind, every kernel: not the launch log and kernels in windows.
+    pub all_kernels: bool,
     /// The bounded trace keeps the calls that held their thread longer than this (`--min-held`).
     pub keep_over_ns: u64,
     /// Calls that held longer than this have their location taken.
@@ -198,6 +201,7 @@ pub fn run(
         .env(ALL_VAR, if options.all_calls { "1" } else { "0" })
         .env(LOCATE_VAR, options.locate_over_ns.to_string())
         .env(ALL_RECORDS_VAR, if options.all_records { "1" } else { "0" })
+        .env(ALL_KERNELS_VAR, if options.all_kernels { "1" } else { "0" })
         .env(KEEP_OVER_VAR, options.keep_over_ns.to_string())
         .env(YIELD_VAR, if options.yield_cupti { "1" } else { "0" });
     // NVTX hands the program's ranges to CUPTI, which hands them to the tracer; a tool the user set

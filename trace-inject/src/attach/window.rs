@@ -7,7 +7,7 @@
 
 use async_lab_core::trace::analysis::Analysis;
 use async_lab_core::trace::json::{self, HeldCall};
-use async_lab_trace_format::{Gil, Line, ProcessTrace, PyFrame};
+use async_lab_trace_format::{Gil, KernelRecords, Line, ProcessTrace, PyFrame};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -141,7 +141,12 @@ pub fn held_calls(mut p: ProcessTrace, asked: &[Asked]) -> (Vec<HeldCall>, Vec<u
 /// their GPU records in `p`: CUPTI hands a record over once its work has ended, and a copy staged through
 /// pageable memory may still be moving its last piece when its call returns.
 pub fn records_in(p: &ProcessTrace, asked: &[Asked]) -> bool {
-    let enqueues = |name: &str| ["Memcpy", "Memset", "Launch"].iter().any(|w| name.contains(w));
+    // A launch has a record to wait for only where every kernel is recorded (`--all-kernels`, or a trace
+    // without a `record-kinds` line); by default kernels are recorded in windows only.
+    let kernels =
+        !p.lines.iter().any(|l| matches!(l, Line::RecordKinds { kernels, .. } if *kernels != KernelRecords::All));
+    let enqueues =
+        |name: &str| ["Memcpy", "Memset"].iter().any(|w| name.contains(w)) || (kernels && name.contains("Launch"));
     let calls: Vec<(u32, bool)> = p
         .lines
         .iter()
