@@ -474,6 +474,12 @@ pub fn append(l: &Line, _t: u64) {
     push(Record::Line(Box::new(l.clone())));
 }
 
+/// Appends a call's location as taken on the calling thread, after its calls so far: its line is made on the
+/// library's thread.
+pub fn located(taken: Box<crate::location::Taken>) {
+    push(Record::Location(taken));
+}
+
 /// The calling thread's id, as its lines give it.
 pub fn tid() -> u64 {
     LOCAL.try_with(|l| l.tid).unwrap_or_else(|_| gettid())
