@@ -26,6 +26,7 @@ mod ending;
 mod gated;
 mod location;
 mod modules;
+mod names;
 mod nvtx;
 mod python;
 mod record;
