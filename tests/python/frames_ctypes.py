@@ -6,8 +6,9 @@ module, another thread, a deep recursion and names that are not ASCII; then what
 (frames_threads.py): the calling thread's frames to its own frame under a deep library, and every Python
 thread's, read from a thread that runs no Python. Exits non-zero, naming what differs, if any frame is wrong.
 
-    python3 frames_ctypes.py LIBRARY            the checks
-    python3 frames_ctypes.py LIBRARY --cost     also the reader's cost in this process, as JSON
+    python3 frames_ctypes.py LIBRARY              the checks
+    python3 frames_ctypes.py LIBRARY --cost[=N]   also the reader's cost in this process (N rounds, 2000 by
+                                                  default): medians and largest, in ns, as JSON
 """
 
 import ctypes
@@ -160,4 +161,5 @@ def main(path, cost):
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    main(sys.argv[1], "--cost" in sys.argv[2:])
+    rounds = [int(a.partition("=")[2] or 2000) for a in sys.argv[2:] if a.startswith("--cost")]
+    main(sys.argv[1], rounds[0] if rounds else 0)

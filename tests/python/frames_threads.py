@@ -98,11 +98,15 @@ def location(lib):
 
 
 def read_others(lib):
+    """The location line of a thread that runs no Python: its `others`, and no frames of its own."""
     fn, buf = call(lib, "async_lab_python_others")
     n = fn(buf, ctypes.c_size_t(len(buf)))  # here:read_others
     if n <= 0:
         raise AssertionError(f"async_lab_python_others returned {n}")
-    return json.loads(buf.raw[:n])
+    line = json.loads(buf.raw[:n])
+    if line is None or line.get("python") or line["gil"] != "not-held" or not line.get("others"):
+        raise AssertionError(f"a thread without Python located as: {line}")
+    return line
 
 
 def waiter(ev, ids):
@@ -150,7 +154,7 @@ def wait_for(ids, *names):
 
 
 def checks(lib, cost):
-    """The checks; with `cost`, the costs too. Returns (checks passed, costs)."""
+    """The checks; with `cost` (a number of rounds), the costs too. Returns (checks passed, costs)."""
     global DEEP
     DEEP, deep_path, bounce = make_library()
     done = 0
@@ -159,6 +163,8 @@ def checks(lib, cost):
     got = location(lib)
     want = [(deep_path, f"level_{i}", 2 * i + 2) for i in range(DEPTH)] + [(HERE, "location", LINE["location"])]
     expect(as_frames(got["python"]), want, "a location's frames")
+    if got["gil"] != "not-held" or got.get("others"):
+        raise AssertionError(f"a location with frames of its own: {dict(got, python='...')}")
     done += 1
 
     # Other threads, standing still: a waiter under the library, a spinner holding the GIL, this thread in
@@ -238,11 +244,11 @@ def checks(lib, cost):
     if cost:
         threads[-1].join()
         fn, buf = call(lib, "async_lab_python_read_cost")
-        n = DEEP.level_59(fn, ctypes.c_uint32(2000), buf, ctypes.c_size_t(len(buf)))
+        n = DEEP.level_59(fn, ctypes.c_uint32(cost), buf, ctypes.c_size_t(len(buf)))
         if n <= 0:
             raise AssertionError(f"async_lab_python_read_cost returned {n}")
         costs["deep"] = json.loads(buf.raw[:n])
-        n = fn(ctypes.c_uint32(2000), buf, ctypes.c_size_t(len(buf)))
+        n = fn(ctypes.c_uint32(cost), buf, ctypes.c_size_t(len(buf)))
         costs["shallow"] = json.loads(buf.raw[:n])
     ev.set()
     return done, costs

@@ -24,42 +24,36 @@ pub unsafe extern "C" fn async_lab_python_frames(buf: *mut u8, len: usize) -> is
     text.map_or(-1, |t| unsafe { put(&t, buf, len) })
 }
 
-/// Writes what a location of a call returning on the calling thread holds of its Python frames: `{"gil",
-/// "python"}`, to the program's own frame. Returns as [`async_lab_python_frames`] does.
+/// Writes the location a call returning on the calling thread gets, native frames left out (`location::here`,
+/// its line made as the library's thread makes it): the `location` line as JSON (`null` where it has no
+/// frame). Returns as [`async_lab_python_frames`] does.
 ///
 /// # Safety
 /// `buf` is writable for `len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn async_lab_python_location(buf: *mut u8, len: usize) -> isize {
-    let text = std::panic::catch_unwind(|| {
-        let mut f = Frames::EMPTY;
-        let gil = super::own(&mut f);
-        json!({ "gil": gil, "python": lines(&f) }).to_string()
-    });
+    let text = std::panic::catch_unwind(location);
     // SAFETY: the caller's promise.
     text.map_or(-1, |t| unsafe { put(&t, buf, len) })
 }
 
-/// Writes what a location of a call returning on a thread that runs no Python holds: from a thread started for
-/// it, `{"tid": its id, "others": [{tid, gil, python}]}`, every Python thread's frames (the caller's among
-/// them) to its program's own frame. Returns as [`async_lab_python_frames`] does.
+/// Writes, as [`async_lab_python_location`] does, the location a call returning on a thread that runs no
+/// Python gets (from a thread started for it): every Python thread's frames (the caller's among them), each
+/// to its program's own frame, as its `others`.
 ///
 /// # Safety
 /// `buf` is writable for `len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn async_lab_python_others(buf: *mut u8, len: usize) -> isize {
-    let text = std::panic::catch_unwind(|| {
-        let (tid, others) = std::thread::spawn(|| {
-            let mut o = Others::new();
-            super::others(&mut o);
-            (gettid(), o.lines())
-        })
-        .join()
-        .unwrap_or_default();
-        json!({ "tid": tid, "others": others }).to_string()
-    });
+    let text = std::panic::catch_unwind(|| std::thread::spawn(location).join().unwrap_or_default());
     // SAFETY: the caller's promise.
     text.map_or(-1, |t| unsafe { put(&t, buf, len) })
+}
+
+/// The calling thread's location as JSON, native frames left out.
+fn location() -> String {
+    let line = crate::location::here(gettid(), 0, false).map(crate::location::into_line);
+    serde_json::to_string(&line).unwrap_or_default()
 }
 
 /// Measures a location's Python part, `rounds` times each, as median and max in ns: on the calling thread,
