@@ -40,10 +40,11 @@ pub struct TraceArgs {
     #[arg(long, value_name = "DURATION", default_value = "20us", value_parser = parse_duration)]
     pub min_held: Duration,
     /// Take the code location (Python frames, native frames) of the calls that held their thread longer
-    /// than this (never less than --min-held). Taking one costs the program milliseconds in a large process
-    /// (PyTorch's), so by default only the calls that held a millisecond or more get theirs; shorter ones are
-    /// placed by their NVTX range or their API function.
-    #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = parse_duration)]
+    /// than this (never less than --min-held). Python frames cost a few µs a call, so every call held 200 µs
+    /// or more gets them; native frames, which cost more in a large process (PyTorch's), are walked only
+    /// while a thread spends at most 5% of what its calls held on them. Shorter calls are placed by their
+    /// NVTX range or their API function.
+    #[arg(long, value_name = "DURATION", default_value = "200us", value_parser = parse_duration)]
     pub locate_over: Duration,
     /// Exit with 4 when any call held its thread longer than this (a CI gate).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
