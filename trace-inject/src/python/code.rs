@@ -233,9 +233,22 @@ fn add(reader: &Reader, cap: &mut Capture, fresh: &[(usize, CodeKey, u32)]) {
 }
 
 /// The frames as the trace holds them, innermost first, from (code id, instruction) pairs; a frame whose code
-/// object could not be read is left out.
+/// object could not be read is left out. Made on the library's thread, or in a signal handler's flush: there
+/// the table's lock may be held by the very thread the handler interrupted (adding code objects), so it is
+/// only tried, for a while, and the frames are left out where it cannot be had.
 pub fn frames_of(frames: &[(u32, i32)], out: &mut Vec<PyFrame>) {
-    let t = table();
+    let mut tries = 0;
+    let t = loop {
+        match TABLE.try_read() {
+            Ok(t) => break t,
+            Err(std::sync::TryLockError::Poisoned(e)) => break e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) if tries < 10_000 => {
+                tries += 1;
+                std::thread::yield_now();
+            }
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        }
+    };
     out.extend(frames.iter().filter_map(|&(id, lasti)| {
         let code = t.code(id)?;
         Some(PyFrame { file: code.file.clone(), line: code.line(lasti), function: code.function.clone() })
