@@ -283,3 +283,49 @@ fn read_frame(reader: &Reader, snap: &mut Snapshot, addr: usize, chunk: usize, o
     }
     snap.read(addr, out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(frame: usize, code: usize, id: u32) -> RawFrame {
+        RawFrame { frame, func: 7, key: CodeKey { code, ..CodeKey::default() }, id, ..RawFrame::default() }
+    }
+
+    fn capture(frames: &[RawFrame]) -> Capture {
+        let mut c = Capture::default();
+        c.frames[..frames.len()].copy_from_slice(frames);
+        c.len = frames.len();
+        c
+    }
+
+    /// A frame of the thread's last read is the same frame where its address, function and code object are
+    /// the same: found where the walk expects it (after the frame matched before) or anywhere; a frame at the
+    /// same address running another code object, or one whose code object was never known, is not.
+    #[test]
+    fn a_frame_is_the_one_read_before_by_its_address_function_and_code() {
+        let last = capture(&[frame(0x900, 0xc1, 1), frame(0x800, 0xc2, 2), frame(0x700, 0xc3, NO_CODE)]);
+        // The stack grew by one frame: its caller is last's first.
+        assert_eq!(same_frame(&last, None, &frame(0x900, 0xc1, NO_CODE)), Some(0));
+        assert_eq!(same_frame(&last, Some(1), &frame(0x800, 0xc2, NO_CODE)), Some(1));
+        // Out of order: found anyway.
+        assert_eq!(same_frame(&last, Some(0), &frame(0x800, 0xc2, NO_CODE)), Some(1));
+        // The same slot, another function's code object: a new frame.
+        assert_eq!(same_frame(&last, None, &frame(0x900, 0xc9, NO_CODE)), None);
+        let mut other_func = frame(0x900, 0xc1, NO_CODE);
+        other_func.func = 8;
+        assert_eq!(same_frame(&last, None, &other_func), None);
+        // Its code object never read: nothing to take from it.
+        assert_eq!(same_frame(&last, None, &frame(0x700, 0xc3, NO_CODE)), None);
+        assert_eq!(same_frame(&Capture::EMPTY, None, &frame(0x900, 0xc1, NO_CODE)), None);
+    }
+
+    #[test]
+    fn the_frames_inside_one_are_dropped() {
+        let mut c = capture(&[frame(1, 1, 1), frame(2, 2, 2), frame(3, 3, 3)]);
+        c.drop_inner(2);
+        assert_eq!(c.frames().iter().map(|f| f.frame).collect::<Vec<_>>(), [3]);
+        c.drop_inner(5);
+        assert_eq!(c.len, 0);
+    }
+}
