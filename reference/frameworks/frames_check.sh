@@ -1,11 +1,17 @@
 #!/bin/bash
-# The Python frame reader on a GPU machine's own Python (the H200's: CPython 3.12 with torch): the ctypes test
-# of tests/python/frames_ctypes.py with its cost measured, alone and with torch imported first, then
-# torch_transfers.py traced, counting its held calls' locations that carry Python frames while the GIL was
-# released. BIN_DIR holds async-lab and libasync_lab_inject.so (`cargo xtask bundle`); everything written goes
-# to OUT_DIR: log.txt, frames_ctypes.json, frames_ctypes-torch.json, trace-torch_transfers.jsonl (with the
-# command's output in traced-torch_transfers.txt) and
-# frames-torch_transfers.json. About a minute.
+# The Python frame reader on a GPU machine's own Python (the H200's: CPython 3.12 with torch and jax).
+# 1. The ctypes test of tests/python/frames_ctypes.py with its cost measured (2000 rounds: a location's read
+#    under 60 library frames and with the program's frame innermost, warm and first; every other thread's
+#    from a thread without Python), alone, with torch imported first and with jax imported first.
+# 2. torch_train.py and jax_program.py traced with native frames off (ASYNC_LAB_NATIVE_FRAMES=0), so that
+#    each location's took_ns is what reading Python frames cost in a framework process, deep stacks and all:
+#    the median and largest per program, for the calling thread's frames and for the other threads' (the
+#    locations of threads that run no Python: XLA's, the autograd thread), which threads were named, and how
+#    many of those threads' locations found a Python thread at a line of the program.
+# 3. torch_train.py traced as by default (native frames within their budget), for comparison.
+# BIN_DIR holds async-lab and libasync_lab_inject.so (`cargo xtask bundle`); everything written goes to OUT_DIR:
+# log.txt (all of the output), frames_ctypes.json (one line per run of step 1), the traces
+# (trace-<program>[-native].jsonl.gz) and frames-summary.json (step 2 and 3, per trace). About four minutes.
 # Usage: reference/frameworks/frames_check.sh BIN_DIR OUT_DIR
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,31 +21,100 @@ LIB="$BIN/libasync_lab_inject.so"
 TEST="$here/../../tests/python/frames_ctypes.py"
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 exec > >(tee "$OUT/log.txt") 2>&1
-date -u; python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)'
-echo "=== ctypes test and cost"
-python3 "$TEST" "$LIB" --cost > "$OUT/frames_ctypes.json"; echo "=== rc=$?"; cat "$OUT/frames_ctypes.json"
-echo "=== the same with torch imported first"
-python3 -c 'import runpy, sys, torch; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name="__main__")' \
-  "$TEST" "$LIB" --cost > "$OUT/frames_ctypes-torch.json"; echo "=== rc=$?"; cat "$OUT/frames_ctypes-torch.json"
-echo "=== torch_transfers.py traced"
-cd "$here"
-timeout -s INT -k 20 150 "$BIN/async-lab" trace --out "$OUT/trace-torch_transfers.jsonl" --top 12 -- \
-  python3 torch_transfers.py > "$OUT/traced-torch_transfers.txt" 2>&1; echo "=== rc=$?"
-grep -v '^async-lab-step' "$OUT/traced-torch_transfers.txt" | head -30
-python3 - "$OUT/trace-torch_transfers.jsonl" > "$OUT/frames-torch_transfers.json" <<'PY'
-import collections, json, sys
-setup, counts, places = None, collections.Counter(), collections.Counter()
-for text in open(sys.argv[1]):
-    line = json.loads(text)
-    if line.get("type") == "setup":
-        setup = line.get("python")
-    if line.get("type") == "location":
-        frames = line.get("python", [])
-        counts[(line["gil"], bool(frames))] += 1
-        if frames:
-            places[f'{frames[0]["file"].rsplit("/", 1)[-1]}:{frames[0]["line"]} {frames[0]["function"]}'] += 1
-print(json.dumps({"setup": setup, "locations_by_gil_and_frames": {f"{g} frames={f}": n for (g, f), n in counts.items()},
-                  "innermost_python_frames": places.most_common(12)}, indent=1))
+date -u
+python3 -c 'import sys, torch, jax; print(sys.version.split()[0], "torch", torch.__version__, "jax", jax.__version__)'
+
+echo "=== 1. ctypes test and cost: alone, after torch, after jax"
+: > "$OUT/frames_ctypes.json"
+for first in "" torch jax; do
+  echo "--- imported first: ${first:-nothing}"
+  python3 -c 'import importlib, runpy, sys
+if sys.argv[1]:
+    importlib.import_module(sys.argv[1])
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")' "$first" "$TEST" "$LIB" --cost > "$OUT/run.json"
+  echo "rc=$?"
+  python3 - "$first" "$OUT/run.json" >> "$OUT/frames_ctypes.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[2]))
+r["imported_first"] = sys.argv[1] or None
+print(json.dumps(r))
+for case in ("deep", "shallow"):
+    c = r[f"cost_{case}"]
+    us = lambda m: f'{m["median"] / 1000:.1f} µs (max {m["max"] / 1000:.0f} µs, {m["calls"]} calls)'
+    print(f'  {case}: own {c["frames"]} frames {us(c["own_ns"])}, first {us(c["own_first_ns"])}; others '
+          f'{c["threads"]} threads {c["other_frames"]} frames {us(c["others_ns"])}, first {us(c["others_first_ns"])}',
+          file=sys.stderr)
 PY
-cat "$OUT/frames-torch_transfers.json"
+done
+rm -f "$OUT/run.json"
+
+cd "$here"
+trace() { # NAME NATIVE(0|1) PROGRAM ARGS...
+  local name=$1 native=$2; shift 2
+  echo "=== trace $name (native frames: $native)"
+  ASYNC_LAB_NATIVE_FRAMES=$native timeout -s INT -k 20 150 "$BIN/async-lab" trace --out "$OUT/trace-$name.jsonl.gz" \
+    --top 12 -- python3 "$@" > "$OUT/traced.txt" 2>&1
+  echo "rc=$?"
+  grep -v '^async-lab-step' "$OUT/traced.txt" | head -40
+}
+echo "=== 2. framework programs traced, Python frames alone"
+trace torch_train 0 torch_train.py --steps 30
+trace jax_program 0 jax_program.py
+echo "=== 3. torch_train.py traced as by default"
+trace torch_train-native 1 torch_train.py --steps 30
+rm -f "$OUT/traced.txt"
+
+python3 - "$OUT"/trace-*.jsonl.gz > "$OUT/frames-summary.json" <<'PY'
+import collections, gzip, json, os, re, sys
+
+def library(path):  # the analysis's rule (core/src/trace/location.rs)
+    return ("site-packages/" in path or "dist-packages/" in path or path.startswith("<")
+            or re.search(r"(^|/)lib(64)?/python\d", path) is not None)
+
+def stats(ns):
+    ns = sorted(ns)
+    return {"n": len(ns), "median_us": round(ns[len(ns) // 2] / 1000, 1), "max_us": round(ns[-1] / 1000, 1)} if ns else {"n": 0}
+
+out = {}
+for path in sys.argv[1:]:
+    setup, names, frames_of = None, {}, {}
+    own_ns, others_ns, threads_read, placed, unplaced, gil = [], [], [], 0, 0, collections.Counter()
+    for text in gzip.open(path, "rt"):
+        line = json.loads(text)
+        kind = line.get("type")
+        if kind == "setup":
+            setup = line.get("python")
+        elif kind == "thread":
+            names[line["tid"]] = line["name"]
+        elif kind in ("location", "same-location"):
+            if kind == "location":
+                frames_of[line["corr"]] = (line.get("python", []), line.get("others", []))
+            python, others = frames_of.get(line.get("as_corr", line["corr"]), ([], []))
+            took = line.get("took_ns")
+            if python and took:
+                own_ns.append(took)
+            elif others:
+                if took:
+                    others_ns.append(took)
+                threads_read.append(len(others))
+                for o in others:
+                    gil[o["gil"]] += 1
+                # A Python thread at a line of the program's own (its last frame, the walk's stop).
+                own_line = any(o.get("python") and not library(o["python"][-1]["file"]) for o in others)
+                placed += own_line
+                unplaced += not own_line
+    out[os.path.basename(path)] = {
+        "python": setup,
+        "python_frames_took": stats(own_ns),
+        "others_took": stats(others_ns),
+        "others_threads_per_location_median": sorted(threads_read)[len(threads_read) // 2] if threads_read else 0,
+        "others_gil": {str(k): v for k, v in gil.items()},
+        "others_at_a_program_line": placed,
+        "others_not_at_a_program_line": unplaced,
+        "thread_names": {str(k): v for k, v in sorted(names.items())},
+    }
+print(json.dumps(out, indent=1))
+PY
+cat "$OUT/frames-summary.json"
 date -u

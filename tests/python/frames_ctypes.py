@@ -2,11 +2,13 @@
 foreign call that released the GIL (ctypes.CDLL releases it around every call, as PyTorch, JAX and CuPy do
 around theirs). The frames it returns are compared with what Python says of itself: each frame's file,
 function and line, from inside nested functions, a method, a generator, a call made from C (`map`), another
-module, another thread, a deep recursion and names that are not ASCII. Exits non-zero, naming what differs,
-if any frame is wrong.
+module, another thread, a deep recursion and names that are not ASCII; then what a location holds
+(frames_threads.py): the calling thread's frames to its own frame under a deep library, and every Python
+thread's, read from a thread that runs no Python. Exits non-zero, naming what differs, if any frame is wrong.
 
-    python3 frames_ctypes.py LIBRARY            the checks
-    python3 frames_ctypes.py LIBRARY --cost     also the reader's cost in this process, as JSON
+    python3 frames_ctypes.py LIBRARY              the checks
+    python3 frames_ctypes.py LIBRARY --cost[=N]   also the reader's cost in this process (N rounds, 2000 by
+                                                  default): medians and largest, in ns, as JSON
 """
 
 import ctypes
@@ -18,6 +20,7 @@ import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frames_ctypes_other as other  # noqa: E402
+import frames_threads  # noqa: E402
 
 HERE = os.path.abspath(__file__)
 OTHER = os.path.abspath(other.__file__)
@@ -104,7 +107,6 @@ def main(path, cost):
     held = ctypes.PyDLL(path)
     for lib in (released, held):
         lib.async_lab_python_frames.restype = ctypes.c_ssize_t
-        lib.async_lab_python_frames_cost.restype = ctypes.c_ssize_t
     for lib, gil in [(released, "not-held"), (held, "held")]:
         LIB = lib
         got = outer(lib)  # here:main
@@ -147,35 +149,17 @@ def main(path, cost):
     expect(got, want, "names that are not ASCII")
     checks += 1
 
+    if got["setup"].get("note"):
+        raise AssertionError(f"the setup says something is not read: {got['setup']}")
+    passed, costs = frames_threads.checks(released, cost)
+    checks += passed
     result = {"python": platform.python_version(), "reader": got["setup"]["reader"], "checks": checks}
-    if cost:
-        fn = released.async_lab_python_frames_cost
-        result["cost_shallow"] = deep_cost(0, fn)
-        result["cost_recursion_40"] = deep_cost(40, fn)
-        result["cost_chain_40"] = chain_cost(40, fn)
+    result.update({f"cost_{k}": v for k, v in costs.items()})
     print(json.dumps(result))
-
-
-def deep_cost(n, fn):
-    if n > 0:
-        return deep_cost(n - 1, fn)
-    buf = ctypes.create_string_buffer(1 << 16)
-    n = fn(ctypes.c_uint32(2000), buf, ctypes.c_size_t(len(buf)))
-    if n <= 0:
-        raise AssertionError(f"async_lab_python_frames_cost returned {n}")
-    return json.loads(buf.raw[:n])
-
-
-def chain_cost(n, fn):
-    """The cost under n distinct functions (each its own code object, as a framework's stack is)."""
-    source = "".join(f"def f{i}(fn):\n    return f{i + 1}(fn)\n" for i in range(n))
-    source += f"def f{n}(fn):\n    return deep_cost(0, fn)\n"
-    scope = {"deep_cost": deep_cost}
-    exec(compile(source, "chain.py", "exec"), scope)
-    return scope["f0"](fn)
 
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    main(sys.argv[1], "--cost" in sys.argv[2:])
+    rounds = [int(a.partition("=")[2] or 2000) for a in sys.argv[2:] if a.startswith("--cost")]
+    main(sys.argv[1], rounds[0] if rounds else 0)

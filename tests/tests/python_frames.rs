@@ -1,8 +1,11 @@
 //! The injection library's Python frame reader, in a real interpreter: `tests/python/frames_ctypes.py` loads
 //! the library with `ctypes` (which releases the GIL around the call, as PyTorch does around its CUDA calls)
-//! and checks the file, function and line of every frame it returns. Runs on `python3` (CI's is CPython
-//! 3.11), and on each interpreter named in `ASYNC_LAB_PYTHONS` (separated by `:`), each of which must exist:
-//! nothing here passes by skipping.
+//! and checks the file, function and line of every frame it returns; `frames_threads.py` checks what a
+//! location holds: the calling thread's frames to its own frame under 60 library frames, and from a thread
+//! that runs no Python every Python thread's (id, GIL, frames) against what Python says of each, also while
+//! one thread's stack changes under the reader. Runs on `python3` (CI's is CPython 3.11), and on each
+//! interpreter named in `ASYNC_LAB_PYTHONS` (separated by `:`), each of which must exist: nothing here passes
+//! by skipping.
 
 use async_lab_tests::inject_path;
 use std::path::PathBuf;
@@ -38,26 +41,61 @@ fn interpreters() -> Vec<String> {
     all
 }
 
+/// The median and largest of one measure, in µs, and its system calls.
+fn measure(m: &serde_json::Value) -> String {
+    let us = |v: &serde_json::Value| v.as_u64().unwrap_or(0) as f64 / 1000.0;
+    format!("{:.1} µs (max {:.0} µs, {} calls)", us(&m["median"]), us(&m["max"]), m["calls"])
+}
+
+/// What one run measured, as the docs give it.
+fn report(python: &str, result: &serde_json::Value) -> String {
+    let mut out = format!("{python} (Python {}):", result["python"].as_str().unwrap_or("?"));
+    for (name, c) in [("deep", &result["cost_deep"]), ("shallow", &result["cost_shallow"])] {
+        out += &format!(
+            "\n  {name}: own {} frames {}; first {}; line {}; others ({} threads, {} frames) {}; first {}",
+            c["frames"],
+            measure(&c["own_ns"]),
+            measure(&c["own_first_ns"]),
+            measure(&c["line_ns"]),
+            c["threads"],
+            c["other_frames"],
+            measure(&c["others_ns"]),
+            measure(&c["others_first_ns"]),
+        );
+    }
+    out
+}
+
 #[test]
 fn frames_read_without_the_gil_are_the_frames_python_reports() {
     for python in interpreters() {
-        let result = run(&python, &[]);
-        assert_eq!(result["checks"], 7, "{python}: {result}");
+        let result = run(&python, &["--cost=200"]);
+        assert_eq!(result["checks"], 12, "{python}: {result}");
         let reader = result["reader"].as_str().unwrap_or_default();
         assert!(["layout", "debug-offsets"].contains(&reader), "{python}: {result}");
+        // What a location read: 60 library frames and the program's own; four threads but the reader.
+        assert_eq!(result["cost_deep"]["frames"], 61, "{python}: {result}");
+        assert_eq!(result["cost_deep"]["threads"], 4, "{python}: {result}");
+        // Once warm, a read is one system call.
+        assert_eq!(result["cost_deep"]["own_ns"]["calls"], 1.0, "{python}: {result}");
+        assert_eq!(result["cost_deep"]["others_ns"]["calls"], 1.0, "{python}: {result}");
+        // The median read time in this build (a debug build unless ASYNC_LAB_INJECT names another).
+        println!("{}", report(&python, &result));
     }
 }
 
-/// The reader's cost in a Python process (median and max of 2000 rounds, ns), printed: under the script's
-/// own few frames, 40 recursive frames and 40 distinct functions. `cargo test -p async-lab-tests --test
-/// python_frames -- --ignored --nocapture` (with `ASYNC_LAB_INJECT` naming a release build to measure it).
+/// The reader's cost in a Python process (median and max of 2000 rounds), printed for the docs: a location's
+/// read under 60 library frames and with the program's frame innermost, first and warm, and every other
+/// thread's from a thread without Python. `cargo test -p async-lab-tests --test python_frames -- --ignored
+/// --nocapture` with `ASYNC_LAB_INJECT` naming a release build (`cargo build --release -p
+/// async-lab-trace-inject`).
 #[test]
 #[ignore]
 fn the_readers_cost() {
     for python in interpreters() {
         let result = run(&python, &["--cost"]);
-        println!("{python}: {result:#}");
-        let whole = &result["cost_chain_40"]["frames_ns"]["median"];
-        assert!(whole.as_u64().is_some_and(|ns| ns > 0), "{result}");
+        println!("{}", report(&python, &result));
+        let own = &result["cost_deep"]["own_ns"]["median"];
+        assert!(own.as_u64().is_some_and(|ns| ns > 0), "{result}");
     }
 }

@@ -14,7 +14,7 @@
 //! A kept call's own GPU records, synchronizations and the driver's overheads it caused are kept with it, and
 //! its launch log (`ahead`) and its location: a stack written before (the same Python and native frames: a loop's `loss.item()`, step after
 //! step) as a `same-location` line naming the call it was first written for. Every resource event, default-streams,
-//! setup, record-kinds, kernel-window, error, conflict, signal, dropped and end line is kept, and each NVTX range that holds a kept call's
+//! thread name, setup, record-kinds, kernel-window, error, conflict, signal, dropped and end line is kept, and each NVTX range that holds a kept call's
 //! start. Of the rest of the calls only their counts are written ([`Line::Counts`]: per thread and function,
 //! how many calls, their time, their durations grouped as the tables print them), so the tables per function
 //! and per thread add up as from the whole trace.
@@ -719,5 +719,39 @@ mod tests {
         let held = out.iter().position(|l| matches!(l, Line::Api { corr: 12, .. })).unwrap();
         assert!(matches!(out[held + 1], Line::Ahead { corr: 12, .. }));
         assert!(out.iter().any(|l| matches!(l, Line::KernelWindow { .. })));
+    }
+
+    /// A thread's name is written wherever it comes, among calls that are only counted and after the end's
+    /// decisions alike: the analysis names threads by it.
+    #[test]
+    fn thread_names_are_kept_wherever_they_come() {
+        let mut f = Filter::new(Config::with_threshold(20_000));
+        let mut out = Vec::new();
+        f.start(&mut out);
+        let named = |tid: u64, name: &str| Line::Thread { tid, name: name.into() };
+        f.push(named(7, "python3"), None, &mut out);
+        let call = |corr: u32, start: u64| Line::Api {
+            domain: Domain::Runtime,
+            name: "cudaLaunchKernel".into(),
+            cbid: 211,
+            tid: 7,
+            corr,
+            start,
+            end: start + 1_000,
+        };
+        // A GPU record: start-up is over, short calls are counted, not kept.
+        f.push(Line::Kernel { name: "k".into(), start: 10, end: 20, stream: 7, corr: 0 }, None, &mut out);
+        for i in 0..100 {
+            f.push(call(i + 1, 1_000_000 + u64::from(i) * 10_000), Some(true), &mut out);
+        }
+        f.push(named(9, "pt_autograd_0"), None, &mut out);
+        f.finish(&mut out);
+        f.push(named(7, "renamed"), None, &mut out);
+        let names: Vec<(u64, &str)> = out
+            .iter()
+            .filter_map(|l| if let Line::Thread { tid, name } = l { Some((*tid, name.as_str())) } else { None })
+            .collect();
+        assert_eq!(names, [(7, "python3"), (9, "pt_autograd_0"), (7, "renamed")]);
+        assert!(!out.iter().any(|l| matches!(l, Line::Api { .. })), "the short calls are counted, not kept");
     }
 }

@@ -357,7 +357,8 @@ pub struct PythonSetup {
     pub version: String,
     /// How the library reads its threads' frames.
     pub reader: PyReader,
-    /// Why the frames are not read, where the reader is `unknown`.
+    /// Why the frames are not read, where the reader is `unknown`; else why other threads' frames are not
+    /// (`Location::others`: the interpreter's thread list did not check out), where they are not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }

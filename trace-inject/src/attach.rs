@@ -26,7 +26,7 @@ use std::sync::Mutex;
 use window::{Asked, Window};
 
 /// The locate threshold where `LOCATE_VAR` is not set: `async-lab trace`'s default `--locate-over`.
-const LOCATE_DEFAULT_NS: u64 = 1_000_000;
+const LOCATE_DEFAULT_NS: u64 = 200_000;
 /// Past this size, the trace file is started afresh when no block is open.
 const ROTATE_BYTES: u64 = 64 << 20;
 /// How long a report waits for the GPU records of the calls it is asked about.

@@ -224,8 +224,8 @@ unsafe fn api(domain: Domain, cbid: u32, data: *const sys::CUpti_CallbackData) {
         // Past the budget, the Python frames alone (a few µs, where the walk through a framework's native
         // libraries can take milliseconds): a Python program's held calls keep their lines.
         let tid = writer::tid();
-        if let Some(line) = location::here(tid, corr, budget::may_locate(held)) {
-            writer::append(&line, end);
+        if let Some(taken) = location::here(tid, corr, budget::may_locate(held)) {
+            writer::located(taken);
             budget::spent(timestamp().saturating_sub(end));
         }
     }

@@ -29,6 +29,7 @@ mod gated;
 mod launches;
 mod location;
 mod modules;
+mod names;
 mod nvtx;
 mod params;
 mod python;

@@ -1,29 +1,130 @@
-//! Where a call that held its thread was made: the thread's Python frames (`python`) and its native
+//! Where a call that held its thread was made: the thread's Python frames (`python`: to the program's own
+//! frame), or where the thread runs no Python in a process that does, every Python thread's frames at that
+//! moment (what the program was waiting in: an XLA or autograd thread's call is placed by it), and its native
 //! frames (walked by `unwind`), each as the file it is in and its offset from that file's first loaded byte,
 //! symbolized by `async-lab trace` after the program ended (nothing is symbolized in the program: a slow call
 //! must stay a slow call, not become a slower one). Only calls that held longer than the trace's threshold
 //! pay, and the line says what taking it cost.
+//!
+//! What the program's thread takes ([`Taken`]) holds its Python frames as code ids and instructions, in a
+//! buffer taken from a pool: nothing is formatted or allocated there once warm (the native walk, under its
+//! budget, excepted). The library's thread makes the line ([`into_line`]) and gives the buffer back.
 
-use crate::{modules, python, unwind};
-use async_lab_trace_format::{Line, NativeFrame};
+use crate::{modules, python, switches, unwind};
+use async_lab_trace_format::{Gil, Line, NativeFrame};
+use std::sync::{Mutex, OnceLock};
 
 /// The native frames kept per call, innermost first, after the tracer's own and CUPTI's and the driver's.
 const NATIVE_DEPTH: usize = 24;
 /// The frames walked at most (the tracer's and CUPTI's, then the program's).
 const WALK_DEPTH: usize = 64;
+/// The buffers the pool keeps at most (more are in flight only where the library's thread fell behind).
+const POOL_MAX: usize = 64;
+
+/// A location as taken on the program's thread.
+pub struct Taken {
+    pub tid: u64,
+    pub corr: u32,
+    pub gil: Gil,
+    pub python: python::Frames,
+    pub others: python::Others,
+    pub native: Vec<NativeFrame>,
+    pub took_ns: Option<u64>,
+}
+
+impl std::fmt::Debug for Taken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Taken")
+            .field("tid", &self.tid)
+            .field("corr", &self.corr)
+            .field("python", &self.python.len)
+            .field("others", &self.others.n)
+            .field("native", &self.native.len())
+            .finish()
+    }
+}
+
+impl Taken {
+    fn new() -> Box<Taken> {
+        Box::new(Taken {
+            tid: 0,
+            corr: 0,
+            gil: Gil::NoPython,
+            python: python::Frames::EMPTY,
+            others: python::Others::new(),
+            native: Vec::new(),
+            took_ns: None,
+        })
+    }
+}
+
+/// The buffers given back: boxed, as the rings carry them (a pointer each), so that one is reused, not copied.
+#[allow(clippy::vec_box)]
+static POOL: Mutex<Vec<Box<Taken>>> = Mutex::new(Vec::new());
+
+fn pooled() -> Box<Taken> {
+    let from_pool = POOL.lock().unwrap_or_else(|e| e.into_inner()).pop();
+    from_pool.unwrap_or_else(Taken::new)
+}
+
+/// Gives a buffer back (on the library's thread, possibly in a signal handler's flush: the pool's lock is
+/// only tried there, and the buffer dropped where it is held).
+fn give_back(t: Box<Taken>) {
+    if let Ok(mut pool) = POOL.try_lock() {
+        if pool.len() < POOL_MAX {
+            pool.push(t);
+        }
+    }
+}
+
+/// The line of a location taken, made on the library's thread; the buffer goes back to the pool.
+pub fn into_line(mut t: Box<Taken>) -> Line {
+    let mut frames = Vec::with_capacity(t.python.len);
+    python::frames_of(t.python.frames(), &mut frames);
+    let line = Line::Location {
+        tid: t.tid,
+        corr: t.corr,
+        gil: t.gil,
+        python: frames,
+        native: std::mem::take(&mut t.native),
+        took_ns: t.took_ns,
+        others: t.others.lines(),
+    };
+    give_back(t);
+    line
+}
+
+/// Whether native frames are walked at all (`ASYNC_LAB_NATIVE_FRAMES=0`: not, for measuring the Python
+/// frames alone).
+fn native_on() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var(switches::NATIVE_FRAMES_VAR).map_or(true, |v| v != "0"))
+}
 
 /// The location of the call the calling thread is returning from, and what taking it cost: its Python
-/// frames, and with `walk_native` its native frames too. Without them, `None` where the thread has no Python
-/// frame (no interpreter, or a thread that runs no Python): a line with neither kind of frame says nothing.
-pub fn here(tid: u64, corr: u32, walk_native: bool) -> Option<Line> {
+/// frames, or where it has none in a process that runs Python, the other Python threads' frames; with
+/// `walk_native` its native frames too. Without them, `None` where there is no Python frame to write: a line
+/// with neither kind of frame says nothing.
+pub fn here(tid: u64, corr: u32, walk_native: bool) -> Option<Box<Taken>> {
     let t0 = std::time::Instant::now();
-    let (gil, python) = python::frames();
-    if !walk_native && python.is_empty() {
+    let mut t = pooled();
+    (t.tid, t.corr, t.took_ns) = (tid, corr, None);
+    t.native.clear();
+    t.gil = python::own(&mut t.python);
+    t.others.clear();
+    if t.python.len == 0 && t.gil != Gil::NoPython {
+        python::others(&mut t.others);
+    }
+    let walk_native = walk_native && native_on();
+    if !walk_native && t.python.len == 0 && t.others.is_empty() {
+        give_back(t);
         return None;
     }
-    let native = if walk_native { native() } else { Vec::new() };
-    let took_ns = Some(t0.elapsed().as_nanos() as u64);
-    Some(Line::Location { tid, corr, gil, python, native, took_ns, others: Vec::new() })
+    if walk_native {
+        t.native = native();
+    }
+    t.took_ns = Some(t0.elapsed().as_nanos() as u64);
+    Some(t)
 }
 
 /// The calling thread's native frames, outside this library, CUPTI and the driver.
@@ -78,13 +179,19 @@ mod tests {
     /// Python): a line with neither kind of frame would say nothing.
     #[test]
     fn a_python_only_location_needs_python_frames() {
-        assert_eq!(here(1, 2, false), None);
+        assert!(here(1, 2, false).is_none());
     }
 
-    /// A location taken here: no Python in this process, the test's own frames, and what it cost.
+    /// A location taken here: no Python in this process, the test's own frames, and what it cost; its buffer
+    /// goes back to the pool when its line is made, and comes out again for the next.
     #[test]
     fn a_location_has_the_callers_frames_and_its_cost() {
-        let Some(Line::Location { gil, native, took_ns, .. }) = here(1, 2, true) else { panic!() };
+        let taken = here(1, 2, true).expect("native frames");
+        let at = &*taken as *const Taken;
+        let line = into_line(taken);
+        assert!(POOL.lock().unwrap().iter().any(|t| std::ptr::eq(&**t, at)));
+        let Line::Location { tid: 1, corr: 2, gil, native, took_ns, python, others } = line else { panic!() };
+        assert!(python.is_empty() && others.is_empty());
         assert_eq!(gil, async_lab_trace_format::Gil::NoPython);
         assert!(native.len() >= 3, "{native:?}");
         assert!(took_ns.is_some_and(|ns| ns > 0));

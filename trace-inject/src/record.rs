@@ -1,6 +1,7 @@
 //! What a program's thread hands the library's thread for each call it returns from, through its ring
 //! (`writer`): fixed-size and made without allocating or formatting. The library's thread turns each into a
-//! trace line. The rarer lines (a location, a resource event, an NVTX range, the default streams) travel whole.
+//! trace line. A location travels as taken (code ids), from a pool; the rarer lines (a resource event, an NVTX
+//! range, the default streams) travel whole.
 
 use async_lab_trace_format::{Domain, Line};
 use std::ffi::{c_char, CStr};
@@ -32,6 +33,8 @@ pub enum Record {
     Api { domain: Domain, name: Name, cbid: u32, corr: u32, start: u64, end: u64, outermost: bool },
     /// Any other line, made on the thread.
     Line(Box<Line>),
+    /// A call's location, its line made on the library's thread (`location::into_line`).
+    Location(Box<crate::location::Taken>),
 }
 
 impl Record {
@@ -43,6 +46,7 @@ impl Record {
                 (Line::Api { domain, name, cbid, tid, corr, start, end }, Some(outermost))
             }
             Record::Line(l) => (*l, None),
+            Record::Location(t) => (crate::location::into_line(t), None),
         }
     }
 }

@@ -32,6 +32,10 @@ pub const PER_THREAD_BUFFERS_VAR: &str = "ASYNC_LAB_CUPTI_PER_THREAD_BUFFERS";
 /// the callbacks take their times and record nothing.
 pub const WRITER_VAR: &str = "ASYNC_LAB_TRACE_WRITER";
 
+/// Set to 0: no native frames are walked, a location holds its Python frames alone: for measuring what
+/// reading the Python frames costs in a program (`reference/frameworks/frames_check.sh`).
+pub const NATIVE_FRAMES_VAR: &str = "ASYNC_LAB_NATIVE_FRAMES";
+
 /// The bounded trace's threshold where [`KEEP_OVER_VAR`] is not set: `async-lab trace`'s default `--min-held`.
 pub const KEEP_OVER_DEFAULT_NS: u64 = 20_000;
 

@@ -7,7 +7,9 @@
 //! own thread drains every ring each [`PASS_MS`], turns the records into lines, passes them through the bounded
 //! trace's filter (`async_lab_trace_format::bounded`; every line with `--all-records`) and writes them, with the
 //! GPU records of the buffers CUPTI handed back (`activity`: read there too). The other lines (the setup, an
-//! error, the end) go through the same filter from the thread that has them. A
+//! error, the end) go through the same filter from the thread that has them. Each thread met (its first ring,
+//! a Python thread a location names) is named there (`names`: `Line::Thread`), and named again at the end where
+//! its name changed. A
 //! program's thread takes the writer's lock only where its ring is full (the library's thread fell behind: it
 //! drains every ring itself, once) and where it writes after its ring is gone (a thread exiting).
 //!
@@ -19,6 +21,7 @@
 //! (the library's, in the middle of a pass) it is waited for a little, held by this very thread (the handler
 //! interrupted the writer) it is skipped rather than waited for.
 
+use crate::names::Names;
 use crate::record::{Name, Record};
 use crate::switches::{self, Writer};
 use async_lab_trace_format::bounded::{Config, Filter};
@@ -126,6 +129,8 @@ struct Sink {
     lines: Vec<Line>,
     /// Bytes made, to write.
     bytes: Vec<u8>,
+    /// The threads named so far (`Line::Thread`).
+    names: Names,
 }
 
 impl Sink {
@@ -143,6 +148,14 @@ impl Sink {
             shape,
             lines: Vec::new(),
             bytes: Vec::with_capacity(BUFFER_BYTES),
+            names: Names::default(),
+        }
+    }
+
+    /// Names thread `tid` where it is met for the first time.
+    fn name(&mut self, tid: u64) {
+        if let Some(line) = self.names.first(tid) {
+            self.feed(line, None);
         }
     }
 
@@ -169,6 +182,11 @@ impl Sink {
             }
             (_, record) => {
                 let (line, outermost) = record.line(tid);
+                if let Line::Location { others, .. } = &line {
+                    for other in others.clone() {
+                        self.name(other.tid);
+                    }
+                }
                 self.feed(line, outermost);
             }
         }
@@ -176,7 +194,12 @@ impl Sink {
 
     /// Drains every ring, then writes what was decided.
     fn pass(&mut self) {
-        self.rings.append(&mut relock(&NEW_RINGS));
+        // A thread's first ring: it is named (outside the lock its program's threads take for a new ring).
+        let fresh = std::mem::take(&mut *relock(&NEW_RINGS));
+        for ring in &fresh {
+            self.name(ring.tid);
+        }
+        self.rings.extend(fresh);
         // The calls in flight, read before the rings: a call that returns meanwhile is drained too.
         let open: Vec<(u64, u64)> = self
             .rings
@@ -383,6 +406,9 @@ pub fn write_all<'a>(lines: impl Iterator<Item = &'a Line>) {
         // The end of the process comes after every thread's lines.
         if matches!(line, Line::End { .. } | Line::Signal { .. }) {
             sink.pass();
+            for renamed in sink.names.renamed() {
+                sink.feed(renamed, None);
+            }
         }
         sink.feed(line.clone(), None);
     }
@@ -485,6 +511,12 @@ pub fn resource(event: Resource, t: u64) {
 /// filled in by the caller with [`tid`].
 pub fn append(l: &Line, _t: u64) {
     push(Record::Line(Box::new(l.clone())));
+}
+
+/// Appends a call's location as taken on the calling thread, after its calls so far: its line is made on the
+/// library's thread.
+pub fn located(taken: Box<crate::location::Taken>) {
+    push(Record::Location(taken));
 }
 
 /// The calling thread's id, as its lines give it.
@@ -674,7 +706,15 @@ mod tests {
         assert_eq!(trace.processes.len(), 1);
         assert_eq!(trace.processes[0].cupti_version, Some(130001));
         let key = |l: &Line| serde_json::to_string(l).unwrap();
-        let mut got: Vec<String> = trace.processes[0].lines.iter().map(key).collect();
+        // The threads' names besides (those still running at the flush are named for certain).
+        let named: Vec<u64> = trace.processes[0]
+            .lines
+            .iter()
+            .filter_map(|l| if let Line::Thread { tid, .. } = l { Some(*tid) } else { None })
+            .collect();
+        assert!(named.contains(&gettid()), "{named:?}");
+        let mut got: Vec<String> =
+            trace.processes[0].lines.iter().filter(|l| !matches!(l, Line::Thread { .. })).map(key).collect();
         let mut want: Vec<String> = want.iter().map(key).collect();
         got.sort();
         want.sort();
@@ -697,6 +737,53 @@ mod tests {
                 .collect();
             assert!(corrs.windows(2).all(|w| w[0] < w[1]), "thread {tid} out of order");
         }
+    }
+
+    /// A thread is named (by the system's name) when its first calls are drained, in the bounded trace too, and
+    /// again at the end with the name it took since.
+    #[test]
+    fn the_threads_met_are_named_in_the_bounded_trace() {
+        let _turn = relock(&TURN);
+        let path = std::env::temp_dir().join(format!("async-lab-inject-names-{}.jsonl", std::process::id()));
+        open_at(&path, Writer::On { all: false, keep_over_ns: 20_000 }).unwrap();
+        HEADER.store(false, Ordering::SeqCst);
+        write_header(None);
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let worker = std::thread::Builder::new()
+            .name("xla-worker".into())
+            .spawn(move || {
+                api(Domain::Runtime, c"cudaStreamSynchronize".as_ptr(), 131, 1, 1_000, 3_000_000, true);
+                tid_tx.send(gettid()).unwrap();
+                go_rx.recv().unwrap();
+                // SAFETY: a NUL-terminated name of 15 bytes or fewer, for this very thread.
+                unsafe { libc::pthread_setname_np(libc::pthread_self(), c"pt_autograd_0".as_ptr()) };
+                done_tx.send(()).unwrap();
+                // Alive at the end, to be named again.
+                go_rx.recv().ok();
+            })
+            .unwrap();
+        let tid = tid_rx.recv().unwrap();
+        flush();
+        go_tx.send(()).unwrap();
+        done_rx.recv().unwrap();
+        write(&Line::End { t: 10_000_000 });
+        flush();
+        drop(go_tx);
+        worker.join().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let trace = Trace::parse(&text).unwrap();
+        let names: Vec<&str> = trace.processes[0]
+            .lines
+            .iter()
+            .filter_map(|l| match l {
+                Line::Thread { tid: t, name } if *t == tid => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, ["xla-worker", "pt_autograd_0"], "{text}");
     }
 
     /// By default the trace is bounded: of a thread's 10,000 short calls and one held call after start-up, the

@@ -40,9 +40,10 @@ pub struct TraceArgs {
     #[arg(long, value_name = "DURATION", default_value = "20us", value_parser = parse_duration)]
     pub min_held: Duration,
     /// Take the code location (Python frames, native frames) of the calls that held their thread longer
-    /// than this (never less than --min-held). Taking one costs the program time of its own (docs/trace.md
-    /// says how much), so by default only the calls that held 200 µs or more get theirs; a shorter one is
-    /// placed where the same call site was placed (said as such), else by its NVTX range or its API function.
+    /// than this (never less than --min-held). Python frames cost a few µs a call, so every call held 200 µs
+    /// or more gets them; native frames, which cost more in a large process (PyTorch's), are walked only
+    /// while a thread spends at most 5% of what its calls held on them. A shorter call is placed where the
+    /// same call site was placed (said as such), else by its NVTX range or its API function.
     #[arg(long, value_name = "DURATION", default_value = "200us", value_parser = parse_duration)]
     pub locate_over: Duration,
     /// Exit with 4 when any call held its thread longer than this (a CI gate).

@@ -5,7 +5,7 @@
 //! (CPython 3.12 and later keep the frame that enters the interpreter from C there).
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 /// The most parts one [`read_many`] reads in one system call (well under the kernel's `IOV_MAX`, 1024).
 pub const MAX_PARTS: usize = 64;
@@ -29,6 +29,14 @@ pub fn pid() -> libc::pid_t {
 
 static PID: AtomicI32 = AtomicI32::new(0);
 
+/// The `process_vm_readv` calls made so far (for measuring what a read costs: `export`).
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// The `process_vm_readv` calls made so far by the process.
+pub fn calls() -> u64 {
+    CALLS.load(Ordering::Relaxed)
+}
+
 /// Copies `out.len()` bytes from `addr` into `out`; false where any of them is not readable.
 pub fn read(pid: libc::pid_t, addr: usize, out: &mut [u8]) -> bool {
     if out.is_empty() {
@@ -43,6 +51,7 @@ pub fn read(pid: libc::pid_t, addr: usize, out: &mut [u8]) -> bool {
     }
     let local = libc::iovec { iov_base: out.as_mut_ptr().cast(), iov_len: out.len() };
     let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: out.len() };
+    CALLS.fetch_add(1, Ordering::Relaxed);
     // SAFETY: `local` describes `out`, writable for its length; the remote range is only read by the kernel,
     // which answers EFAULT (not a fault) where it is not mapped.
     let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
@@ -62,6 +71,7 @@ pub fn read_many(pid: libc::pid_t, parts: &mut [(usize, &mut [u8])]) -> usize {
         remote[i] = libc::iovec { iov_base: *addr as *mut libc::c_void, iov_len: out.len() };
     }
     let count = count as libc::c_ulong;
+    CALLS.fetch_add(1, Ordering::Relaxed);
     // SAFETY: each local iovec describes one destination slice, writable for its length and alive for the
     // call; the remote ranges are only read, by the kernel, which stops at the first unmapped one.
     let n = unsafe { libc::process_vm_readv(pid, local.as_ptr(), count, remote.as_ptr(), count, 0) };
@@ -102,7 +112,7 @@ thread_local! {
 }
 
 /// Whether [addr, addr + len) lies on this thread's stack, above the caller's frame.
-fn on_own_stack(addr: usize, len: usize) -> bool {
+pub fn on_own_stack(addr: usize, len: usize) -> bool {
     let here = 0u8;
     let sp = &here as *const u8 as usize;
     let top = STACK_TOP.with(|t| {

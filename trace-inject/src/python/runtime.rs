@@ -3,7 +3,7 @@
 
 use super::layout::Layout;
 use super::reader::Reader;
-use super::{memory, walk};
+use super::{memory, stack};
 use async_lab_trace_format::{PyReader, PythonSetup};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::OnceLock;
@@ -16,6 +16,14 @@ pub struct Interp {
     is_initialized: unsafe extern "C" fn() -> c_int,
     gil_check: unsafe extern "C" fn() -> c_int,
     this_thread_state: unsafe extern "C" fn() -> *mut c_void,
+    /// `PyInterpreterState_Main` and `PyInterpreterState_ThreadHead` (debugger support, every 3.x): the main
+    /// interpreter and its first thread state, each one field read, for checking where the reader finds them.
+    main_interp: Option<unsafe extern "C" fn() -> *mut c_void>,
+    thread_head: Option<unsafe extern "C" fn(*mut c_void) -> *mut c_void>,
+    /// 3.10 and 3.11: `_PyThreadState_UncheckedGet`, the thread state holding the GIL (the runtime's
+    /// `gilstate.tstate_current`: an atomic read, from any thread). In 3.12 and later it answers the calling
+    /// thread's own state instead, and is not used.
+    pub gil_holder: Option<unsafe extern "C" fn() -> *mut c_void>,
     /// How frames are read, or why they are not.
     pub reader: Result<Reader, String>,
 }
@@ -39,6 +47,22 @@ impl Interp {
     pub fn this_thread_state(&self) -> usize {
         // SAFETY: PyGILState_GetThisThreadState takes no arguments and reads a thread-specific slot.
         unsafe { (self.this_thread_state)() as usize }
+    }
+
+    /// The main interpreter's state (0: none yet).
+    pub fn main_interp(&self) -> usize {
+        // SAFETY: PyInterpreterState_Main takes no arguments and reads one field of the runtime.
+        self.main_interp.map_or(0, |f| unsafe { f() } as usize)
+    }
+
+    /// The first thread state of interpreter `interp` as the interpreter itself reads it (0: none).
+    ///
+    /// # Safety
+    /// `interp` is a live interpreter state (`main_interp`'s, while the interpreter is initialized).
+    pub unsafe fn thread_head(&self, interp: usize) -> usize {
+        // SAFETY: PyInterpreterState_ThreadHead reads one field of the interpreter state, which is live (the
+        // caller's promise).
+        self.thread_head.map_or(0, |f| unsafe { f(interp as *mut c_void) } as usize)
     }
 
     /// What the trace's setup line says of it.
@@ -91,7 +115,26 @@ fn find() -> Option<Interp> {
     // SAFETY: Py_GetVersion returns a static NUL-terminated string, formatted without the GIL.
     let full = unsafe { CStr::from_ptr(get_version()) }.to_string_lossy().into_owned();
     let version = full.split_whitespace().next().unwrap_or_default().to_string();
-    let mut interp = Interp { version, is_initialized, gil_check, this_thread_state, reader: Err(String::new()) };
+    // SAFETY: as above, each name is CPython's function of that C signature (`PyInterpreterState_Main` and
+    // `_ThreadHead` of the debugger API, `_PyThreadState_UncheckedGet` of the unstable API up to 3.12).
+    let (main_interp, thread_head, unchecked_get) = unsafe {
+        (
+            function::<unsafe extern "C" fn() -> *mut c_void>(c"PyInterpreterState_Main"),
+            function::<unsafe extern "C" fn(*mut c_void) -> *mut c_void>(c"PyInterpreterState_ThreadHead"),
+            function::<unsafe extern "C" fn() -> *mut c_void>(c"_PyThreadState_UncheckedGet"),
+        )
+    };
+    let gil_holder = unchecked_get.filter(|_| matches!(minor_of(&version), Some(10 | 11)));
+    let mut interp = Interp {
+        version,
+        is_initialized,
+        gil_check,
+        this_thread_state,
+        main_interp,
+        thread_head,
+        gil_holder,
+        reader: Err(String::new()),
+    };
     interp.reader = reader(&interp);
     Some(interp)
 }
@@ -115,7 +158,7 @@ fn reader(interp: &Interp) -> Result<Reader, String> {
         unicode_type: ty(c"PyUnicode_Type")?,
         bytes_type: ty(c"PyBytes_Type")?,
     };
-    walk::check(interp.this_thread_state(), &interp.version, &reader)?;
+    stack::check(interp.this_thread_state(), &interp.version, &reader)?;
     Ok(reader)
 }
 

@@ -1,26 +1,32 @@
-//! The hot path: the calling thread's Python frames copied as (code object, instruction) pairs, innermost
-//! first, without the GIL. The thread is inside our callback, and only it pushes and pops its own frames,
-//! so its chain is still while it is read; every read goes through [`memory`] and cannot fault, and the walk
-//! is bounded in frames and steps. Frames of 3.11 and later live in the thread's data-stack chunks: a chunk
-//! is copied once, from its start to the frame asked for, and the frames below it are then read from the
-//! copy; the code objects are copied in one system call. Nothing is allocated once the thread's scratch
-//! space has grown to its stack.
+//! A thread's frame chain, copied as (frame, function, code object, instruction) from its innermost frame
+//! outward, without the GIL: the calling thread's, which is inside a CUDA callback and alone pushes and pops
+//! its frames, so its chain is still while it is read; or another thread's (`threads`), which keeps running:
+//! its innermost frames may change under the reader, and what reads them checks every code object's type and
+//! every instruction against its code object (`code::resolve`). Every read goes through a [`Snapshot`]
+//! (reads that cannot fault, as few system calls as the last read of the thread allows), and the walk is
+//! bounded in frames and steps.
+//!
+//! Frames of 3.11 and later live in the thread's data-stack chunks: a frame not yet copied is copied with the
+//! frames below it in its chunk, as one window. A frame found at the same address as in the thread's last
+//! capture, running the same function and code object, is that same frame (a frame's code object and
+//! function live as long as it does): its code object is not read again. With [`Depth::ToUser`] the walk stops
+//! at the program's own frame, the first one outside the installed packages and the interpreter's library
+//! (`code`: decided once per code object), which is where a location is placed; the frames outside it are
+//! not read at all.
 
-use super::layout::{Instr, CODE_SPAN_MAX, FRAME_SPAN_MAX, TSTATE_SPAN_MAX};
-use super::memory::{self, int, word};
+use super::layout::{Instr, FRAME_SPAN_MAX, TSTATE_SPAN_MAX};
+use super::memory::{int, on_own_stack, word};
 use super::reader::Reader;
-use std::cell::RefCell;
+use super::snapshot::Snapshot;
 
 /// The frames kept, innermost first.
 pub const MAX_FRAMES: usize = 64;
 /// The frames stepped through at most (the interpreter's entry frames are stepped over, not kept).
 const MAX_STEPS: usize = 4 * MAX_FRAMES;
-/// The most of one data-stack chunk copied.
-const WINDOW_MAX: usize = 1 << 20;
-/// The chunks whose bounds are read at most.
-const CHUNKS_MAX: usize = 4;
-/// A chunk's header (`_PyStackChunk`: previous, size, top) before its frames.
-const CHUNK_HEADER: usize = 24;
+/// A frame not yet copied is copied with this much of its chunk below it (the frames it was called from).
+const WINDOW_BELOW: usize = 8 * 1024;
+/// A code object's id not known yet.
+pub const NO_CODE: u32 = u32::MAX;
 
 /// What identifies a code object beside its address, so that an address the allocator gave to another code
 /// object since is not read as the one cached.
@@ -33,62 +39,159 @@ pub struct CodeKey {
     pub first_line: i32,
 }
 
-/// One frame as copied: its code object and the code unit it is at (-1: not begun).
-#[derive(Clone, Copy, Debug, Default)]
+/// One frame as copied.
+#[derive(Clone, Copy, Debug)]
 pub struct RawFrame {
+    /// The frame's own address.
+    pub frame: usize,
+    /// The function it runs (3.11 and later; 0 where the layout has none).
+    pub func: usize,
     pub key: CodeKey,
+    /// The code unit it is at (-1: not begun).
     pub lasti: i32,
+    /// Its code object's id in `code`'s table ([`NO_CODE`]: not known yet).
+    pub id: u32,
+    /// Whether its code object is the program's own (outside the installed packages and the interpreter's
+    /// library).
+    pub user: bool,
+}
+
+impl RawFrame {
+    const NONE: RawFrame = RawFrame {
+        frame: 0,
+        func: 0,
+        key: CodeKey { code: 0, filename: 0, name: 0, linetable: 0, first_line: 0 },
+        lasti: -1,
+        id: NO_CODE,
+        user: false,
+    };
+}
+
+impl Default for RawFrame {
+    fn default() -> RawFrame {
+        RawFrame::NONE
+    }
 }
 
 /// A thread's frames as copied, innermost first.
+#[derive(Clone)]
 pub struct Capture {
     pub frames: [RawFrame; MAX_FRAMES],
     pub len: usize,
+    /// The `code` table's generation its ids are of.
+    pub generation: u64,
+}
+
+impl Default for Capture {
+    fn default() -> Capture {
+        Capture::EMPTY
+    }
 }
 
 impl Capture {
+    /// No frame.
+    pub const EMPTY: Capture = Capture { frames: [RawFrame::NONE; MAX_FRAMES], len: 0, generation: 0 };
+
     pub fn frames(&self) -> &[RawFrame] {
         &self.frames[..self.len]
     }
-}
 
-/// Each thread's copy of a data-stack chunk and of its code objects, kept between captures.
-#[derive(Default)]
-struct Scratch {
-    window: Vec<u8>,
-    codes: Vec<u8>,
-}
-
-thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
-}
-
-/// The frames of thread state `tstate` (the calling thread's).
-pub fn capture(reader: &Reader, tstate: usize) -> Capture {
-    let mut out = Capture { frames: [RawFrame::default(); MAX_FRAMES], len: 0 };
-    if tstate == 0 {
-        return out;
+    /// Keeps the frames from `from` on (the ones inside it dropped).
+    pub fn drop_inner(&mut self, from: usize) {
+        let from = from.min(self.len);
+        self.frames.copy_within(from..self.len, 0);
+        self.len -= from;
     }
-    let _ = SCRATCH.try_with(|s| {
-        if let Ok(mut s) = s.try_borrow_mut() {
-            walk(reader, tstate, &mut s, &mut out);
-        }
-    });
-    out
 }
 
-fn walk(reader: &Reader, tstate: usize, scratch: &mut Scratch, out: &mut Capture) {
+/// A thread state as read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadState {
+    /// The next thread state of the interpreter's list.
+    pub next: usize,
+    /// The interpreter it belongs to.
+    pub interp: usize,
+    /// Its `pthread_t`.
+    pub thread_id: usize,
+    /// The system's id of the thread (3.11 and later).
+    pub native_id: Option<u64>,
+    /// Its innermost frame (0: it runs no Python now).
+    pub frame: usize,
+    /// Its current data-stack chunk (0: none).
+    pub chunk: usize,
+}
+
+/// Reads thread state `tstate` (3.11 and 3.12: and the `_PyCFrame` that holds its innermost frame).
+pub fn thread_state(reader: &Reader, snap: &mut Snapshot, tstate: usize) -> Option<ThreadState> {
     let l = &reader.layout;
-    let pid = memory::pid();
-    let Some((mut frame, chunk)) = innermost(reader, pid, tstate) else { return };
-    let mut frames = Frames::new(pid, chunk, &mut scratch.window);
+    let (lo, len) = l.tstate_span();
+    let mut ts = [0u8; TSTATE_SPAN_MAX];
+    if tstate == 0 || !snap.read(tstate.wrapping_add(lo), &mut ts[..len]) {
+        return None;
+    }
+    let at = |field: usize| word(&ts, field - lo);
+    let mut frame = at(l.ts_frame);
+    if let Some(current) = l.cframe_current {
+        let mut b = [0u8; 8];
+        if frame == 0 || !snap.read(frame.wrapping_add(current), &mut b) {
+            return None;
+        }
+        frame = usize::from_ne_bytes(b);
+    }
+    Some(ThreadState {
+        next: at(l.ts_next),
+        interp: at(l.ts_interp),
+        thread_id: at(l.ts_thread_id),
+        native_id: l.ts_native_id.map(|n| at(n) as u64),
+        frame,
+        chunk: l.ts_chunk.map_or(0, at),
+    })
+}
+
+/// How far a walk goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// Every frame, to the bounds.
+    Whole,
+    /// To the program's own frame, the first one outside the installed packages and the interpreter's
+    /// library (where every frame is inside them, to the bounds).
+    ToUser,
+}
+
+/// Walks the frames from `frame` (the innermost; `chunk`: the thread's current data-stack chunk) outward into
+/// `out`. `last` is the thread's previous capture (empty where none or of another generation of the code
+/// table): a frame found at the same address running the same function and code object takes its code id
+/// from there. With [`Depth::ToUser`] the walk stops after the first frame whose code object is known as the
+/// program's own (`known_user` answers for one not in `last`, by its address); the frames' code objects not
+/// known yet are read afterwards (`code::resolve`).
+pub fn frames(
+    reader: &Reader,
+    snap: &mut Snapshot,
+    (frame, chunk): (usize, usize),
+    last: &Capture,
+    depth: Depth,
+    known_user: &dyn Fn(usize) -> Option<bool>,
+    out: &mut Capture,
+) -> Walked {
+    let l = &reader.layout;
+    out.len = 0;
     let (flo, flen) = l.frame_span();
     let mut f = [0u8; FRAME_SPAN_MAX];
+    let mut frame = frame;
     let mut steps = 0;
+    // Where in `last` the next frame is looked for first.
+    let mut cursor: Option<usize> = None;
     while frame != 0 && steps < MAX_STEPS && out.len < MAX_FRAMES {
         steps += 1;
-        if !frames.read(frame.wrapping_add(flo), &mut f[..flen]) {
+        if !read_frame(reader, snap, frame.wrapping_add(flo), chunk, &mut f[..flen]) {
             break;
+        }
+        // A freed frame object (3.10): the thread left it since its state was read, and what was read of
+        // the frames inside it is no longer its stack either.
+        // A frame met twice: a chain read across a change (3.10's frame objects are reused), not one stack.
+        if l.f_refcnt.is_some_and(|rc| word(&f, rc - flo) == 0) || out.frames().iter().any(|g| g.frame == frame) {
+            out.len = 0;
+            return Walked::Torn;
         }
         let previous = word(&f, l.f_previous - flo);
         let entry = match (l.f_owner, l.skip_owner_from) {
@@ -106,272 +209,123 @@ fn walk(reader: &Reader, tstate: usize, scratch: &mut Scratch, out: &mut Capture
                 }
                 (Instr::Pointer, None) => -1,
             };
-            out.frames[out.len] = RawFrame { key: CodeKey { code, ..CodeKey::default() }, lasti };
+            let func = l.f_func.map_or(0, |at| word(&f, at - flo));
+            let mut raw =
+                RawFrame { frame, func, key: CodeKey { code, ..CodeKey::default() }, lasti, ..RawFrame::default() };
+            match same_frame(last, cursor, &raw) {
+                Some(j) => {
+                    (raw.key, raw.id, raw.user) = (last.frames[j].key, last.frames[j].id, last.frames[j].user);
+                    cursor = Some(j + 1);
+                }
+                None => {
+                    raw.user = known_user(code).unwrap_or(false);
+                    cursor = None;
+                }
+            }
+            out.frames[out.len] = raw;
             out.len += 1;
+            if depth == Depth::ToUser && raw.user {
+                return Walked::AtUser;
+            }
         }
         if previous == frame {
-            break;
+            return Walked::Whole;
         }
         frame = previous;
     }
-    codes(reader, pid, &mut scratch.codes, out);
-}
-
-/// The thread's innermost frame (0: it runs no Python now) and its current data-stack chunk (0: none).
-fn innermost(reader: &Reader, pid: libc::pid_t, tstate: usize) -> Option<(usize, usize)> {
-    let l = &reader.layout;
-    let (tlo, tlen) = l.tstate_span();
-    let mut ts = [0u8; TSTATE_SPAN_MAX];
-    if !memory::read(pid, tstate.wrapping_add(tlo), &mut ts[..tlen]) {
-        return None;
-    }
-    let mut frame = word(&ts, l.ts_frame - tlo);
-    if let Some(current) = l.cframe_current {
-        let mut b = [0u8; 8];
-        if frame == 0 || !memory::read(pid, frame.wrapping_add(current), &mut b) {
-            return None;
-        }
-        frame = usize::from_ne_bytes(b);
-    }
-    let chunk = l.ts_chunk.map_or(0, |c| word(&ts, c - tlo));
-    Some((frame, chunk))
-}
-
-/// Copies each frame's code object and keeps the frames whose code object is one. The distinct code objects
-/// are read in one system call, those near each other as one range (each range costs the kernel about as
-/// much as copying a few KiB); where a merged range cannot be read, each object is read alone.
-fn codes(reader: &Reader, pid: libc::pid_t, scratch: &mut Vec<u8>, out: &mut Capture) {
-    let l = &reader.layout;
-    let (clo, clen) = l.code_span();
-    debug_assert!(clen <= CODE_SPAN_MAX);
-    let mut spans = [0usize; MAX_FRAMES];
-    for (span, f) in spans.iter_mut().zip(out.frames()) {
-        *span = f.key.code.wrapping_add(clo);
-    }
-    let spans = &mut spans[..out.len];
-    spans.sort_unstable();
-    let mut distinct = 0;
-    for i in 0..spans.len() {
-        if distinct == 0 || spans[i] != spans[distinct - 1] {
-            spans[distinct] = spans[i];
-            distinct += 1;
-        }
-    }
-    let spans = &spans[..distinct];
-    let mut ranges = Ranges::of(spans, clen, true);
-    if !ranges.read(pid, scratch, false) {
-        ranges = Ranges::of(spans, clen, false);
-        ranges.read(pid, scratch, true);
-    }
-    let mut kept = 0;
-    for i in 0..out.len {
-        let mut f = out.frames[i];
-        let Some(c) = ranges.bytes(scratch, f.key.code.wrapping_add(clo), clen) else { continue };
-        if word(c, l.ob_type - clo) != reader.code_type {
-            continue;
-        }
-        f.key.filename = word(c, l.co_filename - clo);
-        f.key.name = word(c, l.co_name - clo);
-        f.key.linetable = word(c, l.co_linetable - clo);
-        f.key.first_line = int(c, l.co_firstlineno - clo);
-        out.frames[kept] = f;
-        kept += 1;
-    }
-    out.len = kept;
-}
-
-/// Code objects closer than this are read as one range.
-const MERGE_GAP: usize = 4096;
-/// The longest range read for several code objects.
-const MERGED_MAX: usize = 16 * 1024;
-
-/// The address ranges the code objects are read from, in order, and where each went in the scratch space.
-struct Ranges {
-    /// (start, end, read whole)
-    ranges: [(usize, usize, bool); MAX_FRAMES],
-    len: usize,
-}
-
-impl Ranges {
-    /// Sorted distinct spans of `width` bytes, those close together merged where `merge`.
-    fn of(spans: &[usize], width: usize, merge: bool) -> Ranges {
-        debug_assert!(spans.windows(2).all(|w| w[0] < w[1]));
-        let mut r = Ranges { ranges: [(0, 0, false); MAX_FRAMES], len: 0 };
-        for &s in spans {
-            match r.ranges[..r.len].last_mut() {
-                Some(last)
-                    if merge
-                        && s <= last.1.saturating_add(MERGE_GAP)
-                        && s.saturating_add(width) - last.0 <= MERGED_MAX =>
-                {
-                    last.1 = s.saturating_add(width)
-                }
-                _ => {
-                    r.ranges[r.len] = (s, s.saturating_add(width), false);
-                    r.len += 1;
-                }
-            }
-        }
-        r
-    }
-
-    /// Reads every range into `scratch`, one after another; returns whether all were read. With
-    /// `skip_failed`, a range that cannot be read is left out and the ranges after it are read still.
-    fn read(&mut self, pid: libc::pid_t, scratch: &mut Vec<u8>, skip_failed: bool) -> bool {
-        let total: usize = self.ranges[..self.len].iter().map(|r| r.1 - r.0).sum();
-        if scratch.len() < total {
-            scratch.resize(total, 0);
-        }
-        let mut first = 0;
-        let mut all = true;
-        while first < self.len {
-            let offset: usize = self.ranges[..first].iter().map(|r| r.1 - r.0).sum();
-            let mut rest = &mut scratch[offset..];
-            let mut parts: [(usize, &mut [u8]); MAX_FRAMES] = std::array::from_fn(|_| (0, &mut [][..]));
-            for (part, r) in parts.iter_mut().zip(&self.ranges[first..self.len]) {
-                let (here, after) = std::mem::take(&mut rest).split_at_mut(r.1 - r.0);
-                *part = (r.0, here);
-                rest = after;
-            }
-            let read = memory::read_many(pid, &mut parts[..self.len - first]);
-            for r in &mut self.ranges[first..first + read] {
-                r.2 = true;
-            }
-            first += read;
-            if first < self.len {
-                all = false;
-                if !skip_failed {
-                    return false;
-                }
-                first += 1;
-            }
-        }
-        all
-    }
-
-    /// The `width` bytes read at `addr`, where its range was read.
-    fn bytes<'s>(&self, scratch: &'s [u8], addr: usize, width: usize) -> Option<&'s [u8]> {
-        let mut offset = 0;
-        for r in &self.ranges[..self.len] {
-            if addr >= r.0 && addr.checked_add(width).is_some_and(|end| end <= r.1) {
-                return r.2.then(|| &scratch[offset + addr - r.0..offset + addr - r.0 + width]);
-            }
-            offset += r.1 - r.0;
-        }
-        None
+    if frame == 0 {
+        Walked::Whole
+    } else {
+        Walked::Bounded
     }
 }
 
-/// Reads frames, from a copy of the data-stack chunk they are in where they are in one.
-struct Frames<'a> {
-    pid: libc::pid_t,
-    /// The next chunk whose bounds are not read yet (0: none).
-    next_chunk: usize,
-    /// The chunks' (start, size) read so far.
-    chunks: [(usize, usize); CHUNKS_MAX],
-    known: usize,
-    window: &'a mut Vec<u8>,
-    /// The address `window` is a copy of, and how many of its bytes are.
-    window_at: usize,
-    window_len: usize,
+/// Where a walk ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walked {
+    /// At a frame whose code object is known as the program's own.
+    AtUser,
+    /// At the thread's outermost frame.
+    Whole,
+    /// At a bound (frames, steps) or a frame that could not be read.
+    Bounded,
+    /// At a frame no longer on the thread's chain: nothing kept.
+    Torn,
 }
 
-impl<'a> Frames<'a> {
-    fn new(pid: libc::pid_t, chunk: usize, window: &'a mut Vec<u8>) -> Frames<'a> {
-        Frames { pid, next_chunk: chunk, chunks: [(0, 0); CHUNKS_MAX], known: 0, window, window_at: 0, window_len: 0 }
-    }
-
-    /// Copies `out.len()` bytes at `addr`.
-    fn read(&mut self, addr: usize, out: &mut [u8]) -> bool {
-        let Some(end) = addr.checked_add(out.len()) else { return false };
-        if !(addr >= self.window_at && end <= self.window_at + self.window_len) {
-            match self.chunk_of(addr, end) {
-                Some(start) if end - start <= WINDOW_MAX => {
-                    if self.window.len() < end - start {
-                        self.window.resize(end - start, 0);
-                    }
-                    if !memory::read(self.pid, start, &mut self.window[..end - start]) {
-                        return false;
-                    }
-                    (self.window_at, self.window_len) = (start, end - start);
-                }
-                _ => return memory::read(self.pid, addr, out),
-            }
-        }
-        let from = addr - self.window_at;
-        out.copy_from_slice(&self.window[from..from + out.len()]);
-        true
-    }
-
-    /// The start of the chunk that holds [addr, end), reading the chunks' bounds as far as needed.
-    fn chunk_of(&mut self, addr: usize, end: usize) -> Option<usize> {
-        loop {
-            if let Some(&(start, _)) = self.chunks[..self.known]
-                .iter()
-                .find(|&&(start, size)| addr >= start.saturating_add(CHUNK_HEADER) && end <= start.saturating_add(size))
-            {
-                return Some(start);
-            }
-            if self.next_chunk == 0 || self.known == CHUNKS_MAX {
-                return None;
-            }
-            let at = self.next_chunk;
-            self.next_chunk = 0;
-            let mut header = [0u8; 16];
-            if !memory::read(self.pid, at, &mut header) {
-                return None;
-            }
-            let size = word(&header, 8);
-            if !(CHUNK_HEADER..=WINDOW_MAX * 64).contains(&size) {
-                return None;
-            }
-            self.chunks[self.known] = (at, size);
-            self.known += 1;
-            self.next_chunk = word(&header, 0);
+/// The index in `last` of the frame `f` is (the same address, function and code object): looked for at
+/// `cursor` first (the frame after the one matched before), else anywhere.
+fn same_frame(last: &Capture, cursor: Option<usize>, f: &RawFrame) -> Option<usize> {
+    let same = |j: usize| {
+        let g = &last.frames[j];
+        g.frame == f.frame && g.key.code == f.key.code && g.func == f.func && g.id != NO_CODE
+    };
+    if let Some(j) = cursor.filter(|&j| j < last.len) {
+        if same(j) {
+            return Some(j);
         }
     }
+    (0..last.len).find(|&j| same(j))
 }
 
-/// The layout's check on the calling thread's own frames (`tstate`: its thread state, 0 where it has none; `version`: the interpreter's, for the error): where it has a Python frame, the innermost one's
-/// code object must be a code object (a wrong offset finds something else).
-pub fn check(tstate: usize, version: &str, reader: &Reader) -> Result<(), String> {
-    if tstate == 0 {
-        return Ok(());
+/// Copies a frame's fields: from the snapshot where it holds them, else (a frame in a data-stack chunk) with
+/// the frames below it in the chunk as one window, else alone.
+fn read_frame(reader: &Reader, snap: &mut Snapshot, addr: usize, chunk: usize, out: &mut [u8]) -> bool {
+    let end = addr.saturating_add(out.len());
+    if !snap.holds(addr, out.len()) && reader.layout.ts_chunk.is_some() && !on_own_stack(addr, out.len()) {
+        // The current chunk's frames lie above its start; a frame of an older chunk has no known bound below
+        // it but its own page.
+        let floor = if chunk != 0 && chunk <= addr { chunk } else { addr & !4095 };
+        let lo = end.saturating_sub(WINDOW_BELOW).max(floor);
+        if !snap.fetch(lo, end) {
+            snap.fetch(addr & !4095, end);
+        }
     }
-    match innermost(reader, memory::pid(), tstate) {
-        None => Err("the thread state could not be read".into()),
-        Some((0, _)) => Ok(()),
-        Some(_) if capture(reader, tstate).len > 0 => Ok(()),
-        Some(_) => Err(format!("the layout check failed: the thread has frames but none reads as Python {version}")),
-    }
+    snap.read(addr, out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn nearby_code_objects_are_one_range_and_a_range_that_cannot_be_read_falls_back_to_each_object() {
-        let block: Vec<u8> = (0..=255u8).cycle().take(3 * 4096).collect();
-        let base = block.as_ptr() as usize;
-        let far = Box::new([9u8; 64]);
-        let near = Ranges::of(&[base, base + 100, base + 8192], 16, true);
-        assert_eq!(&near.ranges[..near.len], &[(base, base + 116, false), (base + 8192, base + 8208, false)]);
-        let mut spans = [base, base + 100, base + 8192, far.as_ptr() as usize];
-        spans.sort_unstable();
-        let mut scratch = Vec::new();
-        let mut r = Ranges::of(&spans, 16, true);
-        assert!(r.read(memory::pid(), &mut scratch, false));
-        assert_eq!(r.bytes(&scratch, base + 100, 16).unwrap(), &block[100..116]);
-        assert_eq!(r.bytes(&scratch, far.as_ptr() as usize, 16).unwrap(), &[9u8; 16]);
+    fn frame(frame: usize, code: usize, id: u32) -> RawFrame {
+        RawFrame { frame, func: 7, key: CodeKey { code, ..CodeKey::default() }, id, ..RawFrame::default() }
+    }
 
-        // An unmapped address (page 0) among them: the merged read fails, each object is then read alone.
-        let spans = [16, base, base + 8192];
-        let mut r = Ranges::of(&spans, 16, true);
-        assert!(!r.read(memory::pid(), &mut scratch, false));
-        let mut r = Ranges::of(&spans, 16, false);
-        assert!(!r.read(memory::pid(), &mut scratch, true));
-        assert!(r.bytes(&scratch, 16, 16).is_none());
-        assert_eq!(r.bytes(&scratch, base + 8192, 16).unwrap(), &block[8192..8208]);
+    fn capture(frames: &[RawFrame]) -> Capture {
+        let mut c = Capture::default();
+        c.frames[..frames.len()].copy_from_slice(frames);
+        c.len = frames.len();
+        c
+    }
+
+    /// A frame of the thread's last read is the same frame where its address, function and code object are
+    /// the same: found where the walk expects it (after the frame matched before) or anywhere; a frame at the
+    /// same address running another code object, or one whose code object was never known, is not.
+    #[test]
+    fn a_frame_is_the_one_read_before_by_its_address_function_and_code() {
+        let last = capture(&[frame(0x900, 0xc1, 1), frame(0x800, 0xc2, 2), frame(0x700, 0xc3, NO_CODE)]);
+        // The stack grew by one frame: its caller is last's first.
+        assert_eq!(same_frame(&last, None, &frame(0x900, 0xc1, NO_CODE)), Some(0));
+        assert_eq!(same_frame(&last, Some(1), &frame(0x800, 0xc2, NO_CODE)), Some(1));
+        // Out of order: found anyway.
+        assert_eq!(same_frame(&last, Some(0), &frame(0x800, 0xc2, NO_CODE)), Some(1));
+        // The same slot, another function's code object: a new frame.
+        assert_eq!(same_frame(&last, None, &frame(0x900, 0xc9, NO_CODE)), None);
+        let mut other_func = frame(0x900, 0xc1, NO_CODE);
+        other_func.func = 8;
+        assert_eq!(same_frame(&last, None, &other_func), None);
+        // Its code object never read: nothing to take from it.
+        assert_eq!(same_frame(&last, None, &frame(0x700, 0xc3, NO_CODE)), None);
+        assert_eq!(same_frame(&Capture::EMPTY, None, &frame(0x900, 0xc1, NO_CODE)), None);
+    }
+
+    #[test]
+    fn the_frames_inside_one_are_dropped() {
+        let mut c = capture(&[frame(1, 1, 1), frame(2, 2, 2), frame(3, 3, 3)]);
+        c.drop_inner(2);
+        assert_eq!(c.frames().iter().map(|f| f.frame).collect::<Vec<_>>(), [3]);
+        c.drop_inner(5);
+        assert_eq!(c.len, 0);
     }
 }
