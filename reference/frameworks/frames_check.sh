@@ -8,7 +8,8 @@
 #    the median and largest per program, for the calling thread's frames and for the other threads' (the
 #    locations of threads that run no Python: XLA's, the autograd thread), which threads were named, and how
 #    many of those threads' locations found a Python thread at a line of the program.
-# 3. torch_train.py traced as by default (native frames within their budget), for comparison.
+# 3. torch_train.py traced as by default (native frames within their budget), for comparison (FRAMES_COMPARE=0
+#    leaves it out).
 # BIN_DIR holds async-lab and libasync_lab_inject.so (`cargo xtask bundle`); everything written goes to OUT_DIR:
 # log.txt (all of the output), frames_ctypes.json (one line per run of step 1), the traces
 # (trace-<program>[-native].jsonl.gz) and frames-summary.json (step 2 and 3, per trace). About four minutes.
@@ -61,8 +62,10 @@ trace() { # NAME NATIVE(0|1) PROGRAM ARGS...
 echo "=== 2. framework programs traced, Python frames alone"
 trace torch_train 0 torch_train.py --steps 30
 trace jax_program 0 jax_program.py
-echo "=== 3. torch_train.py traced as by default"
-trace torch_train-native 1 torch_train.py --steps 30
+if [ "${FRAMES_COMPARE:-1}" != 0 ]; then
+  echo "=== 3. torch_train.py traced as by default"
+  trace torch_train-native 1 torch_train.py --steps 30
+fi
 rm -f "$OUT/traced.txt"
 
 python3 - "$OUT"/trace-*.jsonl.gz > "$OUT/frames-summary.json" <<'PY'
