@@ -3,7 +3,7 @@
 //!
 //! - [`lines`]: the trace's lines, one JSON object each, and a trace read back (re-exported at the root);
 //! - [`cupti_kinds`]: CUPTI's numbered kinds of copies and memory, by name;
-//! - [`loading`]: the one list of functions that load modules or create contexts;
+//! - [`functions`]: the one table of CUDA functions and what each does (enqueues, waits, loads, allocates...);
 //! - [`stored`]: a trace file read as it is stored, plain or gzip-compressed (the `gz` feature);
 //! - [`subscribed`]: the calls the tracer subscribes to by default;
 //! - [`bounded`]: the bounded trace, decided online while the program runs;
@@ -15,8 +15,8 @@
 
 pub mod bounded;
 pub mod cupti_kinds;
+pub mod functions;
 pub mod lines;
-pub mod loading;
 pub mod stored;
 pub mod subscribed;
 pub mod units;

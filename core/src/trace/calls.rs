@@ -274,12 +274,7 @@ fn functions_words(functions: &[&str]) -> String {
 
 /// A function that loads a module at run time (its own call, not a lazy load at a first use).
 pub fn is_load(name: &str) -> bool {
-    super::format::loading::loads_module(name)
-}
-
-/// A function that may load a module lazily: a launch, or a lookup of a function or kernel.
-fn may_load_lazily(name: &str) -> bool {
-    name.contains("Launch") || name.contains("GetFunction") || name.contains("GetKernel") || name.contains("FuncGet")
+    super::functions::loads_module(name)
 }
 
 /// What held the call `v` views, in words: the largest part first, then the others in time order ("197 ms
@@ -315,7 +310,7 @@ fn parts(v: &CallView, held: &Held) -> Vec<(i64, String)> {
     let (loading, queue_full) = (v.loading(), v.queue_full());
     // A load the program called itself is at run time; one a launch or lookup made inside is lazy.
     let at_run_time = is_load(&c.name);
-    let lazily = !at_run_time && v.functions().iter().any(|n| may_load_lazily(n));
+    let lazily = !at_run_time && v.functions().iter().any(|n| super::functions::may_load_lazily(n));
     let has_stream = v.stream.is_some();
     let own = &v.own_work;
     // Each waiting cause's holders, in the order they held it, with how long each did.

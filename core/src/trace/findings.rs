@@ -19,6 +19,7 @@ use super::by_location::ClassCount;
 use super::calls::is_load;
 use super::capability;
 use super::format::cupti_kinds::copy;
+use super::functions::{frees, launches, manages_memory as allocates};
 use super::location::{Kind as PlaceKind, Place};
 use super::remedies;
 use super::scene::{Program, WorkKind};
@@ -194,21 +195,6 @@ pub fn kind(a: &Analysis, i: usize) -> Kind {
         }
         _ => Kind::Other,
     }
-}
-
-fn frees(name: &str) -> bool {
-    name.contains("Free") || name.contains("MemRelease") || name.contains("MemUnmap")
-}
-
-/// A function that allocates, frees, pins or unpins memory.
-fn allocates(name: &str) -> bool {
-    ["Alloc", "Free", "Malloc", "HostRegister", "HostUnregister", "MemCreate", "MemRelease"]
-        .iter()
-        .any(|w| name.contains(w))
-}
-
-fn launches(name: &str) -> bool {
-    name.contains("Launch")
 }
 
 /// Whether call `i` launched behind a full launch queue (the lab's measured depth, `capability`).

@@ -38,4 +38,4 @@ pub mod words;
 
 /// The trace's format, the bounded trace and the calls subscribed to live in a crate of their own, which the
 /// injection library uses alone; here at the paths the views use.
-pub use async_lab_trace_format::{self as format, bounded, subscribed};
+pub use async_lab_trace_format::{self as format, bounded, functions, subscribed};

@@ -115,7 +115,7 @@ pub fn derive(recordings: &[(&str, &Recording)]) -> Remedies {
             match facts {
                 Facts::Sweep(_) | Facts::Seed(_) | Facts::SeedRuntime(_)
                     if r.host_memory == Some(HostKind::Pinned)
-                        && r.call.contains("Memcpy")
+                        && super::functions::does(&r.call) == super::functions::Does::Copies
                         && matches!(direction, Some(Direction::HtoD | Direction::DtoH)) =>
                 {
                     let direction = direction.map_or("", |d| d.slug()).to_owned();

@@ -679,10 +679,7 @@ pub fn by_corr(p: &Program) -> HashMap<u32, usize> {
 }
 
 /// A function that enqueues GPU work a record is made of: a copy, a memset, a kernel launch (not a host
-/// function's launch, not a graph's, whose records depend on its nodes).
+/// function's launch, not a graph's, whose records depend on its nodes): the function table's answer.
 pub fn enqueues(name: &str) -> bool {
-    let f = name.split('(').next().unwrap_or(name);
-    (f.contains("Memcpy") || f.contains("Memset") || f.contains("LaunchKernel") || f.contains("LaunchCooperative"))
-        && !f.contains("Graph")
-        && !f.contains("HostFunc")
+    super::functions::enqueues_with_record(name)
 }

@@ -84,9 +84,9 @@ pub fn first_use(a: &Analysis, i: usize) -> FirstUse {
     f
 }
 
-/// Whether a function of this name synchronizes with the GPU (ends a step).
+/// Whether a function of this name synchronizes with the GPU (ends a step): the function table's answer.
 pub fn synchronizes(name: &str) -> bool {
-    name.contains("Synchronize")
+    super::functions::synchronizes(name)
 }
 
 /// The warm-up of a process, with the first `skip_first` steps left out too.

@@ -137,11 +137,12 @@ pub fn held_calls(mut p: ProcessTrace, asked: &[Asked]) -> (Vec<HeldCall>, Vec<u
     (found, missing)
 }
 
-/// Whether the asked calls that enqueue GPU work (a copy, a memset, a launch, by their function's name) have
-/// their GPU records in `p`: CUPTI hands a record over once its work has ended, and a copy staged through
-/// pageable memory may still be moving its last piece when its call returns.
+/// Whether the asked calls that enqueue GPU work with a record of its own (a copy, a memset, a kernel's launch:
+/// the function table's `enqueues_with_record`; not a graph's or a host function's launch, whose records may
+/// never come) have their GPU records in `p`: CUPTI hands a record over once its work has ended, and a copy
+/// staged through pageable memory may still be moving its last piece when its call returns.
 pub fn records_in(p: &ProcessTrace, asked: &[Asked]) -> bool {
-    let enqueues = |name: &str| ["Memcpy", "Memset", "Launch"].iter().any(|w| name.contains(w));
+    let enqueues = async_lab_trace_format::functions::enqueues_with_record;
     let calls: Vec<(u32, bool)> = p
         .lines
         .iter()
@@ -298,5 +299,19 @@ mod tests {
         assert!(!records_in(&p, &[Asked { corr: 9, python: vec![] }]));
         // A synchronization has no record of its own to wait for.
         assert!(records_in(&p, &[Asked { corr: 10, python: vec![] }]));
+    }
+
+    #[test]
+    fn a_graphs_or_a_host_functions_launch_has_no_record_to_wait_for() {
+        let mut lines = context();
+        lines.push(api(11, "cudaGraphLaunch", 50_000_000, 53_000_000));
+        lines.push(api(12, "cudaLaunchHostFunc", 53_000_000, 55_000_000));
+        lines.push(api(13, "cudaLaunchKernel", 55_000_000, 58_000_000));
+        let mut w = Window::new(PathBuf::from("unused"));
+        let since = w.begin(0);
+        w.take(&text(&lines));
+        let p = w.process(since);
+        assert!(records_in(&p, &[Asked { corr: 11, python: vec![] }, Asked { corr: 12, python: vec![] }]));
+        assert!(!records_in(&p, &[Asked { corr: 13, python: vec![] }]));
     }
 }
