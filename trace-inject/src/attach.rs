@@ -233,7 +233,9 @@ fn parse_request(request: &str) -> Result<(u64, Vec<Asked>), String> {
                 }
                 None => Vec::new(),
             };
-            Ok(Asked { corr, python })
+            // The block's limit the call held past (older requests carry none).
+            let over_ns = c["over_ns"].as_i64().unwrap_or(0);
+            Ok(Asked { corr, python, over_ns })
         })
         .collect::<Result<Vec<_>, String>>()?;
     Ok((since, asked))

@@ -277,9 +277,10 @@ pub fn is_load(name: &str) -> bool {
     super::functions::loads_module(name)
 }
 
-/// What held the call `v` views, in words: the largest part first, then the others in time order ("197 ms
-/// its own transfer ...; then 50.4 ms waiting for the kernel spin ahead in its stream, correlation 7"). A
-/// call with one part names it alone.
+/// What held the call `v` views, in words: the largest part first, then the parts before it and those after
+/// it, each in time order, as `--explain` lists them ("4.7 ms pageable memory: the driver staged ...; before
+/// it, 263 µs driver work on this thread"; "161 µs waited for the kernel ...; after it, 4.8 µs its own GPU
+/// work"). A call with one part names it alone.
 pub fn cause_words(v: &CallView, held: &Held) -> String {
     let parts = parts(v, held);
     match parts.len() {
@@ -289,22 +290,19 @@ pub fn cause_words(v: &CallView, held: &Held) -> String {
         _ => {}
     }
     let largest = (0..parts.len()).max_by_key(|&k| (parts[k].0, std::cmp::Reverse(k))).unwrap_or(0);
-    let mut out = format!("{} {}", crate::units::duration(parts[largest].0 as f64), parts[largest].1);
-    let rest: Vec<String> = parts
-        .iter()
-        .enumerate()
-        .filter(|&(k, _)| k != largest)
-        .map(|(_, (ns, words))| format!("{} {}", crate::units::duration(*ns as f64), words))
-        .collect();
-    if !rest.is_empty() {
-        out.push_str("; then ");
-        out.push_str(&rest.join(", "));
+    let worded = |(ns, words): &(i64, String)| format!("{} {words}", crate::units::duration(*ns as f64));
+    let mut out = worded(&parts[largest]);
+    for (side, range) in [("before", &parts[..largest]), ("after", &parts[largest + 1..])] {
+        if !range.is_empty() {
+            out.push_str(&format!("; {side} it, "));
+            out.push_str(&range.iter().map(worded).collect::<Vec<_>>().join(", then "));
+        }
     }
     out
 }
 
 /// The parts of the call's time worth naming (longer than the resolution and a twentieth of the call; the
-/// longest alone where none is), in time order: (length, words).
+/// longest alone where none is), in the order of their first segments: (length, words).
 fn parts(v: &CallView, held: &Held) -> Vec<(i64, String)> {
     let c = v.call;
     let (loading, queue_full) = (v.loading(), v.queue_full());

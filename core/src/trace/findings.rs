@@ -171,29 +171,37 @@ pub fn kind(a: &Analysis, i: usize) -> Kind {
         return Kind::LoadingCode;
     }
     let own = p.own_work(i);
+    let own_ns = t.held.ns(Cause::Own);
     let waited = t.held.ns(Cause::Stream) + t.held.ns(Cause::Device) + t.held.ns(Cause::Thread);
-    // Held through its pageable transfer (after any wait), or mostly by the staging: pinned memory is the
-    // remedy, whatever it waited for first.
-    let staged =
-        t.held.ns(Cause::Own) > 0 && (t.held.ns(Cause::Own) >= waited || t.class == crate::class::Class::Blocking);
-    if own.iter().any(|w| w.pageable()) && staged {
+    // Held by the staging of its pageable transfer at least as long as by any wait: pinned memory is the
+    // remedy. One that mostly waited (an 8-byte result read behind the work that computes it) is that wait.
+    if own.iter().any(|w| w.pageable()) && own_ns > 0 && own_ns >= waited {
         return Kind::PageableCopy;
     }
-    match t.held.released_by().map(|s| s.cause) {
+    // What it waited for: what released it, or, for a call its own work released after a longer wait, the
+    // cause it waited for longest.
+    let wait = match t.held.released_by().map(|s| s.cause) {
+        Some(c @ (Cause::Thread | Cause::Device | Cause::Stream)) => Some(c),
+        _ if waited > 0 && waited >= own_ns => {
+            [Cause::Stream, Cause::Device, Cause::Thread].into_iter().max_by_key(|&c| t.held.ns(c))
+        }
+        _ => None,
+    };
+    match wait {
         Some(Cause::Thread) => Kind::OtherThread,
         Some(Cause::Device) if frees(&c.name) => Kind::FreeDrainsDevice,
         Some(Cause::Device) => Kind::DeviceWait,
-        Some(Cause::Stream) if launches(&c.name) && full_queue(p, i) => Kind::FullQueue,
-        Some(Cause::Stream) if synchronizes(&c.name) || to_host(p, i) => Kind::Synchronization,
-        Some(Cause::Stream) => Kind::StreamWait,
-        _ if t.class == crate::class::Class::DriverWork || t.class == crate::class::Class::Blocking => {
+        Some(_) if launches(&c.name) && full_queue(p, i) => Kind::FullQueue,
+        Some(_) if synchronizes(&c.name) || to_host(p, i) => Kind::Synchronization,
+        Some(_) => Kind::StreamWait,
+        None if t.class == crate::class::Class::DriverWork || t.class == crate::class::Class::Blocking => {
             if own.iter().any(|w| w.pageable()) {
                 Kind::PageableCopy
             } else {
                 Kind::DriverWork
             }
         }
-        _ => Kind::Other,
+        None => Kind::Other,
     }
 }
 
@@ -202,9 +210,15 @@ fn full_queue(p: &Program, i: usize) -> bool {
     capability::lab().queue_depth.is_some_and(|d| p.queued_before(i) as f64 >= d)
 }
 
-/// Whether call `i` copied to the host (`.item()`, `.cpu()`).
+/// Whether call `i` copied into host memory (`.item()`, `.cpu()`, `float(loss)`): from the device, or the last
+/// leg of a read staged through pinned memory (pinned → pageable).
 fn to_host(p: &Program, i: usize) -> bool {
-    p.own_work(i).iter().any(|w| matches!(w.kind, WorkKind::Copy { copy_kind: copy::DTOH, .. }))
+    use super::format::cupti_kinds::memory;
+    p.own_work(i).iter().any(|w| match w.kind {
+        WorkKind::Copy { copy_kind: copy::DTOH, .. } => true,
+        WorkKind::Copy { copy_kind: copy::HTOH, dst_kind, .. } => dst_kind == memory::PAGEABLE,
+        _ => false,
+    })
 }
 
 /// A place with the numbers of its NVTX range's name folded (`batch-to-gpu-#`), so that ranges named once per
@@ -510,6 +524,11 @@ fn remedy(a: &Analysis, kind: Kind, calls: &[usize]) -> Remedy {
                     "Do it once, outside the loop: allocate and pin buffers once and reuse them (a caching allocator \
                      does), free them at the end ({} took {median} at the median here).",
                     c.name
+                )
+            } else if a.traced[longest].class == crate::class::Class::Blocking {
+                format!(
+                    "The driver's own work on this thread held it ({median} at the median), and it returned only \
+                     once its own GPU work had ended; --explain shows the parts."
                 )
             } else {
                 format!(

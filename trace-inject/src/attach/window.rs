@@ -11,12 +11,13 @@ use async_lab_trace_format::{Gil, Line, ProcessTrace, PyFrame};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-/// One held call a block asks about: its correlation id and the Python frames the Python side read for it,
-/// innermost first.
+/// One held call a block asks about: its correlation id, the Python frames the Python side read for it,
+/// innermost first, and the block's limit it held past (ns).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Asked {
     pub corr: u32,
     pub python: Vec<PyFrame>,
+    pub over_ns: i64,
 }
 
 /// What has been read of the trace file.
@@ -122,14 +123,21 @@ impl Window {
 }
 
 /// The entries of the asked calls, as the JSON report gives them, found in `p` with the Python frames given
-/// for them; and the correlation ids of those not found (their lines not yet written).
+/// for them; and the correlation ids of those not found (their lines not yet written). A call is found by its
+/// own correlation id, else as the longest call a driver call of that id was made in; one the trace shows held
+/// no longer than the block's limit is not the call the callback listed, and reads as not found, so that no
+/// call under the limit is ever reported past it.
 pub fn held_calls(mut p: ProcessTrace, asked: &[Asked]) -> (Vec<HeldCall>, Vec<u32>) {
     with_python_frames(&mut p, asked);
     let a = Analysis::of(&p);
     let mut found = Vec::new();
     let mut missing = Vec::new();
     for q in asked {
-        match a.traced.iter().find(|t| a.program.calls[t.index].corrs.contains(&q.corr)) {
+        let calls = &a.program.calls;
+        let own = a.traced.iter().find(|t| calls[t.index].corr == q.corr);
+        let inside =
+            || a.traced.iter().filter(|t| calls[t.index].corrs.contains(&q.corr)).max_by_key(|t| t.held.total_ns);
+        match own.or_else(inside).filter(|t| t.held.total_ns > q.over_ns) {
             Some(t) => found.push(json::held_call(&a, t)),
             None => missing.push(q.corr),
         }
@@ -276,7 +284,7 @@ mod tests {
             },
             PyFrame { file: "/home/me/test_copy.py".into(), line: 12, function: "test_copy".into() },
         ];
-        let asked = [Asked { corr: 9, python: frames }, Asked { corr: 77, python: vec![] }];
+        let asked = [Asked { corr: 9, python: frames, over_ns: 0 }, Asked { corr: 77, python: vec![], over_ns: 0 }];
         let p = w.process(since);
         assert!(records_in(&p, &asked[..1]));
         let (found, missing) = held_calls(p, &asked);
@@ -288,6 +296,17 @@ mod tests {
     }
 
     #[test]
+    fn a_call_the_trace_shows_under_the_limit_is_never_reported_past_it() {
+        let mut lines = context();
+        lines.extend(pageable_copy(9, 50_000_000));
+        let mut w = Window::new(PathBuf::from("unused"));
+        let since = w.begin(0);
+        w.take(&text(&lines));
+        let (found, missing) = held_calls(w.process(since), &[Asked { corr: 9, python: vec![], over_ns: 5_000_000 }]);
+        assert!(found.is_empty() && missing == [9], "{found:?}");
+    }
+
+    #[test]
     fn a_copy_whose_record_has_not_come_is_told() {
         let mut lines = context();
         lines.push(api(9, "cudaMemcpyAsync", 50_000_000, 53_000_000));
@@ -296,9 +315,9 @@ mod tests {
         let since = w.begin(0);
         w.take(&text(&lines));
         let p = w.process(since);
-        assert!(!records_in(&p, &[Asked { corr: 9, python: vec![] }]));
+        assert!(!records_in(&p, &[Asked { corr: 9, python: vec![], over_ns: 0 }]));
         // A synchronization has no record of its own to wait for.
-        assert!(records_in(&p, &[Asked { corr: 10, python: vec![] }]));
+        assert!(records_in(&p, &[Asked { corr: 10, python: vec![], over_ns: 0 }]));
     }
 
     #[test]
@@ -311,7 +330,10 @@ mod tests {
         let since = w.begin(0);
         w.take(&text(&lines));
         let p = w.process(since);
-        assert!(records_in(&p, &[Asked { corr: 11, python: vec![] }, Asked { corr: 12, python: vec![] }]));
-        assert!(!records_in(&p, &[Asked { corr: 13, python: vec![] }]));
+        assert!(records_in(
+            &p,
+            &[Asked { corr: 11, python: vec![], over_ns: 0 }, Asked { corr: 12, python: vec![], over_ns: 0 }]
+        ));
+        assert!(!records_in(&p, &[Asked { corr: 13, python: vec![], over_ns: 0 }]));
     }
 }
