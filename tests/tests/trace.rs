@@ -490,7 +490,7 @@ fn a_lazy_load_after_a_drain_waited_for_the_kernel_that_ended_right_before_it() 
         let launch = t.iter().find(|t| p.calls[t.index].corr == 11).unwrap();
         assert_eq!(launch.class, class, "{}", launch.cause);
         assert!(launch.cause.starts_with(&format!("33.2 ms {words}")), "{}", launch.cause);
-        assert!(launch.cause.ends_with("then 11.3 ms lazy module load"), "{}", launch.cause);
+        assert!(launch.cause.ends_with("; after it, 11.3 ms lazy module load"), "{}", launch.cause);
         assert!(launch.held.overlapped.is_empty(), "{:?}", launch.held.overlapped);
         assert!(launch.basis.as_ref().unwrap().case.ends_with(case), "{:?}", launch.basis);
         let explained = async_lab_core::trace::text::explain(&p, launch);

@@ -190,7 +190,7 @@ pub const TABLE: &[(&str, Does)] = &[
     ("cuEvent", Does::Manages),
     ("cuTensorMapEncode", Does::Manages),
     ("cudaGetDeviceProperties", Does::Reads),
-    ("cuDeviceGet", Does::Reads),
+    ("cuDeviceGetPCIBusId", Does::Reads),
     ("cudaDeviceGet", Does::Reads),
 ];
 
@@ -249,6 +249,21 @@ pub fn frees(name: &str) -> bool {
 /// Whether it allocates memory (device, pinned host, managed) or reserves or maps an address range.
 pub fn allocates(name: &str) -> bool {
     does(name) == Does::Allocates
+}
+
+/// The functions that allocate pinned host memory (the others of [`Does::Allocates`] allocate device, managed
+/// or virtual memory).
+const ALLOCATING_HOST: [&str; 4] = ["cudaHostAlloc", "cudaMallocHost", "cuMemHostAlloc", "cuMemAllocHost"];
+
+/// Whether it allocates pinned host memory (`cudaHostAlloc`, `cudaMallocHost`, `cuMemHostAlloc`, `cuMemAllocHost`).
+pub fn allocates_host(name: &str) -> bool {
+    ALLOCATING_HOST.contains(&function_of(name))
+}
+
+/// Whether it copies from the device to the host by its name (the driver API's `cuMemcpyDtoH`,
+/// `cuMemcpyDtoHAsync`; the runtime's copies name their direction in an argument the trace does not hold).
+pub fn reads_device(name: &str) -> bool {
+    function_of(name).starts_with("cuMemcpyDtoH")
 }
 
 /// Whether it allocates, frees, pins or unpins memory.
@@ -329,6 +344,10 @@ mod tests {
         assert!(!synchronizes("cudaStreamQuery") && does("cudaEventQuery") == Does::Queries);
         assert!(synchronizes("cudaDeviceSynchronize") && synchronizes("cuEventSynchronize"));
         assert!(allocates("cudaHostAlloc") && !frees("cudaHostAlloc") && manages_memory("cudaHostAlloc"));
+        assert!(reads_device("cuMemcpyDtoHAsync_v2") && !reads_device("cuMemcpyHtoD") && !reads_device("cudaMemcpy"));
+        assert!(
+            allocates_host("cudaHostAlloc") && allocates_host("cuMemAllocHost_v2") && !allocates_host("cudaMalloc")
+        );
         assert!(frees("cuMemFree_v2") && !allocates("cuMemFree_v2") && manages_memory("cudaHostUnregister"));
         assert!(loads_or_creates("cuInit") && loads_or_creates("cuDevicePrimaryCtxRetain_v2"));
         assert!(!loads_or_creates("cuLaunchKernel") && !loads_module("cuModuleUnload"));

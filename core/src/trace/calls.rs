@@ -360,7 +360,7 @@ fn parts(v: &CallView, held: &Held) -> Vec<(i64, String)> {
                 }
             }
             Cause::Own => match own.iter().find(|w| w.pageable()) {
-                Some(w) => format!("pageable memory: the driver staged {} on this thread", w.words()),
+                Some(w) => format!("pageable memory: the driver staged {} on this thread", w.words_for(&c.name)),
                 None if held.held_through_own_work() == Some(true) => "its own GPU work ran while it waited".into(),
                 None => "its own GPU work, in part".into(),
             },

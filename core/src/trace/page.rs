@@ -95,7 +95,7 @@ pub fn render(label: &str, trace: &Trace, min_held_ns: i64, top: usize) -> Strin
             if p.partial { " <span class=\"muted\">(cut short)</span>" } else { "" }
         );
         answer(&mut o, n, &a);
-        section(&mut o, n, &a.program, &a.traced, min_held_ns, top);
+        section(&mut o, n, &a, min_held_ns, top);
         by_location_table(&mut o, n, &a, min_held_ns, top);
     }
     let _ = write!(o, "<script>\n{ZOOM_JS}\n</script>\n");
@@ -146,8 +146,12 @@ fn answer(o: &mut String, n: usize, a: &Analysis) {
     o.push_str("</ol>\n");
 }
 
-fn section(o: &mut String, n: usize, p: &Program, traced: &[Traced], min_held_ns: i64, top: usize) {
-    let mut held: Vec<&Traced> = traced.iter().filter(|t| t.held.total_ns > min_held_ns).collect();
+/// The whole program's timeline, then the calls of the steady state held longest (what is paid once is in the
+/// warm-up findings), each with a timeline of the moments around it.
+fn section(o: &mut String, n: usize, a: &Analysis, min_held_ns: i64, top: usize) {
+    let (p, traced) = (&a.program, &a.traced[..]);
+    let (once, mut held): (Vec<&Traced>, Vec<&Traced>) =
+        traced.iter().filter(|t| t.held.total_ns > min_held_ns).partition(|t| a.paid_once(t.index));
     held.sort_by(|a, b| b.held.total_ns.cmp(&a.held.total_ns).then(a.index.cmp(&b.index)));
     if let (Some(first), Some(last)) = (p.calls.first(), p.calls.iter().map(|c| c.span.end).max()) {
         let _ = writeln!(
@@ -164,6 +168,14 @@ fn section(o: &mut String, n: usize, p: &Program, traced: &[Traced], min_held_ns
         p.calls_made(p.calls.len() - traced.len()),
         duration(min_held_ns)
     );
+    if !once.is_empty() {
+        let _ = writeln!(
+            o,
+            "<p class=\"muted\">And {} paid once (the context, loading code, the allocator's growth, the upload...): \
+             the warm-up findings above.</p>",
+            if once.len() == 1 { "1 call".to_owned() } else { format!("{} calls", once.len()) }
+        );
+    }
     o.push_str(
         "<table><tr><th>held</th><th>class</th><th>what held it</th><th>call</th><th>thread</th><th>--explain</th></tr>\n",
     );

@@ -89,6 +89,19 @@ impl Work {
         }
     }
 
+    /// In words, as call `name` made it: the pinned → pageable leg of a read from the device (a `cuMemcpyDtoH*`
+    /// whose record says host → host, as XLA's reads are) is that read; else [`Work::words`].
+    pub fn words_for(&self, name: &str) -> String {
+        match self.kind {
+            WorkKind::Copy { copy_kind: copy::HTOH, dst_kind: memory::PAGEABLE, .. }
+                if super::functions::reads_device(name) =>
+            {
+                format!("the {} device → host read (its last leg: pinned → pageable)", format_size(self.bytes))
+            }
+            _ => self.words(),
+        }
+    }
+
     /// A copy from or to managed memory.
     pub fn managed(&self) -> bool {
         matches!(self.kind, WorkKind::Copy { src_kind, dst_kind, .. } if src_kind == 5 || dst_kind == 5)

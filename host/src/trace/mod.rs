@@ -19,7 +19,7 @@ use async_lab_core::record::Recording;
 use async_lab_core::trace::analysis::Analysis;
 use async_lab_core::trace::format::Trace;
 use async_lab_core::trace::scene::Program;
-use async_lab_core::trace::{against_reference, json, perfetto, steps, text};
+use async_lab_core::trace::{against_reference, gate, json, perfetto, steps, text};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -45,9 +45,14 @@ pub struct TraceArgs {
     /// placed by their NVTX range or their API function.
     #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = parse_duration)]
     pub locate_over: Duration,
-    /// Exit with 4 when any call held its thread longer than this (a CI gate).
+    /// Exit with 4 when any call of the steady state held its thread longer than this (a CI gate). What the
+    /// program pays once (the context, loading code, a library's setup, the allocator's growth, a model's
+    /// upload) and the --skip-first steps are warm-up, left out unless --fail-on-warm-up.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub fail_on_held: Option<Duration>,
+    /// With --fail-on-held: gate warm-up too (what the program pays once, and the --skip-first steps).
+    #[arg(long, requires = "fail_on_held")]
+    pub fail_on_warm_up: bool,
     /// The CUPTI library (libcupti.so.*, or a folder holding one). Default: $ASYNC_LAB_CUPTI, then (for a
     /// Python program) the nvidia-cuda-cupti wheel in its Python's site-packages, then LD_LIBRARY_PATH,
     /// CUDA_HOME, /usr/local/cuda* (and extras/CUPTI), Python's nvidia wheels. A CUPTI of 13.2 or later may
@@ -181,8 +186,20 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         eprintln!("async-lab: the trace as Chrome trace events written to {} (ui.perfetto.dev)", out.display());
     }
     let analyses: Vec<Analysis> = trace.processes.iter().map(Analysis::of).collect();
+    let gate = args.fail_on_held.map(|limit| {
+        gate::gate(
+            &analyses,
+            gate::Asked {
+                limit_ns: limit.as_nanos() as i64,
+                warm_up: args.fail_on_warm_up,
+                after_startup: args.after_startup,
+                skip_first: args.skip_first,
+            },
+        )
+    });
     if args.format == ReportFormat::Json && args.explain.is_none() {
-        let report = json::report(&trace, min_held, args.after_startup, args.skip_first);
+        let mut report = json::report(&trace, min_held, args.after_startup, args.skip_first);
+        report.gate.clone_from(&gate);
         println!("{}", serde_json::to_string_pretty(&report).context("writing the JSON report")?);
     }
     for (n, a) in analyses.iter().enumerate() {
@@ -203,7 +220,7 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
             bail!("the trace has no call with correlation id {corr}");
         }
     }
-    Ok(outcome::decide(args, &analyses, program_ok))
+    Ok(outcome::decide(gate.as_ref(), program_ok))
 }
 
 /// Reads `--steps`' file: the program's own `async-lab-step` lines, at least one.
