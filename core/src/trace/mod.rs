@@ -24,6 +24,7 @@ pub mod findings_text;
 pub mod framework;
 pub mod gate;
 pub mod headline;
+pub mod held_message;
 pub mod json;
 pub mod layout;
 pub mod location;

@@ -138,7 +138,9 @@ pub enum ReportFormat {
     Json,
 }
 
-fn parse_duration(s: &str) -> Result<Duration, String> {
+/// A duration as the command line takes it (`20us`, `1ms`, `0.5s`): the Python package reads its own options the
+/// same way (`python/async_lab/duration.py`, compared with this by `tests/tests/python_package.rs`).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("{s:?} is not a duration ({e}; examples: 20us, 1ms, 0.5s)"))
 }
 

@@ -12,12 +12,47 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// One held call a block asks about: its correlation id, the Python frames the Python side read for it,
-/// innermost first, and the block's limit it held past (ns).
-#[derive(Clone, Debug, PartialEq)]
+/// innermost first, the block's limit it held past (ns), and what the callback saw of it (its function, how
+/// long it held: the words of a call whose lines are not in the trace yet).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Asked {
     pub corr: u32,
     pub python: Vec<PyFrame>,
     pub over_ns: i64,
+    pub name: String,
+    pub held_ns: i64,
+}
+
+/// The answer to a block's question, as JSON: `held_calls`, the entries of the steady state's calls (the
+/// JSON report's, each with the gate's `message`); `paid_once`, those of the calls the program pays once
+/// (warm-up: the context, loading code, the allocator's growth...), which gate nothing unless `warm_up` asked
+/// for them, where they are in `held_calls`; `missing`, each call whose lines are not in the trace yet, by its
+/// correlation id and message.
+pub fn answer(p: ProcessTrace, asked: &[Asked], warm_up: bool) -> serde_json::Value {
+    let (found, missing) = held_calls(p, asked);
+    let mut held = Vec::new();
+    let mut paid_once = Vec::new();
+    for h in found {
+        let over = asked.iter().find(|q| q.corr == h.corr).map_or(0, |q| q.over_ns);
+        let message = async_lab_core::trace::held_message::message(&h, over);
+        let once = h.warm_up && !warm_up;
+        let mut v = serde_json::to_value(h).unwrap_or_default();
+        v["message"] = message.into();
+        if once {
+            paid_once.push(v);
+        } else {
+            held.push(v);
+        }
+    }
+    let missing: Vec<serde_json::Value> = missing
+        .iter()
+        .filter_map(|corr| asked.iter().find(|q| q.corr == *corr))
+        .map(|q| {
+            let message = async_lab_core::trace::held_message::missing(&q.name, q.held_ns, q.over_ns, &q.python);
+            serde_json::json!({ "corr": q.corr, "message": message })
+        })
+        .collect();
+    serde_json::json!({ "held_calls": held, "paid_once": paid_once, "missing": missing })
 }
 
 /// What has been read of the trace file.
@@ -284,7 +319,10 @@ mod tests {
             },
             PyFrame { file: "/home/me/test_copy.py".into(), line: 12, function: "test_copy".into() },
         ];
-        let asked = [Asked { corr: 9, python: frames, over_ns: 0 }, Asked { corr: 77, python: vec![], over_ns: 0 }];
+        let asked = [
+            Asked { corr: 9, python: frames, over_ns: 0, ..Asked::default() },
+            Asked { corr: 77, python: vec![], over_ns: 0, ..Asked::default() },
+        ];
         let p = w.process(since);
         assert!(records_in(&p, &asked[..1]));
         let (found, missing) = held_calls(p, &asked);
@@ -295,6 +333,43 @@ mod tests {
         assert_eq!(h.location.words, "test_copy.py:12 test_copy");
     }
 
+    /// The answer words each call as the gate raises it, and keeps what is paid once (a library loaded) apart
+    /// unless warm-up is asked for; a call not in the trace yet is worded from what the callback saw.
+    #[test]
+    fn the_answer_words_each_call_and_keeps_what_is_paid_once_apart() {
+        let mut lines = context();
+        lines.extend(pageable_copy(9, 50_000_000));
+        lines.push(api(10, "cuLibraryLoadData", 60_000_000, 64_000_000));
+        let mut w = Window::new(PathBuf::from("unused"));
+        let since = w.begin(0);
+        w.take(&text(&lines));
+        let frames = vec![PyFrame { file: "/home/me/test_copy.py".into(), line: 12, function: "test_copy".into() }];
+        let ask = |corr: u32, name: &str| Asked {
+            corr,
+            python: frames.clone(),
+            over_ns: 1_000_000,
+            name: name.into(),
+            held_ns: 3_500_000,
+        };
+        let asked = [ask(9, "cudaMemcpyAsync"), ask(10, "cuLibraryLoadData"), ask(11, "cudaMemcpyAsync")];
+        let a = answer(w.process(since), &asked, false);
+        let [held] = a["held_calls"].as_array().unwrap().as_slice() else { panic!("{a}") };
+        let message = held["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(
+                "test_copy.py:12 test_copy: cudaMemcpyAsync held this thread 3.0 ms (over 1.0 ms), class blocking"
+            ),
+            "{message}"
+        );
+        assert!(message.contains("\n  remedy: Pin the host memory"), "{message}");
+        let [once] = a["paid_once"].as_array().unwrap().as_slice() else { panic!("{a}") };
+        assert_eq!((once["corr"].as_u64(), once["once"].as_str()), (Some(10), Some("loading-code")), "{a}");
+        let [missing] = a["missing"].as_array().unwrap().as_slice() else { panic!("{a}") };
+        assert!(missing["message"].as_str().unwrap().contains("3.5 ms (over 1.0 ms), class unknown"), "{a}");
+        let a = answer(w.process(since), &asked, true);
+        assert_eq!(a["held_calls"].as_array().unwrap().len(), 2, "{a}");
+    }
+
     #[test]
     fn a_call_the_trace_shows_under_the_limit_is_never_reported_past_it() {
         let mut lines = context();
@@ -302,7 +377,8 @@ mod tests {
         let mut w = Window::new(PathBuf::from("unused"));
         let since = w.begin(0);
         w.take(&text(&lines));
-        let (found, missing) = held_calls(w.process(since), &[Asked { corr: 9, python: vec![], over_ns: 5_000_000 }]);
+        let (found, missing) =
+            held_calls(w.process(since), &[Asked { corr: 9, python: vec![], over_ns: 5_000_000, ..Asked::default() }]);
         assert!(found.is_empty() && missing == [9], "{found:?}");
     }
 
@@ -315,9 +391,9 @@ mod tests {
         let since = w.begin(0);
         w.take(&text(&lines));
         let p = w.process(since);
-        assert!(!records_in(&p, &[Asked { corr: 9, python: vec![], over_ns: 0 }]));
+        assert!(!records_in(&p, &[Asked { corr: 9, python: vec![], over_ns: 0, ..Asked::default() }]));
         // A synchronization has no record of its own to wait for.
-        assert!(records_in(&p, &[Asked { corr: 10, python: vec![], over_ns: 0 }]));
+        assert!(records_in(&p, &[Asked { corr: 10, python: vec![], over_ns: 0, ..Asked::default() }]));
     }
 
     #[test]
@@ -332,8 +408,11 @@ mod tests {
         let p = w.process(since);
         assert!(records_in(
             &p,
-            &[Asked { corr: 11, python: vec![], over_ns: 0 }, Asked { corr: 12, python: vec![], over_ns: 0 }]
+            &[
+                Asked { corr: 11, python: vec![], over_ns: 0, ..Asked::default() },
+                Asked { corr: 12, python: vec![], over_ns: 0, ..Asked::default() }
+            ]
         ));
-        assert!(!records_in(&p, &[Asked { corr: 13, python: vec![], over_ns: 0 }]));
+        assert!(!records_in(&p, &[Asked { corr: 13, python: vec![], over_ns: 0, ..Asked::default() }]));
     }
 }
