@@ -100,7 +100,8 @@ fn explain_tells_one_call_segment_by_segment() {
     assert!(s.contains("the lab: a first launch under lazy loading"), "{s}");
     assert!(s.contains("driver calls inside it: cuLibraryLoadData") && s.contains("its stream:"), "{s}");
     let o = run(&["trace", "--replay", f.to_str().unwrap(), "--explain", "999"]);
-    one_clear_line(&o, 1, "no call with correlation id 999");
+    // An id the trace lacks is a bad argument: exit 2, as clap's own.
+    one_clear_line(&o, 2, "--explain 999: the trace has no call with correlation id 999");
 }
 
 #[test]

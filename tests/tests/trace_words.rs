@@ -187,3 +187,14 @@ fn nothing_under_a_limit_is_listed_past_it() {
         }
     }
 }
+
+/// `async`'s bound is the tables' default limit: at `--min-held`'s default no listed call can read `async`.
+#[test]
+fn the_tables_default_limit_is_asyncs_bound() {
+    let help = String::from_utf8_lossy(&async_lab_tests::run_with_stub(&["trace", "--help"]).stdout).into_owned();
+    let line = help.lines().find(|l| l.trim_start().starts_with("--min-held")).unwrap();
+    let default = line.split("[default: ").nth(1).and_then(|d| d.split(']').next()).unwrap();
+    let ns = async_lab::trace::parse_duration(default).unwrap().as_nanos() as i64;
+    assert_eq!(ns, AT_ONCE_NS, "{line}");
+    assert_eq!(MIN_HELD_NS, AT_ONCE_NS);
+}

@@ -17,7 +17,7 @@ use super::remedies;
 use super::scene::WorkKind;
 use super::what_held::{gpu_busy, main_holder};
 use super::words::{duration, percent};
-use crate::units::format_size;
+use crate::units::size_words;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -322,7 +322,7 @@ fn pageable_copy(g: &mut Group) -> String {
         words.push_str(&format!(
             " On the lab's {} a pinned {} {} {} returned in {} (median of {}, {}–{}){gpu}.",
             lab.gpu,
-            format_size(m.bytes),
+            size_words(m.bytes),
             if dtoh { "device → host" } else { "host → device" },
             m.call.split('(').next().unwrap_or(&m.call),
             duration(m.returned_ns),
@@ -333,7 +333,7 @@ fn pageable_copy(g: &mut Group) -> String {
         g.lab.push(LabEvidence {
             case: m.case.clone(),
             recording: m.recording.clone(),
-            words: format!("a pinned {} copy returned in {}", format_size(m.bytes), duration(m.returned_ns)),
+            words: format!("a pinned {} copy returned in {}", size_words(m.bytes), duration(m.returned_ns)),
         });
     }
     words

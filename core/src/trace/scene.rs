@@ -23,7 +23,7 @@
 use super::format::cupti_kinds::{copy, memory};
 use super::format::{Domain, Line, OverheadKind, ProcessTrace, Resource};
 use crate::attribution::{release_slack_ns, Cause, Holder, Identity, Place, Release, Scene, Span};
-use crate::units::format_size;
+use crate::units::size_words;
 use std::collections::HashMap;
 
 /// How close two times of a trace may be and still not be told apart, in ns.
@@ -79,12 +79,12 @@ impl Work {
         match &self.kind {
             WorkKind::Copy { copy_kind, src_kind, dst_kind } => format!(
                 "the {} {} copy ({} → {})",
-                format_size(self.bytes),
+                size_words(self.bytes),
                 copy_words(*copy_kind),
                 memory_words(*src_kind),
                 memory_words(*dst_kind)
             ),
-            WorkKind::Memset => format!("the {} memset", format_size(self.bytes)),
+            WorkKind::Memset => format!("the {} memset", size_words(self.bytes)),
             WorkKind::Kernel { name } => format!("the kernel {}", super::demangle::kernel(name)),
         }
     }
@@ -96,7 +96,7 @@ impl Work {
             WorkKind::Copy { copy_kind: copy::HTOH, dst_kind: memory::PAGEABLE, .. }
                 if super::functions::reads_device(name) =>
             {
-                format!("the {} device → host read (its last leg: pinned → pageable)", format_size(self.bytes))
+                format!("the {} device → host read (its last leg: pinned → pageable)", size_words(self.bytes))
             }
             _ => self.words(),
         }

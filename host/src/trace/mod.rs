@@ -144,6 +144,18 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("{s:?} is not a duration ({e}; examples: 20us, 1ms, 0.5s)"))
 }
 
+/// An argument that names nothing the trace holds (`--explain` of an unknown id): exit 2, as a bad argument.
+#[derive(Debug)]
+pub struct BadArgument(pub String);
+
+impl std::fmt::Display for BadArgument {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadArgument {}
+
 /// What `--against` names.
 enum Against {
     /// A recording of async-lab.
@@ -202,13 +214,13 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
     if args.format == ReportFormat::Json && args.explain.is_none() {
         let mut report = json::report(&trace, min_held, args.after_startup, args.skip_first);
         report.gate.clone_from(&gate);
-        println!("{}", serde_json::to_string_pretty(&report).context("writing the JSON report")?);
+        crate::outln!("{}", serde_json::to_string_pretty(&report).context("writing the JSON report")?)?;
     }
     for (n, a) in analyses.iter().enumerate() {
-        print::print_process(args, n, trace.processes.len(), a, steps.as_deref());
+        print::print_process(args, n, trace.processes.len(), a, steps.as_deref())?;
     }
     if let (Some(against), Some(path)) = (&against, &args.against) {
-        print::print_against(args.format, against, path, &trace);
+        print::print_against(args.format, against, path, &trace)?;
     }
     if let (Some(against), Some(out)) = (&against, &args.keep_matched) {
         outcome::keep_matched(against, &trace, out)?;
@@ -217,9 +229,13 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         outcome::keep_held(&trace, min_held, steps.as_deref().unwrap_or_default(), out)?;
     }
     if let Some(corr) = args.explain {
-        let found = trace.processes.iter().any(|p| Program::of(p).calls.iter().any(|c| c.corr == corr));
+        let found = analyses.iter().any(|a| a.program.calls.iter().any(|c| c.corr == corr));
         if !found {
-            bail!("the trace has no call with correlation id {corr}");
+            return Err(BadArgument(format!(
+                "--explain {corr}: the trace has no call with correlation id {corr} (the tables' --explain column \
+                 names the calls it has)"
+            ))
+            .into());
         }
     }
     Ok(outcome::decide(gate.as_ref(), program_ok))
