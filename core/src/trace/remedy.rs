@@ -405,8 +405,8 @@ fn device_wait(g: &mut Group) -> String {
     g.basis();
     let also = match g.framework {
         Framework::Torch => {
-            " (torch.cuda.synchronize() does; torch.cuda.current_stream().synchronize() waits for \
-                             one stream only)"
+            " (torch.cuda.synchronize() does; a torch.cuda.Stream's own synchronize() waits for that stream \
+             only)"
         }
         Framework::Native => " (cudaStreamSynchronize or cudaEventSynchronize wait for one stream only)",
         _ => "",
