@@ -29,7 +29,7 @@ fn a_lazy_first_launch_waited_for_the_copy_ahead_in_its_stream() {
     assert_eq!(top.module_loads, 1);
     assert!(
         top.cause.starts_with(
-            "lazy module load waited for the 2GiB host → device copy (pinned → device) ahead in its stream"
+            "lazy module load waited for the 2 GiB host → device copy (pinned → device) ahead in its stream"
         ),
         "{}",
         top.cause
@@ -318,7 +318,7 @@ fn on_the_h200_the_seeds_first_launch_waited_for_the_copy_through_a_lazy_module_
     let (p, t) = classified(&async_lab_tests::trace_text(&path));
     let launch = t.iter().find(|t| p.calls[t.index].name == "cudaLaunchKernel").unwrap();
     assert_eq!(launch.class.to_string(), "waited-for-stream");
-    assert!(launch.cause.starts_with("lazy module load waited for the 2GiB host → device copy"), "{}", launch.cause);
+    assert!(launch.cause.starts_with("lazy module load waited for the 2 GiB host → device copy"), "{}", launch.cause);
     assert!(launch.held.ns(Cause::Stream) > 30 * MS as i64, "{:?}", launch.held);
 }
 

@@ -108,7 +108,7 @@ fn the_training_loop_reads_headline_first_then_grouped_findings_with_the_labs_re
         assert!(pageable.contains("pin_memory=True") && pageable.contains("non_blocking=True"), "{pageable}");
         assert!(!pageable.contains("cudaHostRegister") && !pageable.contains("cupy"), "{pageable}");
         let measured =
-            format!("a pinned 256MiB host → device cudaMemcpyAsync returned in {}", duration(pinned.returned_ns));
+            format!("a pinned 256 MiB host → device cudaMemcpyAsync returned in {}", duration(pinned.returned_ns));
         let flowing = pageable.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flowing.contains(&measured), "{pageable}");
         assert!(findings.contains("synchronizations at nvtx: loss-item-1…7: 7 calls"), "{findings}");
@@ -226,7 +226,7 @@ fn explain_gives_the_calls_finding_and_remedy_and_the_page_leads_with_them() {
     assert!(s.starts_with("cudaMemcpyAsync (thread 695, --explain 4711) held its thread"), "{s}");
     assert!(s.contains("finding: pageable copies at nvtx: batch-to-gpu-0…7: 16 calls"), "{s}");
     assert!(
-        s.contains("the lab: a pinned 256MiB copy returned in") && s.contains("runtime/sweep/htod/pinned/256MiB"),
+        s.contains("the lab: a pinned 256 MiB copy returned in") && s.contains("runtime/sweep/htod/pinned/256MiB"),
         "{s}"
     );
     let trace = Trace::load(path).unwrap();

@@ -235,7 +235,7 @@ fn the_perfetto_export_of_the_seed_program_has_the_flow_from_the_copy_to_the_fir
         .find(|s| s["name"] == "cudaLaunchKernel" && s["cat"] == "api")
         .expect("the launch's slice");
     assert_eq!(launch["args"]["class"], "waited-for-stream");
-    assert!(launch["args"]["what held it"].as_str().unwrap().contains("2GiB host → device copy"), "{launch}");
+    assert!(launch["args"]["what held it"].as_str().unwrap().contains("2 GiB host → device copy"), "{launch}");
     let corr = &launch["args"]["--explain id"];
     let (from, to) = flows
         .values()
@@ -243,7 +243,7 @@ fn the_perfetto_export_of_the_seed_program_has_the_flow_from_the_copy_to_the_fir
         .expect("a flow into the launch");
     let copy = slice_at(&slices, from);
     assert_eq!(copy["cat"], "gpu");
-    assert!(copy["name"].as_str().unwrap().starts_with("the 2GiB host → device copy"), "{copy}");
+    assert!(copy["name"].as_str().unwrap().starts_with("the 2 GiB host → device copy"), "{copy}");
     assert!(from["pid"].as_u64().unwrap() >= perfetto::GPU_PID, "{from}");
     let held = slice_at(&slices, to);
     assert_eq!((held["cat"].as_str(), held["name"].as_str()), (Some("held"), Some("its stream")));
