@@ -52,6 +52,9 @@ fn a_training_loops_one_time_work_is_kept_apart_wherever_it_happens() {
     let asked = Asked { limit_ns: 5_000_000, warm_up: false, after_startup: true, skip_first: 3 };
     let g = gate::gate(&analyses, asked);
     assert!(g.passed && g.calls.is_empty() && g.warm_up_left_out > 40, "{g:?}");
+    // --skip-first changes the gate: the first steps' pageable batch copy, past 5 ms, is warm-up with it.
+    let without = gate::gate(&analyses, Asked { skip_first: 0, ..asked });
+    assert!(!without.passed && without.warm_up_left_out < g.warm_up_left_out, "{without:?}");
     let g = gate::gate(&analyses, Asked { warm_up: true, ..asked });
     assert!(!g.passed && g.calls.iter().any(|c| c.name == "cuModuleLoadData" && c.warm_up), "{g:?}");
 }
