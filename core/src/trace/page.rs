@@ -108,10 +108,14 @@ fn answer(o: &mut String, n: usize, a: &Analysis) {
     let warm = super::warmup::warm_up(a, 0);
     let h = super::headline::headline(a, &warm, &super::headline::totals(&a.program));
     let _ = writeln!(o, "<p id=\"p{n}-verdict\"><strong>Verdict: {}.</strong></p>", escape(&h.verdict.words));
+    if !h.verdict.remedy.words.is_empty() {
+        let _ = writeln!(o, "<p><em>Fix:</em> {}</p>", escape(&h.verdict.remedy.words));
+    }
     // The terminal's lines, unwrapped, one paragraph each.
     let account = super::headline::text(&h, None);
     let _ = writeln!(o, "<ul class=\"account\">");
-    for line in account.lines().skip(1).filter(|l| !l.trim().is_empty()) {
+    // (The verdict's fix is its own paragraph above.)
+    for line in account.lines().skip(1).filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("Fix: ")) {
         // A thread's parts (indented in the terminal) under the thread's line.
         let style = if line.starts_with(' ') { " style=\"margin-left:24px\"" } else { "" };
         let _ = writeln!(o, "<li{style}>{}</li>", escape(line.trim()));
