@@ -7,7 +7,7 @@
 //! allocated; one emptied in a loop shows as that loop's frees, `cause::Kind::FreeDrainsDevice`), and a model's
 //! upload to the GPU
 //! (`resnet18().cuda()`, `GPT2LMHeadModel(config).cuda()`: host → device copies made through
-//! `torch.nn.Module`'s `to`/`cuda`, or many from one place before the program's first kernel).
+//! `torch.nn.Module`'s `to`/`cuda`, or many from one place at start-up, before the program's first kernel).
 //!
 //! A user's loop pays for none of them again, so they are kept out of the steady state, the by-place table,
 //! the page's longest calls and the gates (`--fail-on-held`, `no_blocking`, the pytest plugin) unless asked
@@ -172,6 +172,10 @@ pub struct Causes {
     pub framework: Framework,
     /// When the program first launched a kernel (the start of the first call with a kernel of its own).
     first_kernel_ns: Option<i64>,
+    /// Whether the trace holds the program's start-up (the context's creation): where it does not (the gate's
+    /// window of a running program, whose start-up was long before), copies are an upload only through a
+    /// module's `to`/`cuda`.
+    from_start: bool,
     /// Per place (its key), its host → device copies before the first kernel and after it.
     uploads: HashMap<PlaceKey, (usize, usize)>,
 }
@@ -192,13 +196,19 @@ impl Causes {
                 e.1 += 1;
             }
         }
-        Causes { framework, first_kernel_ns, uploads }
+        let from_start =
+            !program.contexts.is_empty() || calls.iter().any(|c| functions::does(&c.name) == Does::CreatesContext);
+        Causes { framework, first_kernel_ns, uploads, from_start }
     }
 
     /// Whether a host → device copy made at `place`, starting at `start`, is part of an upload: one of at least
     /// [`UPLOAD_COPIES`] of its place before the first kernel, where the place made none after it (or is not
-    /// known: a call without a location is placed by its API function, which the loop's copies share).
+    /// known: a call without a location is placed by its API function, which the loop's copies share), in a
+    /// trace that holds the program's start-up.
     fn uploading(&self, place: &Place, start: i64) -> bool {
+        if !self.from_start {
+            return false;
+        }
         let before_kernels = self.first_kernel_ns.is_none_or(|k| start < k);
         let (before, after) = self.uploads.get(&key(place)).copied().unwrap_or_default();
         before_kernels && before >= UPLOAD_COPIES && (after == 0 || place.kind == PlaceKind::Api)

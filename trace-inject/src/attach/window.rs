@@ -370,6 +370,26 @@ mod tests {
         assert_eq!(a["held_calls"].as_array().unwrap().len(), 2, "{a}");
     }
 
+    /// A test's loop of pageable copies from one line, in a block of a running program: not an upload (that is
+    /// start-up's, which the block's window does not hold), each one held.
+    #[test]
+    fn a_blocks_loop_of_copies_from_one_line_is_held_not_an_upload() {
+        let mut lines = context();
+        for k in 0..10u32 {
+            lines.extend(pageable_copy(20 + k, 50_000_000 + u64::from(k) * 4_000_000));
+        }
+        let mut w = Window::new(PathBuf::from("unused"));
+        let since = w.begin(0);
+        w.take(&text(&lines));
+        let frames = vec![PyFrame { file: "/home/me/test_copy.py".into(), line: 12, function: "test_copy".into() }];
+        let asked: Vec<Asked> = (0..10u32)
+            .map(|k| Asked { corr: 20 + k, python: frames.clone(), over_ns: 1_000_000, ..Asked::default() })
+            .collect();
+        let a = answer(w.process(since), &asked, false);
+        assert_eq!(a["held_calls"].as_array().unwrap().len(), 10, "{a}");
+        assert!(a["paid_once"].as_array().unwrap().is_empty(), "{a}");
+    }
+
     #[test]
     fn a_call_the_trace_shows_under_the_limit_is_never_reported_past_it() {
         let mut lines = context();
