@@ -81,7 +81,8 @@ fn counterpart<'r>(results: &'r [report::CaseResult], id: &str, default_kind: bo
     let measured = |id: &str| results.iter().find(|r| r.id == id && r.not_run.is_none());
     let runtime = crate::api::Api::Runtime.id_prefix();
     let same_form = |r: &&report::CaseResult| {
-        let is_copy = r.call.starts_with("cudaMemcpy");
+        let is_copy =
+            async_lab_trace_format::functions::does(&r.call) == async_lab_trace_format::functions::Does::Copies;
         !is_copy || r.call.contains("(Default)") == default_kind
     };
     let candidates = [format!("{runtime}{id}"), format!("{runtime}{id}/typed"), format!("{runtime}{id}/unified")];

@@ -36,6 +36,26 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
+/// A size for people, in one wording everywhere a traced program's sizes are said: a whole number of the largest
+/// binary unit where it is one ("256 MiB", "4 KiB", "8 B"), else three significant figures of the largest unit
+/// under it ("18.8 MiB" for 19,660,800 bytes, "9.54 MiB" for 10,000,000). Case ids keep [`format_size`].
+pub fn size_words(bytes: u64) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes >= 1 << shift {
+            if bytes % (1 << shift) == 0 {
+                return format!("{} {unit}", bytes >> shift);
+            }
+            let v = bytes as f64 / (1u64 << shift) as f64;
+            return match v {
+                v if v >= 100.0 => format!("{v:.0} {unit}"),
+                v if v >= 10.0 => format!("{v:.1} {unit}"),
+                v => format!("{v:.2} {unit}"),
+            };
+        }
+    }
+    format!("{bytes} B")
+}
+
 /// A duration for people: "850 ns", "5.1 µs", "312 µs", "20.3 ms", "1.20 s" (the trace format's own words for
 /// it, which the bounded trace groups durations by).
 pub use async_lab_trace_format::units::duration;
@@ -43,6 +63,17 @@ pub use async_lab_trace_format::units::duration;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_read_in_one_wording() {
+        assert_eq!(size_words(19_660_800), "18.8 MiB");
+        assert_eq!(size_words(100_514 << 10), "98.2 MiB");
+        assert_eq!(size_words(10_000_000), "9.54 MiB");
+        assert_eq!(size_words(256 << 20), "256 MiB");
+        assert_eq!(size_words(2 << 30), "2 GiB");
+        assert_eq!(size_words(4096), "4 KiB");
+        assert_eq!(size_words(8), "8 B");
+    }
 
     #[test]
     fn round_trip() {

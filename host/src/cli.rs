@@ -22,19 +22,33 @@ pub struct Cli {
     pub gpu: GpuArgs,
 }
 
-#[derive(Args, Debug, Clone)]
+/// The options of the commands that use the GPU (a run, `info`, `selftest`, `explain`): each of those takes
+/// them, and no other command lists them (`trace` has options of its own).
+#[derive(Args, Debug, Clone, Default)]
 pub struct GpuArgs {
-    /// Load the kernels from this PTX file instead of the copy built into the binary.
-    #[arg(long, global = true, value_name = "PATH", env = "ASYNC_LAB_KERNELS_PTX")]
+    /// Load the kernels from this PTX file instead of the copy built into the binary (default:
+    /// $ASYNC_LAB_KERNELS_PTX where set).
+    #[arg(long, value_name = "PATH")]
     pub ptx: Option<PathBuf>,
     /// Which GPU to use.
-    #[arg(long, global = true, default_value_t = 0)]
+    #[arg(long, default_value_t = 0)]
     pub device: i32,
     /// The CUDA runtime library (libcudart.so.*, or a folder holding one) for the runtime-API experiments.
     /// Default: $ASYNC_LAB_CUDART, then LD_LIBRARY_PATH, CUDA_HOME, /usr/local/cuda*, the system's
     /// libraries and Python's nvidia wheels. Without one, those experiments are reported as not run.
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, value_name = "PATH")]
     pub cudart: Option<PathBuf>,
+}
+
+impl GpuArgs {
+    /// The PTX file to load the kernels from: `--ptx`, else `$ASYNC_LAB_KERNELS_PTX` (what the bundle's
+    /// `run.sh` and the Python package set), else none (the copy built into the binary). Read here rather than
+    /// by clap, whose usage lines would show a variable's option as if the command required it.
+    pub fn ptx_path(&self) -> Option<PathBuf> {
+        self.ptx
+            .clone()
+            .or_else(|| std::env::var_os("ASYNC_LAB_KERNELS_PTX").filter(|v| !v.is_empty()).map(PathBuf::from))
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -83,12 +97,17 @@ fn parse_size_arg(s: &str) -> Result<u64, String> {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Describe the GPU, driver, PCIe link and host.
-    Info,
+    Info {
+        #[command(flatten)]
+        gpu: GpuArgs,
+    },
     /// Check the kernels and copies on the GPU: spin_sleep's timing and a verified round trip.
     Selftest {
         /// Cycles for spin_sleep to wait on every thread.
         #[arg(long, default_value_t = 10_000_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
         cycles: u64,
+        #[command(flatten)]
+        gpu: GpuArgs,
     },
     /// List the experiments of a preset with their rules.
     List {
@@ -107,6 +126,8 @@ pub enum Command {
         replay: Option<PathBuf>,
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=1000))]
         reps: u16,
+        #[command(flatten)]
+        gpu: GpuArgs,
     },
     /// Put the driver and runtime classes of each case side by side; with REFERENCE, put the classes beside
     /// those of the CUDA C++ reference program (reference/async_ref.cu) instead.
@@ -144,5 +165,7 @@ pub enum Command {
         ids: Vec<String>,
         #[arg(long, default_value_t = 5)]
         reps: u16,
+        #[command(flatten)]
+        gpu: GpuArgs,
     },
 }

@@ -18,6 +18,7 @@ pub mod info;
 pub mod measured_api;
 pub mod pattern;
 pub mod selftest;
+pub mod stdout;
 pub mod trace;
 
 /// The commit this binary was built from ("-dirty" when the tree had changes).

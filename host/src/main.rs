@@ -29,8 +29,30 @@ fn main() -> ExitCode {
     // of panicking on the failed write (Rust ignores SIGPIPE by default).
     // SAFETY: called first thing, before any other thread exists; SIG_DFL is a valid disposition for SIGPIPE.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    let cli = Cli::parse();
-    async_lab_driver::runtime::configure(cli.gpu.cudart.as_deref());
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version go to stdout, where a failed write is one clear line; errors say theirs (exit 2).
+        Err(e) if !e.use_stderr() => {
+            return match async_lab::out!("{e}") {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(w) => {
+                    eprintln!("async-lab: {w}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        Err(e) => e.exit(),
+    };
+    let gpu = match &cli.command {
+        Some(
+            Command::Info { gpu }
+            | Command::Selftest { gpu, .. }
+            | Command::Explain { gpu, .. }
+            | Command::Child { gpu, .. },
+        ) => gpu,
+        _ => &cli.gpu,
+    };
+    async_lab_driver::runtime::configure(gpu.cudart.as_deref());
     match dispatch(cli) {
         Ok(Done::Ok) => ExitCode::SUCCESS,
         Ok(Done::Interrupted) => ExitCode::from(130),
@@ -38,12 +60,16 @@ fn main() -> ExitCode {
         Ok(Done::ProgramFailed) => ExitCode::FAILURE,
         Err(e) => {
             if let Some(no_gpu) = e.downcast_ref::<NoGpu>() {
-                eprintln!("async-lab: {no_gpu}");
+                eprintln!("async-lab: {}", no_gpu_words(no_gpu));
                 return ExitCode::from(3);
             }
             if let Some(no_cupti) = e.downcast_ref::<async_lab::trace::NoCupti>() {
                 eprintln!("async-lab: {no_cupti}");
                 return ExitCode::from(3);
+            }
+            if let Some(bad) = e.downcast_ref::<async_lab::trace::BadArgument>() {
+                eprintln!("async-lab: {bad}");
+                return ExitCode::from(2);
             }
             eprintln!("async-lab: {e:#}");
             ExitCode::FAILURE
@@ -51,14 +77,53 @@ fn main() -> ExitCode {
     }
 }
 
+/// Why no GPU work can be done, in words: started by the Python package on its stand-in for the driver's library
+/// (`ASYNC_LAB_STAND_IN`), the package found none; else the driver's own diagnosis.
+fn no_gpu_words(no_gpu: &NoGpu) -> String {
+    match no_gpu {
+        NoGpu::StubLibrary if std::env::var_os("ASYNC_LAB_STAND_IN").is_some() => {
+            "no NVIDIA driver: the package found no libcuda.so.1 on this machine (where there is one, add its folder to \
+             LD_LIBRARY_PATH)"
+                .into()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The committed recording a bare `async-lab` replays where there is no GPU: the seed preset on the H200.
+const SEED_RECORDING: &str = "async-lab-seed-both-apis-h200-driver580.159.04-2026-12-03-daa644a.json";
+static SEED: &str =
+    include_str!("../../recordings/async-lab-seed-both-apis-h200-driver580.159.04-2026-12-03-daa644a.json");
+
+/// A bare `async-lab` (the README's first command) on a machine without a usable GPU: what the H200 recorded
+/// instead, said so on stderr with how to measure, and exit 0.
+fn answer_without_a_gpu(no_gpu: &NoGpu) -> anyhow::Result<Done> {
+    let here = match no_gpu {
+        NoGpu::NoDevice => "the NVIDIA driver here reports no CUDA GPU",
+        _ => "no NVIDIA driver here",
+    };
+    let how = if std::env::var_os("ASYNC_LAB_STAND_IN").is_some() {
+        "on a machine with an NVIDIA GPU and its driver"
+    } else {
+        "on a machine with an NVIDIA GPU and its driver (`cargo xtask bundle` makes a folder to copy there)"
+    };
+    eprintln!(
+        "async-lab: {here}, so nothing was measured. Below is what the lab measured on an NVIDIA H200: the seed \
+         preset's recording (recordings/{SEED_RECORDING}), replayed. To measure, run async-lab {how}."
+    );
+    let recording = Recording::parse(SEED).context("the recording built into async-lab")?;
+    async_lab::out!("{}", output::render(&report::build(&recording), async_lab_core::output::Format::Table)?)?;
+    Ok(Done::Ok)
+}
+
 fn dispatch(cli: Cli) -> anyhow::Result<Done> {
     match cli.command {
-        Some(Command::Info) => {
-            let gpu = open(&cli.gpu)?;
-            println!("{}", async_lab::info::read(&gpu, true)?);
+        Some(Command::Info { gpu }) => {
+            let gpu = open(&gpu)?;
+            async_lab::outln!("{}", async_lab::info::read(&gpu, true)?)?;
             Ok(Done::Ok)
         }
-        Some(Command::Selftest { cycles }) => selftest(&cli.gpu, cycles),
+        Some(Command::Selftest { cycles, gpu }) => selftest(&gpu, cycles),
         Some(Command::List { preset, api }) => {
             if preset == Preset::Default {
                 // On stderr: the listing itself stays one experiment per line.
@@ -70,14 +135,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
             }
             for c in experiments::select_api(experiments::catalogue(preset, None), api) {
                 let rule = rules::rule(&c.setup.rule).map_or("", |r| r.case);
-                println!("{:<58} {:<4} {}", c.setup.id, c.setup.rule, rule);
+                async_lab::outln!("{:<58} {:<4} {}", c.setup.id, c.setup.rule, rule)?;
             }
             Ok(Done::Ok)
         }
-        Some(Command::Explain { id, replay, reps }) => explain(&cli.gpu, &id, replay.as_deref(), reps as usize),
+        Some(Command::Explain { id, replay, reps, gpu }) => explain(&gpu, &id, replay.as_deref(), reps as usize),
         Some(Command::Compare { recording, reference: Some(reference) }) => {
             let rows = compare::compare(&recording, &reference)?;
-            print!("{}", compare::markdown(&rows));
+            async_lab::out!("{}", compare::markdown(&rows))?;
             Ok(if rows.iter().all(|r| r.agrees()) { Done::Ok } else { Done::WithErrors })
         }
         Some(Command::Compare { recording, reference: None }) => {
@@ -90,7 +155,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
                 );
             }
             // Different classes through the two APIs are findings, not failures: exit 0.
-            print!("{}", compare::api_markdown(&rows));
+            async_lab::out!("{}", compare::api_markdown(&rows))?;
             Ok(Done::Ok)
         }
         Some(Command::Stability { runs }) => {
@@ -104,7 +169,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
                     .collect::<Vec<_>>(),
             );
             // A class that changed between runs is a finding about the method, not a failure: exit 0.
-            print!("{}", async_lab_core::stability::markdown(&async_lab_core::stability::rows(&recs), &names));
+            async_lab::out!(
+                "{}",
+                async_lab_core::stability::markdown(&async_lab_core::stability::rows(&recs), &names)
+            )?;
             Ok(Done::Ok)
         }
         Some(Command::Report { replay, out }) if replay.iter().any(|p| trace_format::is_trace(p)) => {
@@ -122,23 +190,30 @@ fn dispatch(cli: Cli) -> anyhow::Result<Done> {
             async_lab::trace::Outcome::HeldTooLong => Done::WithErrors,
             async_lab::trace::Outcome::ProgramFailed => Done::ProgramFailed,
         }),
-        Some(Command::Child { ids, reps }) => child(&cli.gpu, &ids, reps as usize),
+        Some(Command::Child { ids, reps, gpu }) => child(&gpu, &ids, reps as usize),
+        // Bare, on a machine without a GPU: the answer the H200 recorded.
+        None if std::env::args_os().len() == 1 => match run(&cli.gpu, &cli.run) {
+            Err(e) if e.downcast_ref::<NoGpu>().is_some_and(|n| matches!(n, NoGpu::StubLibrary | NoGpu::NoDevice)) => {
+                answer_without_a_gpu(e.downcast_ref::<NoGpu>().expect("matched"))
+            }
+            other => other,
+        },
         None => run(&cli.gpu, &cli.run),
     }
 }
 
 fn open(g: &GpuArgs) -> anyhow::Result<Gpu> {
-    let ptx = async_lab::embedded_ptx::load(g.ptx.as_deref())?;
+    let ptx = async_lab::embedded_ptx::load(g.ptx_path().as_deref())?;
     Gpu::open(g.device, ptx)
 }
 
 fn selftest(g: &GpuArgs, cycles: u64) -> anyhow::Result<Done> {
     let gpu = open(g)?;
     let info = async_lab::info::read(&gpu, false)?;
-    println!("{info}\n");
+    async_lab::outln!("{info}\n")?;
     let r = async_lab::selftest::run(&gpu, cycles)?;
-    println!("kernels loaded from {}", gpu.ptx.origin());
-    println!(
+    async_lab::outln!("kernels loaded from {}", gpu.ptx.origin())?;
+    async_lab::outln!(
         "spin_sleep: {} threads asked for {} cycles; each waited {}..{} cycles ({:+.3}% at most); {:.1} µs on the GPU ({:.0} MHz)",
         r.threads,
         r.requested_cycles,
@@ -147,9 +222,12 @@ fn selftest(g: &GpuArgs, cycles: u64) -> anyhow::Result<Done> {
         (r.max_cycles as f64 / r.requested_cycles as f64 - 1.0) * 100.0,
         r.spin_us,
         r.max_cycles as f64 / r.spin_us
-    );
-    println!("fill/checksum: {} bytes copied host → device → host, verified on the GPU and the host", r.copy_bytes);
-    println!("selftest passed");
+    )?;
+    async_lab::outln!(
+        "fill/checksum: {} bytes copied host → device → host, verified on the GPU and the host",
+        r.copy_bytes
+    )?;
+    async_lab::outln!("selftest passed")?;
     Ok(Done::Ok)
 }
 
@@ -159,7 +237,7 @@ fn run(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Done> {
         None => measure(g, args)?,
     };
     let report = report::build(&recording);
-    print!("{}", output::render(&report, args.format)?);
+    async_lab::out!("{}", output::render(&report, args.format)?)?;
     let replayed = args.replay.is_some();
     if replayed && recording.partial {
         // The interruption belongs to the run that made the recording; replaying all it holds succeeded.
@@ -195,7 +273,7 @@ fn measure(g: &GpuArgs, args: &RunArgs) -> anyhow::Result<Recording> {
     let opts = runner::RunOptions {
         reps: args.reps as usize,
         quiet: args.quiet,
-        ptx: g.ptx.clone(),
+        ptx: g.ptx_path(),
         device: g.device,
         in_child: false,
         peer_loopback: args.peer_loopback,
@@ -309,7 +387,7 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
             let opts = runner::RunOptions {
                 reps,
                 quiet: true,
-                ptx: g.ptx.clone(),
+                ptx: g.ptx_path(),
                 device: g.device,
                 in_child: false,
                 peer_loopback: loopback,
@@ -324,7 +402,7 @@ fn explain(g: &GpuArgs, id: &str, replay: Option<&std::path::Path>, reps: usize)
         }
     };
     let result = report::result(&record, fit.as_ref());
-    print!("{}", explain_text::long(&record, &result, fit.as_ref()));
+    async_lab::out!("{}", explain_text::long(&record, &result, fit.as_ref()))?;
     Ok(Done::Ok)
 }
 
@@ -352,7 +430,7 @@ fn child(g: &GpuArgs, ids: &[String], reps: usize) -> anyhow::Result<Done> {
     let opts = runner::RunOptions {
         reps,
         quiet: true,
-        ptx: g.ptx.clone(),
+        ptx: g.ptx_path(),
         device: g.device,
         in_child: true,
         peer_loopback: false,
@@ -360,7 +438,7 @@ fn child(g: &GpuArgs, ids: &[String], reps: usize) -> anyhow::Result<Done> {
     };
     let by_case = runner::run_in_child(&gpu, &cases, &opts);
     let text = serde_json::to_string(&by_case).context("serializing the child's records")?;
-    println!("{text}");
+    async_lab::outln!("{text}")?;
     Ok(Done::Ok)
 }
 

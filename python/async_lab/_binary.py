@@ -1,7 +1,8 @@
 """Where the package's files are (the ``async-lab`` binary, the injection library, the kernels' PTX, the
 stand-in driver library), and the environment the binary starts in: the NVIDIA driver's library where the
 loader will not find it on its own, else the stand-in, so that what needs no GPU (``--version``,
-``trace --replay``, ``report``) works on any machine, as the bundle's ``run.sh`` does."""
+``trace --replay``, ``report``) works on any machine, as the bundle's ``run.sh`` does. On the stand-in, the
+binary is told so (``ASYNC_LAB_STAND_IN``) and says it once, where it matters: a command that needs the GPU."""
 
 import ctypes
 import os
@@ -38,28 +39,29 @@ def loader_finds_driver():
     return True
 
 
+#: Set where the binary starts on the stand-in: it then says, where a command needs the GPU, that the package
+#: found no driver library.
+STAND_IN_VAR = "ASYNC_LAB_STAND_IN"
+
+
 def environment(env, finds_driver=loader_finds_driver, folders=DRIVER_FOLDERS, exists=os.path.exists):
-    """The environment to start the binary in, from ``env``; and a note for stderr, or None.
+    """The environment to start the binary in, from ``env``.
 
     Where the loader finds the driver, ``env`` as it is; else the first of ``folders`` that holds
-    ``libcuda.so.1`` first on ``LD_LIBRARY_PATH``; else the stand-in's folder, with a note saying so.
+    ``libcuda.so.1`` first on ``LD_LIBRARY_PATH``; else the stand-in's folder, with ``ASYNC_LAB_STAND_IN`` set.
     """
     env = dict(env)
     env.setdefault("ASYNC_LAB_KERNELS_PTX", PTX)
     if finds_driver():
-        return env, None
+        return env
     old = env.get("LD_LIBRARY_PATH", "")
     for folder in folders:
         if exists(os.path.join(folder, "libcuda.so.1")):
             env["LD_LIBRARY_PATH"] = folder + (":" + old if old else "")
-            return env, None
+            return env
     env["LD_LIBRARY_PATH"] = NO_DRIVER + (":" + old if old else "")
-    note = (
-        "async-lab: no NVIDIA driver library (libcuda.so.1) in the loader's paths or the usual folders: "
-        "starting on the package's stand-in (commands that need no GPU work; if this machine has a driver, "
-        "add its folder to LD_LIBRARY_PATH)"
-    )
-    return env, note
+    env[STAND_IN_VAR] = NO_DRIVER
+    return env
 
 
 def exec_binary(args):
@@ -67,9 +69,7 @@ def exec_binary(args):
     if not os.access(BINARY, os.X_OK):
         sys.stderr.write(f"async-lab: the package's binary is missing or not executable: {BINARY}\n")
         sys.exit(2)
-    env, note = environment(os.environ)
-    if note:
-        sys.stderr.write(note + "\n")
+    env = environment(os.environ)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(BINARY, [BINARY, *args], env)

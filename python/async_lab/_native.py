@@ -6,7 +6,10 @@ and checks that they resolve to the file it was given: so the file is the one th
 names where it finds one (a CUPTI this process already loaded answers to its own name: PyTorch loads its
 own). Only where it finds none, the file is looked for as ``async-lab trace`` looks: ``ASYNC_LAB_CUPTI``
 (which also comes first, and is refused by the library where the names resolve elsewhere), the ``nvidia``
-wheels (``pip install async-lab[cupti]``), ``CUDA_HOME`` and ``/usr/local/cuda``."""
+wheels (``pip install async-lab[cupti]``), ``CUDA_HOME`` and ``/usr/local/cuda``. The variable, the wheels' and the
+toolkit's folders are those of the binary's search (``driver/src/runtime/locate.rs``'s ``CUPTI``), which a test
+of ``tests/tests/python_package.rs`` compares them with; the order differs where a library loaded into a
+running process must take the CUPTI the loader already resolves."""
 
 import ctypes
 import glob
@@ -21,6 +24,10 @@ from .held import GateUnavailable
 
 #: Names the CUPTI library (a file, or a folder holding one), as for ``async-lab trace``.
 CUPTI_VAR = "ASYNC_LAB_CUPTI"
+#: How to get CUPTI, for the words of a gate that cannot start without it.
+HOW_TO_GET_CUPTI = (
+    "pip install async-lab[cupti] (NVIDIA's CUPTI wheel), or set ASYNC_LAB_CUPTI to a libcupti.so or its folder"
+)
 #: What the injection library reads: the file it loads.
 _CUPTI_LIB_VAR = "ASYNC_LAB_CUPTI_LIB"
 _WHEEL_DIRS = ("nvidia/cu13/lib", "nvidia/cuda_cupti/lib", "nvidia/cu12/lib")
@@ -103,7 +110,7 @@ def find_cupti(env=os.environ, maps="/proc/self/maps", folders=None, by_name=loa
     if explicit:
         found = _in_folder(explicit)
         if not found:
-            raise GateUnavailable(f"{CUPTI_VAR}={explicit}: no libcupti.so* there")
+            raise GateUnavailable(f"{CUPTI_VAR}={explicit}: no libcupti.so* there", reason="missing")
         return found
     named = by_name()
     if named:
@@ -132,7 +139,7 @@ class Native:
         try:
             lib = ctypes.CDLL(path)
         except OSError as e:
-            raise GateUnavailable(f"cannot load the injection library {path}: {e}") from e
+            raise GateUnavailable(f"cannot load the injection library {path}: {e}", reason="missing") from None
         lib.async_lab_attach.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
         lib.async_lab_attach.restype = ctypes.c_int
         lib.async_lab_gate.argtypes = [ctypes.c_uint64]
@@ -173,12 +180,15 @@ class Native:
             if code != 0:
                 reason = self._string(why.value)
                 what = _FAILURES.get(code, "CUPTI failed")
+                if code == 1:
+                    reason += f" (to get CUPTI: {HOW_TO_GET_CUPTI})"
                 if code == 2:
                     reason += (
                         " (a profiler: torch.profiler, nsys, ncu, compute-sanitizer; CUPTI 13.2 and later take "
                         "several subscribers: pip install async-lab[cupti])"
                     )
-                raise GateUnavailable(f"async-lab cannot gate this process: {what}: {reason}")
+                kind = {1: "missing", 2: "taken"}.get(code, "failed")
+                raise GateUnavailable(f"async-lab cannot gate this process: {what}: {reason}", reason=kind)
             self._attached = True
 
     def counter(self):
@@ -196,9 +206,11 @@ class Native:
     def end(self, since):
         self._lib.async_lab_end(since)
 
-    def report(self, since, calls):
-        request = json.dumps({"since": since, "calls": calls}).encode()
+    def report(self, since, calls, warm_up=False):
+        """What held ``calls`` (the library's answer: ``held_calls``, ``paid_once`` and ``missing``, each call
+        worded by the core under ``"message"``)."""
+        request = json.dumps({"since": since, "warm_up": warm_up, "calls": calls}).encode()
         answer = json.loads(self._string(self._lib.async_lab_report(request)) or "{}")
         if "error" in answer:
             raise GateUnavailable(f"async-lab cannot read its trace: {answer['error']}")
-        return answer.get("held_calls", []), answer.get("missing", [])
+        return answer

@@ -1,4 +1,5 @@
-"""Durations as the command line writes them (``20us``, ``1ms``, ``0.5s``), in ns, and back in words."""
+"""Durations as the command line writes them (``20us``, ``1ms``, ``0.5s``), read in ns. (They are written in
+words by the core: the gate's messages come worded.)"""
 
 import datetime
 import re
@@ -27,14 +28,3 @@ def parse(value):
     if ns < 0:
         raise ValueError(f"{value!r} is negative: a duration is 0 or more")
     return ns
-
-
-def words(ns):
-    """``ns`` as the tables write it: ``850 ns``, ``24.5 µs``, ``2.8 ms``, ``1.35 s``."""
-    if ns < 1_000:
-        return f"{ns} ns"
-    if ns < 1_000_000:
-        return f"{ns / 1e3:.1f} µs"
-    if ns < 1_000_000_000:
-        return f"{ns / 1e6:.1f} ms"
-    return f"{ns / 1e9:.2f} s"

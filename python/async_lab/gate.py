@@ -8,9 +8,11 @@ thread only) compares the library's count of listed calls at every call and retu
 this thread's list with the Python frames of that moment (the line that made the call, or the line just
 after it where the call was made by an operator rather than a call) and asks the library what held each
 call: the same analysis and JSON entries as ``async-lab trace --format json``, from the process's trace since
-the block began. ``no_blocking`` raises ``HeldError`` at the first return into the program's own code (not
-an installed package's), so the traceback ends at the user's line, or at the block's end; ``watch`` keeps
-the calls for ``w.held``.
+the block began, with the core's words of each (``HeldError``'s message). What the program pays once (the
+context, loading code, a library's setup, the allocator's growth, a model's upload: warm-up, by its cause)
+gates nothing unless ``warm_up=True``: it is kept in ``paid_once``. ``no_blocking`` raises ``HeldError`` at the
+first return into the program's own code (not an installed package's), so the traceback ends at the user's
+line, or at the block's end; ``watch`` keeps the calls for ``w.held``.
 
 Calls made by other threads (PyTorch's autograd runs backward's kernels on a thread of its own) are not this
 thread's: each thread gates its own calls."""
@@ -53,8 +55,10 @@ _OWN_FOLDER = __file__.rsplit("/", 1)[0] + "/"
 
 
 def library_file(path):
-    """A file of an installed package, of Python's own library, or of this package: not the program's code
-    (the rule of ``core/src/trace/location.rs``, and this package besides)."""
+    """A file of an installed package, of Python's own library, or of this package: not the program's code.
+    The rule is the core's (``core/src/trace/location.rs``'s ``library_python``, which a test of
+    ``tests/tests/python_package.rs`` compares this with), here because the profile function asks at every
+    return."""
     if path.startswith(_OWN_FOLDER) or path.startswith("<"):
         return True
     if "site-packages/" in path or "dist-packages/" in path:
@@ -148,42 +152,51 @@ class _Block:
 
     mode = "watch"
 
-    def __init__(self, over):
+    def __init__(self, over, warm_up=False):
         self.over_ns = max(duration.parse(over), 1)
-        #: The held calls of the block, as the JSON report gives them, with their Python frames.
+        self.warm_up = bool(warm_up)
+        #: The held calls of the block, as the JSON report gives them, with their Python frames and the core's
+        #: words (``"message"``).
         self.held = []
+        #: The calls past the limit that the program pays once (warm-up), which gate nothing unless ``warm_up``.
+        self.paid_once = []
         self._listed = []
         self._since = None
         self._thread = None
 
     def _report(self):
-        """Asks the library what held the calls listed so far; appends them to ``held``; returns them."""
+        """Asks the library what held the calls listed so far; appends them to ``held`` (the warm-up to
+        ``paid_once``); returns those appended to ``held``."""
         if not self._listed:
             return []
         listed, self._listed = self._listed, []
-        asked = [{"corr": c["corr"], "python": c["python"]} for c in listed]
-        found, _missing = self._thread.backend.report(self._since, asked)
-        by_corr = {h.get("corr"): h for h in found}
+        asked = [
+            {
+                "corr": c["corr"],
+                "python": c["python"],
+                "over_ns": self.over_ns,
+                "name": c["call"]["name"],
+                "held_ns": c["call"]["held_ns"],
+            }
+            for c in listed
+        ]
+        answer = self._thread.backend.report(self._since, asked, self.warm_up)
+        held = {h["corr"]: h for h in answer.get("held_calls", [])}
+        once = {h["corr"]: h for h in answer.get("paid_once", [])}
+        missing = {m["corr"]: m for m in answer.get("missing", [])}
         out = []
         for c in listed:
-            h = by_corr.get(c["corr"])
+            corr = c["corr"]
+            if corr in once:
+                self.paid_once.append(dict(once[corr], python=c["python"]))
+                continue
+            h = held.get(corr)
             if h is None:
-                # Its line is not in the trace (it cannot be classified): what the callback saw, in the report's
-                # fields.
+                # Its line is not in the trace (it cannot be classified): what the callback saw, with the core's
+                # words of it.
                 call = c["call"]
-                h = {
-                    "corr": call["corr"],
-                    "name": call["name"],
-                    "start_ns": call["start_ns"],
-                    "end_ns": call["end_ns"],
-                    "held_ns": call["held_ns"],
-                    "class": "unknown",
-                    "what_held_it": "not known: its line was not found in the trace",
-                    "location": _place(c["python"]) or {"kind": "api", "words": call["name"]},
-                }
-            h = dict(h)
-            h["python"] = c["python"]
-            out.append(h)
+                h = dict(call, **{"class": "unknown"}, message=missing.get(corr, {}).get("message", call["name"]))
+            out.append(dict(h, python=c["python"]))
         self.held.extend(out)
         return out
 
@@ -197,6 +210,9 @@ class _Block:
     def _raise_first(self):
         __tracebackhide__ = True
         new = self._report()
+        if not new:
+            # Only what the program pays once: nothing to raise.
+            return
         self._raised = True
         raise HeldError(new[0], self.over_ns)
 
@@ -240,31 +256,17 @@ class _Block:
         return False
 
 
-def _place(python):
-    user = next((f for f in python if not library_file(f["file"])), python[0] if python else None)
-    if user is None:
-        return None
-    name = user["file"]
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in name:
-            name = name.rsplit(marker, 1)[1]
-            break
-    else:
-        if name.startswith("/"):
-            name = name.rsplit("/", 1)[1]
-    return {"kind": "python", "words": f"{name}:{user['line']} {user['function']}"}
-
-
 class no_blocking(_Block):
     """``with async_lab.no_blocking(over="1ms"):`` a CUDA call made by this thread inside the block that holds it
     longer than ``over`` raises ``HeldError`` (``mode="warn"``: warns ``HeldWarning``) naming the line, the call,
-    how long it held, its class, what held it and the remedy. Raises ``GateUnavailable`` on entering where CUPTI
-    is missing or taken by another tool."""
+    how long it held, its class, what held it and the remedy. What the program pays once (a first use: the
+    context, loading code, the allocator's growth, a model's upload) does not, unless ``warm_up=True``; it is kept
+    in ``paid_once``. Raises ``GateUnavailable`` on entering where CUPTI is missing or taken by another tool."""
 
-    def __init__(self, over="1ms", mode="raise"):
+    def __init__(self, over="1ms", mode="raise", warm_up=False):
         if mode not in ("raise", "warn"):
             raise ValueError(f"mode is 'raise' or 'warn', not {mode!r}")
-        super().__init__(over)
+        super().__init__(over, warm_up)
         self.mode = mode
 
 
@@ -272,7 +274,8 @@ class watch(_Block):
     """``with async_lab.watch() as w:`` collects the CUDA calls this thread made inside the block that held it
     longer than ``over`` (default 20 µs, as ``async-lab trace``'s ``--min-held``): ``w.held`` is a list of dicts
     shaped like the JSON report's held calls (``docs/trace-report.schema.json``), each with its Python frames
-    (``"python"``, innermost first)."""
+    (``"python"``, innermost first); the calls the program pays once are in ``w.paid_once`` instead, unless
+    ``warm_up=True``."""
 
-    def __init__(self, over="20us"):
-        super().__init__(over)
+    def __init__(self, over="20us", warm_up=False):
+        super().__init__(over, warm_up)

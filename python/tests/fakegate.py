@@ -1,7 +1,9 @@
 """A stand-in for the injection library's gate (``async_lab._native.Native``), for the tests without a GPU: a
 "CUDA call" made through ``framework.py`` (written under a ``site-packages`` folder, as an installed
 framework's file) is listed on its thread where it held past that thread's limit, as the library's callback
-lists it, and a report answers with the JSON report's fields."""
+lists it, and a report answers as the library does: the JSON report's fields and the core's words of each call
+(``message``; the words here are the stand-in's, shaped like the core's), a call named ``lost...`` missing from
+the trace, one named ``load...`` paid once (warm-up) unless warm-up is asked for."""
 
 import os
 import threading
@@ -35,7 +37,8 @@ class Fake:
 
     def attach(self):
         if self.unavailable:
-            raise GateUnavailable(self.unavailable)
+            reason = "taken" if "taken" in self.unavailable else "missing"
+            raise GateUnavailable(self.unavailable, reason=reason)
 
     def counter(self):
         return self.count
@@ -66,30 +69,33 @@ class Fake:
     def end(self, since):
         self.open.remove(since)
 
-    def report(self, since, asked):
+    def report(self, since, asked, warm_up=False):
         self.asked.extend(asked)
-        found, missing = [], []
+        held, paid_once, missing = [], [], []
         for a in asked:
             call = self.calls[a["corr"]]
             name = call["name"]
-            if name.startswith("lost"):
-                missing.append(a["corr"])
-                continue
             user = next(f for f in a["python"] if "site-packages" not in f["file"])
             words = f"{os.path.basename(user['file'])}:{user['line']} {user['function']}"
-            found.append(
-                {
-                    "corr": a["corr"],
-                    "name": name,
-                    "held_ns": call["held_ns"],
-                    "class": "blocking",
-                    "what_held_it": "its own transfer, staged by the driver on the calling thread: the 32MiB host → device copy (pageable → device)",
-                    "location": {"kind": "python", "words": words},
-                    "segments": [{"cause": "own"}],
-                    "evidence": {"own_work": [{"kind": "copy", "what": "the 32MiB host → device copy (pageable → device)"}], "module_loads": 0},
-                }
-            )
-        return found, missing
+            first = f"{words}: {name} held this thread {call['held_ns'] / 1e6:.1f} ms (over {a['over_ns'] / 1e6:.1f} ms)"
+            if name.startswith("lost"):
+                missing.append({"corr": a["corr"], "message": f"{first}, class unknown"})
+                continue
+            once = name.startswith("load")
+            entry = {
+                "corr": a["corr"],
+                "name": name,
+                "held_ns": call["held_ns"],
+                "class": "driver-work" if once else "blocking",
+                "kind": "loading-code" if once else "pageable-copy",
+                "once": "loading-code" if once else None,
+                "warm_up": once,
+                "location": {"kind": "python", "words": words},
+                "message": f"{first}, class {'driver-work' if once else 'blocking'}\n  what held it: the stand-in's words"
+                "\n  remedy: the stand-in's remedy",
+            }
+            (paid_once if once and not warm_up else held).append(entry)
+        return {"held_calls": held, "paid_once": paid_once, "missing": missing}
 
 
 def install(tmp, fake):

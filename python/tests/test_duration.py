@@ -33,10 +33,3 @@ def test_anything_else_is_a_clear_error(bad):
     with pytest.raises(ValueError) as e:
         duration.parse(bad)
     assert repr(bad) in str(e.value)
-
-
-def test_durations_in_words():
-    assert duration.words(850) == "850 ns"
-    assert duration.words(24_500) == "24.5 µs"
-    assert duration.words(2_800_000) == "2.8 ms"
-    assert duration.words(1_350_000_000) == "1.35 s"

@@ -46,9 +46,12 @@ def test_a_call_held_past_the_limit_raises_at_the_line_that_made_it(framework, f
     assert [(f["function"], f["line"]) for f in err.held["python"][:2]] == [("to_cuda", 9), (sys._getframe().f_code.co_name, line)]
     ours = [f for f in traceback.extract_tb(err.__traceback__) if f.filename == __file__]
     assert ours[-1].lineno == line
-    text = str(err)
-    assert f"test_gate.py:{line}" in text and "cudaMemcpyAsync held this thread 2.0 ms" in text
-    assert "class blocking" in text and "pin the host memory" in text
+    # Its words are the library's (the core's), as they came.
+    assert str(err) == err.held["message"]
+    assert str(err).startswith(f"test_gate.py:{line} test_a_call_held_past_the_limit_raises_at_the_line_that_made_it: cudaMemcpyAsync held this thread 2.0 ms (over 1.0 ms), class blocking")
+    # The library was asked with the block's limit and what the callback saw.
+    [asked] = fake.asked
+    assert (asked["over_ns"], asked["name"], asked["held_ns"]) == (1_000_000, "cudaMemcpyAsync", 2_000_000)
     # The profile function is gone with the block.
     assert sys.getprofile() is None
 
@@ -90,8 +93,23 @@ def test_a_call_the_trace_lacks_is_kept_with_its_line_and_class_unknown(framewor
         line = here()
         framework.to_cuda(2_000_000, name="lost-call")
     [h] = w.held
-    assert h["class"] == "unknown" and h["name"] == "lost-call"
-    assert h["location"]["words"] == f"test_gate.py:{line} test_a_call_the_trace_lacks_is_kept_with_its_line_and_class_unknown"
+    assert h["class"] == "unknown" and h["name"] == "lost-call" and h["held_ns"] == 2_000_000
+    assert h["message"].startswith(f"test_gate.py:{line} test_a_call_the_trace_lacks_is_kept_with_its_line_and_class_unknown: lost-call held")
+
+
+def test_what_is_paid_once_gates_nothing_unless_asked(framework, fake):
+    with no_blocking(over="1ms"):
+        framework.to_cuda(5_000_000, name="load-module")
+    with no_blocking(over="1ms") as b:
+        framework.to_cuda(5_000_000, name="load-module")
+    assert b.held == [] and [h["name"] for h in b.paid_once] == ["load-module"]
+    with pytest.raises(HeldError, match="class driver-work"):
+        with no_blocking(over="1ms", warm_up=True):
+            framework.to_cuda(5_000_000, name="load-module")
+    with watch(over="1ms") as w:
+        framework.to_cuda(5_000_000, name="load-module")
+        framework.to_cuda(5_000_000)
+    assert [h["name"] for h in w.held] == ["cudaMemcpyAsync"] and len(w.paid_once) == 1
 
 
 def test_each_thread_gates_its_own_calls(framework, fake):

@@ -27,16 +27,14 @@ def test_the_binary_the_injection_library_and_the_ptx_are_in_the_package():
 
 
 def test_the_binary_starts_where_the_loader_finds_the_driver_or_on_the_stand_in():
-    env, note = _binary.environment({"LD_LIBRARY_PATH": "/x"}, finds_driver=lambda: True)
-    assert env["LD_LIBRARY_PATH"] == "/x" and note is None
+    env = _binary.environment({"LD_LIBRARY_PATH": "/x"}, finds_driver=lambda: True)
+    assert env["LD_LIBRARY_PATH"] == "/x" and _binary.STAND_IN_VAR not in env
     assert env["ASYNC_LAB_KERNELS_PTX"] == _binary.PTX
-    env, note = _binary.environment(
-        {}, finds_driver=lambda: False, folders=["/a", "/b"], exists=lambda p: p == "/b/libcuda.so.1"
-    )
-    assert env["LD_LIBRARY_PATH"] == "/b" and note is None
-    env, note = _binary.environment({"LD_LIBRARY_PATH": "/x"}, finds_driver=lambda: False, folders=[])
+    env = _binary.environment({}, finds_driver=lambda: False, folders=["/a", "/b"], exists=lambda p: p == "/b/libcuda.so.1")
+    assert env["LD_LIBRARY_PATH"] == "/b" and _binary.STAND_IN_VAR not in env
+    env = _binary.environment({"LD_LIBRARY_PATH": "/x"}, finds_driver=lambda: False, folders=[])
     assert env["LD_LIBRARY_PATH"] == _binary.NO_DRIVER + ":/x"
-    assert "stand-in" in note
+    assert env[_binary.STAND_IN_VAR] == _binary.NO_DRIVER
 
 
 def test_python_m_async_lab_is_the_binary_with_the_same_arguments():
@@ -44,9 +42,23 @@ def test_python_m_async_lab_is_the_binary_with_the_same_arguments():
     out = subprocess.run([sys.executable, "-m", "async_lab", "--version"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"async-lab {async_lab.__version__}"
+    # Nothing but the version: the stand-in, where it is started on one, is said only where a command needs the GPU.
+    assert out.stderr == "", out.stderr
     bad = subprocess.run([sys.executable, "-m", "async_lab", "no-such-command"], capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "no-such-command" in bad.stderr
 
+
+def test_a_bare_async_lab_without_a_gpu_shows_what_the_h200_recorded():
+    needs_installed_package()
+    # On the stand-in, as the package starts it where there is no driver (first on the loader's path, whatever
+    # this machine has).
+    env = dict(os.environ, LD_LIBRARY_PATH=_binary.NO_DRIVER, ASYNC_LAB_KERNELS_PTX=_binary.PTX)
+    env[_binary.STAND_IN_VAR] = _binary.NO_DRIVER
+    out = subprocess.run([_binary.BINARY], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    [line] = out.stderr.splitlines()
+    assert "no NVIDIA driver here" in line and "NVIDIA H200" in line and "cargo xtask" not in line, line
+    assert "The seed program" in out.stdout
 
 def test_cupti_is_the_file_the_loader_finds_by_the_bindings_names_else_one_looked_for(tmp_path):
     maps = tmp_path / "maps"

@@ -2,11 +2,14 @@
 # The Python wheel on a GPU machine (docs/python.md): installed with `pip install --no-deps --target` into a
 # folder of its own, then from there: `python3 -m async_lab --version`; the pytest plugin on a PyTorch test file
 # (wheel/test_torch_transfers.py: with --async-lab-fail-on-held=1ms the pageable test fails naming its line,
-# `blocking` and pinned memory, the pinned test passes; without the option both pass); `no_blocking` raising
+# `blocking` and pinned memory, the pinned test passes; without the option both pass); the plugin on a test file
+# as people write one (wheel/test_torch_model.py: exactly the pageable copy and the .item() behind the model's
+# work fail, with PyTorch's remedies, none for what is paid once; with --async-lab-fail-on-warm-up the pinned
+# test's cudaHostAlloc fails it too); `no_blocking` raising
 # at the right line in a program that used torch before the block (wheel/gate_no_blocking.py); `watch`
 # returning a block's held calls, and what a late subscriber misses (wheel/gate_watch.py); the gate inside
 # torch.profiler (wheel/gate_profiler.py). Everything it prints goes to OUT_DIR/wheel-check.log; it exits 1 if
-# any check failed. About a minute on an H200 (five Python processes that import torch). Where python3 has no
+# any check failed. About two minutes on an H200 (seven Python processes that import torch). Where python3 has no
 # pytest, WHEELS_DIR may hold the wheels of pytest and its dependencies (`pip download -d WHEELS_DIR pytest`),
 # installed the same way.
 # Usage: reference/frameworks/wheel_check.sh WHEEL OUT_DIR [WHEELS_DIR]
@@ -49,7 +52,30 @@ check "the pageable test failed" 'grep -q "^FAILED test_torch_transfers.py::test
 check "the pinned test passed" 'grep -q "^PASSED test_torch_transfers.py::test_pinned_copies" <<<"$out"'
 check "the failure names the line of the copy ($line)" 'grep -q "test_torch_transfers.py:$line test_pageable_copies: cudaMemcpyAsync held this thread" <<<"$out"'
 check "the failure says blocking" 'grep -q "class blocking" <<<"$out"'
-check "the failure names pinned memory as the remedy" 'grep -q "remedy: pin the host memory" <<<"$out"'
+check "the failure names pinned memory as the remedy" 'grep -q "remedy: Pin the host memory: DataLoader" <<<"$out"'
+
+echo "=== pytest --async-lab-fail-on-held=1ms test_torch_model.py"
+timeout -k 10 180 python3 -m pytest -p no:cacheprovider -rA --async-lab-fail-on-held=1ms test_torch_model.py > "$W/pytest-model.txt" 2>&1
+rc=$?
+cat "$W/pytest-model.txt"
+out=$(cat "$W/pytest-model.txt")
+check "model: pytest exits 1 (a test failed)" '[ $rc -eq 1 ]'
+for t in test_pageable_copy test_item_after_the_models_work; do
+  check "model: $t failed" 'grep -q "^FAILED test_torch_model.py::$t" <<<"$out"'
+done
+for t in test_pinned_copy test_item_with_the_limit_lifted test_on_the_cpu_only; do
+  check "model: $t passed" 'grep -q "^PASSED test_torch_model.py::$t" <<<"$out"'
+done
+check "model: exactly two tests failed" '[ "$(grep -c "^FAILED test_torch_model.py::" <<<"$out")" -eq 2 ]'
+check "model: the pageable copy reads blocking, with PyTorch's pinned memory" 'grep -q "class blocking" <<<"$out" && grep -q "remedy: Pin the host memory: DataLoader" <<<"$out"'
+check "model: the .item() is a synchronization, with PyTorch's remedy" 'grep -qE "test_item_after_the_models_work: (cudaMemcpyAsync|cudaStreamSynchronize) held this thread" <<<"$out" && grep -q "remedy: Synchronize less often, only where the host needs a value: .item()" <<<"$out"'
+check "model: no test failed for a load or an allocation paid once" '! grep -qE "held this thread.*class driver-work|cuLibraryLoadData|cuModuleLoad|cudaHostAlloc held|cudaMalloc held" <<<"$out"'
+
+echo "=== pytest --async-lab-fail-on-held=1ms --async-lab-fail-on-warm-up test_torch_model.py"
+timeout -k 10 180 python3 -m pytest -p no:cacheprovider -rA --async-lab-fail-on-held=1ms --async-lab-fail-on-warm-up test_torch_model.py > "$W/pytest-warm.txt" 2>&1
+cat "$W/pytest-warm.txt"
+out=$(cat "$W/pytest-warm.txt")
+check "model, warm-up gated: the pinned test fails on its cudaHostAlloc, paid once" 'grep -q "^FAILED test_torch_model.py::test_pinned_copy" <<<"$out" && grep -q "paid once" <<<"$out"'
 
 echo "=== pytest test_torch_transfers.py (no limit)"
 timeout -k 10 120 python3 -m pytest -p no:cacheprovider -q test_torch_transfers.py; rc=$?

@@ -17,7 +17,8 @@ fn assert_no_panic(o: &Output) {
 
 #[test]
 fn every_gpu_command_names_the_missing_driver() {
-    for args in [&["info"][..], &["selftest"], &[], &["--preset", "seed"], &["--only", "memset"]] {
+    // (A bare `async-lab` shows what the H200 recorded instead: `rough_edges.rs`.)
+    for args in [&["info"][..], &["selftest"], &["--preset", "seed"], &["--only", "memset"]] {
         let o = run_with_stub(args);
         assert_no_panic(&o);
         assert_eq!(o.status.code(), Some(3), "async-lab {args:?}: {}", stderr(&o));

@@ -29,7 +29,7 @@ fn a_lazy_first_launch_waited_for_the_copy_ahead_in_its_stream() {
     assert_eq!(top.module_loads, 1);
     assert!(
         top.cause.starts_with(
-            "lazy module load waited for the 2GiB host → device copy (pinned → device) ahead in its stream"
+            "lazy module load waited for the 2 GiB host → device copy (pinned → device) ahead in its stream"
         ),
         "{}",
         top.cause
@@ -343,7 +343,7 @@ fn on_the_h200_the_seeds_first_launch_waited_for_the_copy_through_a_lazy_module_
     let (p, t) = classified(&async_lab_tests::trace_text(&path));
     let launch = t.iter().find(|t| p.calls[t.index].name == "cudaLaunchKernel").unwrap();
     assert_eq!(launch.class.to_string(), "waited-for-stream");
-    assert!(launch.cause.starts_with("lazy module load waited for the 2GiB host → device copy"), "{}", launch.cause);
+    assert!(launch.cause.starts_with("lazy module load waited for the 2 GiB host → device copy"), "{}", launch.cause);
     assert!(launch.held.ns(Cause::Stream) > 30 * MS as i64, "{:?}", launch.held);
 }
 
@@ -518,7 +518,7 @@ fn a_lazy_load_after_a_drain_waited_for_the_kernel_that_ended_right_before_it() 
         let launch = t.iter().find(|t| p.calls[t.index].corr == 11).unwrap();
         assert_eq!(launch.class, class, "{}", launch.cause);
         assert!(launch.cause.starts_with(&format!("33.2 ms {words}")), "{}", launch.cause);
-        assert!(launch.cause.ends_with("then 11.3 ms lazy module load"), "{}", launch.cause);
+        assert!(launch.cause.ends_with("; after it, 11.3 ms lazy module load"), "{}", launch.cause);
         assert!(launch.held.overlapped.is_empty(), "{:?}", launch.held.overlapped);
         assert!(launch.basis.as_ref().unwrap().case.ends_with(case), "{:?}", launch.basis);
         let explained = async_lab_core::trace::text::explain(&p, launch);

@@ -102,12 +102,14 @@ fn the_training_loop_reads_headline_first_then_grouped_findings_with_the_labs_re
         assert!(account < steady && steady < findings && findings < table, "{name}:\n{text}");
         assert!(text[account..findings].contains("warm-up: ") && text[account..findings].contains("context creation"));
         let findings = &text[findings..table];
-        // The eight pageable batches are one finding, its remedy pinned memory with the lab's number.
-        let pageable = &findings[findings.find("pageable copies at nvtx: batch-to-gpu-0…7: 8 calls").expect(&text)..];
+        // The eight pageable batches and their labels are one finding, its remedy pinned memory in PyTorch's
+        // words with the lab's number.
+        let pageable = &findings[findings.find("pageable copies at nvtx: batch-to-gpu-0…7: 16 calls").expect(&text)..];
         let pageable = &pageable[..pageable.find("--explain").unwrap()];
-        assert!(pageable.contains("pin_memory=True") && pageable.contains("cudaHostRegister"), "{pageable}");
+        assert!(pageable.contains("pin_memory=True") && pageable.contains("non_blocking=True"), "{pageable}");
+        assert!(!pageable.contains("cudaHostRegister") && !pageable.contains("cupy"), "{pageable}");
         let measured =
-            format!("a pinned 256MiB host → device cudaMemcpyAsync returned in {}", duration(pinned.returned_ns));
+            format!("a pinned 256 MiB host → device cudaMemcpyAsync returned in {}", duration(pinned.returned_ns));
         let flowing = pageable.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flowing.contains(&measured), "{pageable}");
         assert!(findings.contains("synchronizations at nvtx: loss-item-1…7: 7 calls"), "{findings}");
@@ -141,10 +143,11 @@ fn the_training_loops_json_report_has_the_headline_and_the_findings_with_remedie
             main.steady.held_by.iter().any(|c| c.cause == "stream")
                 && main.steady.held_by.iter().any(|c| c.cause == "own")
         );
-        let pageable = p.findings.iter().find(|f| f.kind == Kind::PageableCopy && !f.warm_up && f.calls == 8).unwrap();
+        let pageable = p.findings.iter().find(|f| f.kind == Kind::PageableCopy && !f.warm_up && f.calls == 16).unwrap();
         assert_eq!(pageable.where_words, "nvtx: batch-to-gpu-0…7");
+        assert_eq!(pageable.framework, async_lab_core::trace::framework::Framework::Torch);
         assert!(pageable.remedy.lab.iter().any(|e| e.case == "runtime/sweep/htod/pinned/256MiB"), "{pageable:?}");
-        assert_eq!(pageable.calls_explain.len(), 8);
+        assert_eq!(pageable.calls_explain.len(), 16);
         let sync = p.findings.iter().find(|f| f.kind == Kind::Synchronization).unwrap();
         assert!(sync.remedy.lab.iter().any(|e| e.case.starts_with("wait/stream-sync")), "{sync:?}");
         let loading = p.findings.iter().find(|f| f.kind == Kind::LoadingCode).unwrap();
@@ -202,7 +205,7 @@ fn skip_first_counts_the_first_steps_as_warm_up() {
     let f = findings::findings(&a, &warm, false);
     let steady =
         f.iter().find(|f| f.kind == Kind::PageableCopy && !f.warm_up && f.where_words.starts_with("nvtx")).unwrap();
-    assert_eq!((steady.calls, steady.where_words.as_str()), (7, "nvtx: batch-to-gpu-1…7"));
+    assert_eq!((steady.calls, steady.where_words.as_str()), (14, "nvtx: batch-to-gpu-1…7"));
     let h = headline::headline(&a, &warm, &headline::totals(&a.program));
     let none = headline::headline(&a, &warmup::warm_up(&a, 0), &headline::totals(&a.program));
     assert!(h.threads[0].warm_up.wall_ns > none.threads[0].warm_up.wall_ns);
@@ -222,9 +225,9 @@ fn explain_gives_the_calls_finding_and_remedy_and_the_page_leads_with_them() {
     let o = run_with_stub(&["trace", "--replay", path.to_str().unwrap(), "--explain", "4711"]);
     let s = String::from_utf8_lossy(&o.stdout);
     assert!(s.starts_with("cudaMemcpyAsync (thread 695, --explain 4711) held its thread"), "{s}");
-    assert!(s.contains("finding: pageable copies at nvtx: batch-to-gpu-0…7: 8 calls"), "{s}");
+    assert!(s.contains("finding: pageable copies at nvtx: batch-to-gpu-0…7: 16 calls"), "{s}");
     assert!(
-        s.contains("the lab: a pinned 256MiB copy returned in") && s.contains("runtime/sweep/htod/pinned/256MiB"),
+        s.contains("the lab: a pinned 256 MiB copy returned in") && s.contains("runtime/sweep/htod/pinned/256MiB"),
         "{s}"
     );
     let trace = Trace::load(path).unwrap();

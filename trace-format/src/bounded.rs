@@ -8,7 +8,7 @@
 //!   synchronizations (by correlation id) and the records of the events those waited for, the GPU work that
 //!   overlapped it, and the calls other threads had in flight when it began;
 //! - it is one of those calls in flight;
-//! - it may be start-up: it loads or creates (`loading::loads_or_creates`, a resource event on its thread while it
+//! - it may be start-up: it loads or creates (`functions::loads_or_creates`, a resource event on its thread while it
 //!   ran), or it came before the first GPU record (the first call that enqueued work is among those).
 //!
 //! A kept call's own GPU records, synchronizations and the driver's overheads it caused are kept with it, and
@@ -28,8 +28,8 @@
 //! Pure: the injection library feeds it the lines as they come (`trace-inject/src/writer.rs`), and a test feeds
 //! it a whole committed trace and checks that the bounded one gives the same tables and explanations.
 
+use crate::functions::loads_or_creates;
 use crate::lines::{CallCount, Domain, Line};
-use crate::loading::loads_or_creates;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// What the filter keeps and for how long it waits.

@@ -4,7 +4,7 @@
 //! - [`ahead`]: the launch log's pieces: the work enqueued ahead of a held call, the kernels recorded;
 //! - [`lines`]: the trace's lines, one JSON object each, and a trace read back (re-exported at the root);
 //! - [`cupti_kinds`]: CUPTI's numbered kinds of copies and memory, by name;
-//! - [`loading`]: the one list of functions that load modules or create contexts;
+//! - [`functions`]: the one table of CUDA functions and what each does (enqueues, waits, loads, allocates...);
 //! - [`stored`]: a trace file read as it is stored, plain or gzip-compressed (the `gz` feature);
 //! - [`subscribed`]: the calls the tracer subscribes to by default;
 //! - [`bounded`]: the bounded trace, decided online while the program runs;
@@ -17,8 +17,8 @@
 pub mod ahead;
 pub mod bounded;
 pub mod cupti_kinds;
+pub mod functions;
 pub mod lines;
-pub mod loading;
 pub mod stored;
 pub mod subscribed;
 pub mod units;

@@ -437,11 +437,47 @@ impl Trace {
     /// Reads a trace file, plain or compressed ([`crate::stored`]); a file that is not one gets one clear error
     /// naming it.
     pub fn load(path: &Path) -> anyhow::Result<Trace> {
-        let mut text = String::new();
-        crate::stored::open(path)
-            .and_then(|mut file| file.read_to_string(&mut text))
-            .with_context(|| format!("reading {}", path.display()))?;
-        Trace::parse(&text).with_context(|| format!("{} is not an async-lab trace", path.display()))
+        Trace::load_noting(path).map(|(trace, _)| trace)
+    }
+
+    /// [`Trace::load`], and what a reader should be told of the file: a compressed file whose stream ends
+    /// early (the program or the copy was cut short) reads as the whole lines it holds, and says so.
+    pub fn load_noting(path: &Path) -> anyhow::Result<(Trace, Option<String>)> {
+        let mut bytes = Vec::new();
+        let read = crate::stored::open(path).and_then(|mut file| file.read_to_end(&mut bytes));
+        let note = match read {
+            Ok(_) => None,
+            // What was decompressed before the stream ended is whole lines and one cut last line, as a plain
+            // trace of a killed program is.
+            Err(e) if crate::stored::compressed(path) && !bytes.is_empty() => Some(format!(
+                "{} was cut short ({e}): replaying the {} lines it holds",
+                path.display(),
+                bytes.iter().filter(|&&b| b == b'\n').count()
+            )),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let trace = Trace::parse(&text).with_context(|| format!("{} is not an async-lab trace", path.display()))?;
+        Ok((trace, note))
+    }
+
+    /// What a file that is not a trace is, where it is another of async-lab's: a JSON report of a trace, or a
+    /// recording of the lab's experiments.
+    fn what_else(text: &str) -> Option<&'static str> {
+        if !text.trim_start().starts_with('{') {
+            return None;
+        }
+        let v: serde_json::Value = serde_json::from_str(text).ok()?;
+        if v["schema"] == "async-lab-trace-report" {
+            Some(
+                "it is the JSON report of `async-lab trace --format json`; replay the trace it was made from (the \
+                 file `--out` named, async-lab-trace.jsonl by default)",
+            )
+        } else if v["kind"] == "async-lab-recording" {
+            Some("it is a recording of the lab's experiments; replay it with `async-lab --replay FILE`")
+        } else {
+            None
+        }
     }
 
     /// Parses the text of a trace (see the module's doc for what is tolerated).
@@ -462,6 +498,9 @@ impl Trace {
                 Ok(l) => l,
                 // A last line cut in the middle: the writer was stopped while writing it.
                 Err(_) if Some(i) == last_nonempty && !processes.is_empty() && !raw.trim_end().ends_with('}') => break,
+                Err(_) if processes.is_empty() && Trace::what_else(text).is_some() => {
+                    bail!("{}", Trace::what_else(text).unwrap_or_default())
+                }
                 Err(e) => bail!("line {}: {e}", i + 1),
             };
             match line {

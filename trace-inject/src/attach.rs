@@ -216,11 +216,13 @@ pub extern "C" fn async_lab_end(since: u64) {
     });
 }
 
-/// What held the calls a block asks about. `request` is JSON: `{"since": N, "calls": [{"corr": C, "python":
-/// [{"file", "line", "function"}, ...]}, ...]}` (frames innermost first). The answer, to free with
-/// [`async_lab_free`], is JSON: `{"held_calls": [...]}` (the JSON report's entries, in the order asked;
-/// `docs/trace-report.schema.json`) with `"missing": [C, ...]`, the calls not found in the trace, or
-/// `{"error": "..."}`.
+/// What held the calls a block asks about. `request` is JSON: `{"since": N, "warm_up": false, "calls":
+/// [{"corr": C, "python": [{"file", "line", "function"}, ...], "over_ns": L, "name": F, "held_ns": H}, ...]}`
+/// (frames innermost first; `over_ns` the block's limit; `name` and `held_ns` what the callback saw). The
+/// answer, to free with [`async_lab_free`], is JSON (`window::answer`): `{"held_calls": [...], "paid_once":
+/// [...]}` (the JSON report's entries, `docs/trace-report.schema.json`, each with the gate's `message`; the
+/// calls paid once apart unless `warm_up`) with `"missing": [{"corr", "message"}, ...]`, the calls not found
+/// in the trace, or `{"error": "..."}`.
 ///
 /// # Safety
 /// `request` is a valid C string.
@@ -238,6 +240,7 @@ pub unsafe extern "C" fn async_lab_report(request: *const c_char) -> *mut c_char
 
 fn report(request: &str) -> Result<serde_json::Value, String> {
     let (since, asked) = parse_request(request)?;
+    let warm_up = serde_json::from_str::<serde_json::Value>(request).ok().and_then(|v| v["warm_up"].as_bool());
     if window().is_none() {
         return Err("not attached: call async_lab_attach first".into());
     }
@@ -252,8 +255,7 @@ fn report(request: &str) -> Result<serde_json::Value, String> {
         let waited = started.elapsed() >= std::time::Duration::from_millis(RECORDS_WAIT_MS);
         if waited || window::records_in(&p, &asked) {
             drop(guard);
-            let (held, missing) = window::held_calls(p, &asked);
-            return Ok(serde_json::json!({ "held_calls": held, "missing": missing }));
+            return Ok(window::answer(p, &asked, warm_up.unwrap_or(false)));
         }
         drop(guard);
         std::thread::sleep(std::time::Duration::from_millis(2));
@@ -274,7 +276,11 @@ fn parse_request(request: &str) -> Result<(u64, Vec<Asked>), String> {
                 }
                 None => Vec::new(),
             };
-            Ok(Asked { corr, python })
+            // The block's limit the call held past, and what the callback saw of it (older requests carry none).
+            let over_ns = c["over_ns"].as_i64().unwrap_or(0);
+            let name = c["name"].as_str().unwrap_or_default().to_owned();
+            let held_ns = c["held_ns"].as_i64().unwrap_or(0);
+            Ok(Asked { corr, python, over_ns, name, held_ns })
         })
         .collect::<Result<Vec<_>, String>>()?;
     Ok((since, asked))

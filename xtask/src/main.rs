@@ -12,6 +12,8 @@ mod citations;
 mod class_changes;
 mod flags;
 #[cfg(test)]
+mod function_names;
+#[cfg(test)]
 mod layering;
 mod run;
 mod test;

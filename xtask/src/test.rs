@@ -429,15 +429,42 @@ fn check_wheel(sh: &Shell) -> anyhow::Result<()> {
             "`pytest --help` does not list --async-lab-fail-on-held: the wheel's pytest11 entry point was not loaded"
         );
     }
+    check_plugin_without_a_gpu(sh, &python, &dir)?;
     let tests = project_root().join("python/tests");
     cmd!(sh, "{python} -m pytest {tests} -q -p no:cacheprovider")
         .env("ASYNC_LAB_EXPECT_INSTALLED", "1")
         .run()
         .context("the Python package's tests failed on the installed wheel")?;
     eprintln!(
-        "{}: installed; async-lab --version, trace --replay, pytest --help and python/tests pass",
+        "{}: installed; async-lab --version, trace --replay, pytest --help, the plugin without a GPU and \
+         python/tests pass",
         wheel.display()
     );
+    Ok(())
+}
+
+/// The installed plugin where the gate cannot start (no GPU here, and no CUPTI, or a CUPTI without a driver):
+/// `pytest --async-lab-fail-on-held=1ms` on a file of CPU-only tests passes them, with one warning that says
+/// the gate is off and why.
+fn check_plugin_without_a_gpu(sh: &Shell, python: &Path, dir: &Path) -> anyhow::Result<()> {
+    let file = dir.join("test_cpu_only.py");
+    fs::write(
+        &file,
+        "def test_sums():\n    assert sum(range(4)) == 6\n\n\ndef test_joins():\n    assert ''.join('ab') == 'ab'\n",
+    )
+    .context("writing a CPU-only test file")?;
+    let out = cmd!(sh, "{python} -m pytest {file} -p no:cacheprovider --async-lab-fail-on-held=1ms")
+        .ignore_status()
+        .output()
+        .context("running pytest with the plugin on CPU-only tests")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() || !text.contains("2 passed") {
+        bail!("CPU-only tests did not pass under the plugin without a GPU:\n{text}");
+    }
+    let warnings = text.matches("GateOffWarning: async-lab: the gate is off").count();
+    if warnings != 1 || text.contains("Traceback") {
+        bail!("the plugin without a GPU should warn once that the gate is off (found {warnings}):\n{text}");
+    }
     Ok(())
 }
 

@@ -101,6 +101,44 @@ fn the_host_crate_calls_the_driver_only_through_named_functions() {
     );
 }
 
+/// What a CUDA function does is decided in one table (`trace-format/src/functions.rs`): no line of a crate's
+/// code (the tests' and xtask's own aside, which check words printed) nor of the Python package tests a
+/// function's name on its own (`function_names`).
+#[test]
+fn no_name_of_a_cuda_function_is_tested_outside_the_function_table() {
+    let root = project_root();
+    let table = root.join("trace-format/src/functions.rs");
+    let mut found = Vec::new();
+    for src in workspace_sources().iter().filter(|s| !s.starts_with("tests/") && !s.starts_with("xtask/")) {
+        for path in rust_files(&root.join(src)).into_iter().filter(|p| *p != table) {
+            let text = fs::read_to_string(&path).unwrap();
+            for (n, line) in crate::function_names::name_tests(&text, false) {
+                found.push(format!("{}:{n}: {line}", path.strip_prefix(&root).unwrap().display()));
+            }
+        }
+    }
+    let package = root.join("python/async_lab");
+    let mut python: Vec<PathBuf> = fs::read_dir(&package)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
+    python.sort();
+    assert!(!python.is_empty(), "{} holds no Python file", package.display());
+    for path in python {
+        let text = fs::read_to_string(&path).unwrap();
+        for (n, line) in crate::function_names::name_tests(&text, true) {
+            found.push(format!("{}:{n}: {line}", path.strip_prefix(&root).unwrap().display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "these lines test a CUDA function's name: ask the function table (trace-format/src/functions.rs) \
+         instead, or (Python) take the words from the core's report:\n{}",
+        found.join("\n")
+    );
+}
+
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];

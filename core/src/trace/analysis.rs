@@ -5,7 +5,9 @@
 use super::by_location::{self, ByLocation};
 use super::calls::{self, Traced};
 use super::format::ProcessTrace;
+use super::framework::{self, Framework};
 use super::location::{Locations, Place};
+use super::once::{self, Once};
 use super::scene::Program;
 use super::startup;
 use super::waiting;
@@ -21,6 +23,10 @@ pub struct Analysis<'a> {
     pub places: Vec<Place>,
     /// Whether each call is start-up, indexed as `program.calls`.
     pub startup: Vec<bool>,
+    /// The framework that made the process's calls (`framework`).
+    pub framework: Framework,
+    /// Why each call is paid once, where it is (`once`), indexed as `program.calls`.
+    pub once: Vec<Option<Once>>,
 }
 
 impl<'a> Analysis<'a> {
@@ -30,7 +36,22 @@ impl<'a> Analysis<'a> {
         let locations = Locations::of(process);
         let places = waiting::places(&locations, &program, &traced);
         let startup = startup::startup_calls(process, &program);
-        Analysis { process, program, traced, locations, places, startup }
+        let framework = framework::of_process(process);
+        let causes = once::Causes::of(&program, &places, framework);
+        let once =
+            (0..program.calls.len()).map(|i| once::of(&program.view(i), &causes, &locations, &places[i])).collect();
+        Analysis { process, program, traced, locations, places, startup, framework, once }
+    }
+
+    /// The framework call `i` was made through: its own frames', else the process's.
+    pub fn framework_of(&self, i: usize) -> Framework {
+        let f = self.locations.frames(&self.program.calls[i]);
+        framework::of_frames(f.python, f.native).unwrap_or(self.framework)
+    }
+
+    /// Whether call `i` is one the program pays once (`once`) or start-up.
+    pub fn paid_once(&self, i: usize) -> bool {
+        self.once[i].is_some() || self.startup[i]
     }
 
     /// The calls the tables show: all of them, or those after start-up (`--after-startup`).
@@ -40,7 +61,13 @@ impl<'a> Analysis<'a> {
 
     /// The by-location table.
     pub fn by_location(&self, min_held_ns: i64, after_startup: bool) -> ByLocation {
-        by_location::by_location(&self.program, &self.traced, &self.places, &self.startup, min_held_ns, after_startup)
+        let paid_once: Vec<bool> = (0..self.program.calls.len()).map(|i| self.paid_once(i)).collect();
+        let mut what = super::once::FirstUse::default();
+        for i in (0..paid_once.len()).filter(|&i| paid_once[i] && !(after_startup && self.startup[i])) {
+            what.add(super::once::FirstUse::of(&self.program.calls[i], &self.traced[i], self.once[i], self.startup[i]));
+        }
+        let apart = by_location::Apart { startup: &self.startup, paid_once: &paid_once, paid_once_words: what.words() };
+        by_location::by_location(&self.program, &self.traced, &self.places, apart, min_held_ns, after_startup)
     }
 
     /// The calls held longer than `min_held_ns` (start-up left out with `after_startup`), longest first.

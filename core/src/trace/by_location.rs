@@ -1,7 +1,8 @@
 //! The held calls grouped by where in the program they were made (their innermost user frame, see
 //! `location`): per place, how many calls held their thread, for how long in all and at the median, their
-//! class and the cause that held them longest. Start-up (see `startup`) is one line of its own. The place
-//! with the most time held comes first.
+//! class and the cause that held them longest. What the program pays once (see `once` and `startup`: the
+//! context, loading code, the allocator's growth, a model's upload...) is one line of its own, whatever
+//! line it was made at. The place with the most time held comes first.
 
 use super::calls::Traced;
 use super::location::Place;
@@ -59,31 +60,61 @@ pub struct Startup {
     pub total_ns: i64,
 }
 
-/// The table: start-up, and a row per place.
+/// The calls the program paid once (start-up among them), summed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PaidOnce {
+    pub calls: usize,
+    /// Their host time in all.
+    pub total_ns: i64,
+    /// What for, in words ("context creation, 30 libraries loaded, 37 allocations (the allocator's growth)").
+    pub what: String,
+}
+
+/// The table: start-up, what is paid once, and a row per place.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ByLocation {
     /// `None` where the program had no start-up call.
     pub startup: Option<Startup>,
+    /// What the program paid once, left out of the rows (`None`: nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paid_once: Option<PaidOnce>,
     /// Whether start-up was left out of every table (`--after-startup`).
     pub after_startup: bool,
     /// The place with most time held first.
     pub rows: Vec<Row>,
 }
 
-/// Groups the calls held longer than `min_held_ns` (`places` and `startup` indexed as `Program::calls`).
+/// What is left out of the rows: the start-up calls, and the calls paid once with what they paid for (each
+/// indexed as `Program::calls`).
+pub struct Apart<'a> {
+    pub startup: &'a [bool],
+    pub paid_once: &'a [bool],
+    pub paid_once_words: String,
+}
+
+/// Groups the calls held longer than `min_held_ns` (`places` indexed as `Program::calls`), those `apart` left
+/// out of the rows.
 pub fn by_location(
     p: &Program,
     traced: &[Traced],
     places: &[Place],
-    startup: &[bool],
+    apart: Apart,
     min_held_ns: i64,
     after_startup: bool,
 ) -> ByLocation {
+    let startup = apart.startup;
     let up: Vec<&Traced> = traced.iter().filter(|t| startup[t.index]).collect();
     let start = (!up.is_empty())
         .then(|| Startup { calls: up.len(), total_ns: up.iter().map(|t| p.calls[t.index].span.len()).sum() });
+    let once: Vec<&Traced> =
+        traced.iter().filter(|t| apart.paid_once[t.index] && !(after_startup && startup[t.index])).collect();
+    let paid_once = (!once.is_empty()).then(|| PaidOnce {
+        calls: once.len(),
+        total_ns: once.iter().map(|t| p.calls[t.index].span.len()).sum(),
+        what: apart.paid_once_words,
+    });
     let mut groups: BTreeMap<_, Vec<&Traced>> = BTreeMap::new();
-    for t in traced.iter().filter(|t| !startup[t.index] && t.held.total_ns > min_held_ns) {
+    for t in traced.iter().filter(|t| !apart.paid_once[t.index] && t.held.total_ns > min_held_ns) {
         groups.entry(places[t.index].key()).or_default().push(t);
     }
     // Each row named by the place of its call that held longest (the calls of one line differ only in their
@@ -96,7 +127,7 @@ pub fn by_location(
         })
         .collect();
     rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.place.cmp(&b.place)));
-    ByLocation { startup: start, after_startup, rows }
+    ByLocation { startup: start, paid_once, after_startup, rows }
 }
 
 /// `usize` zero, for `skip_serializing_if`.
@@ -176,18 +207,8 @@ pub fn cause_words(r: &Row) -> String {
 /// The table for the terminal, at most `top` places.
 pub fn table(t: &ByLocation, min_held_ns: i64, top: usize, width: Option<u16>) -> String {
     let mut out = String::new();
-    match (&t.startup, t.after_startup) {
-        (Some(s), false) => out.push_str(&super::layout::wrap(
-            &format!(
-                "start-up: {} ({}: context creation, module and library loading)",
-                duration(s.total_ns),
-                calls_word(s.calls)
-            ),
-            width,
-            "",
-            "",
-        )),
-        (Some(s), true) => out.push_str(&super::layout::wrap(
+    if let (Some(s), true) = (&t.startup, t.after_startup) {
+        out.push_str(&super::layout::wrap(
             &format!(
                 "start-up: {} ({}), left out of every table (--after-startup)",
                 duration(s.total_ns),
@@ -196,12 +217,24 @@ pub fn table(t: &ByLocation, min_held_ns: i64, top: usize, width: Option<u16>) -
             width,
             "",
             "",
-        )),
-        (None, _) => {}
+        ));
+    }
+    if let Some(o) = &t.paid_once {
+        out.push_str(&super::layout::wrap(
+            &format!(
+                "paid once: {} ({}: {}), the warm-up findings above, not in the rows",
+                duration(o.total_ns),
+                calls_word(o.calls),
+                o.what
+            ),
+            width,
+            "",
+            "  ",
+        ));
     }
     if t.rows.is_empty() {
         out.push_str(&super::layout::wrap(
-            &format!("No call after start-up held its thread longer than {}.", duration(min_held_ns)),
+            &format!("No call of the steady state held its thread longer than {}.", duration(min_held_ns)),
             width,
             "",
             "",

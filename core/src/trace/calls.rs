@@ -296,17 +296,13 @@ fn functions_words(functions: &[&str]) -> String {
 
 /// A function that loads a module at run time (its own call, not a lazy load at a first use).
 pub fn is_load(name: &str) -> bool {
-    super::format::loading::loads_module(name)
+    super::functions::loads_module(name)
 }
 
-/// A function that may load a module lazily: a launch, or a lookup of a function or kernel.
-pub fn may_load_lazily(name: &str) -> bool {
-    name.contains("Launch") || name.contains("GetFunction") || name.contains("GetKernel") || name.contains("FuncGet")
-}
-
-/// What held the call `v` views, in words: the largest part first, then the others in time order ("197 ms
-/// its own transfer ...; then 50.4 ms waiting for the kernel spin ahead in its stream, correlation 7"). A
-/// call with one part names it alone.
+/// What held the call `v` views, in words: the largest part first, then the parts before it and those after
+/// it, each in time order, as `--explain` lists them ("4.7 ms pageable memory: the driver staged ...; before
+/// it, 263 µs driver work on this thread"; "161 µs waited for the kernel ...; after it, 4.8 µs its own GPU
+/// work"). A call with one part names it alone.
 pub fn cause_words(v: &CallView, held: &Held) -> String {
     let parts = parts(v, held);
     match parts.len() {
@@ -316,28 +312,25 @@ pub fn cause_words(v: &CallView, held: &Held) -> String {
         _ => {}
     }
     let largest = (0..parts.len()).max_by_key(|&k| (parts[k].0, std::cmp::Reverse(k))).unwrap_or(0);
-    let mut out = format!("{} {}", crate::units::duration(parts[largest].0 as f64), parts[largest].1);
-    let rest: Vec<String> = parts
-        .iter()
-        .enumerate()
-        .filter(|&(k, _)| k != largest)
-        .map(|(_, (ns, words))| format!("{} {}", crate::units::duration(*ns as f64), words))
-        .collect();
-    if !rest.is_empty() {
-        out.push_str("; then ");
-        out.push_str(&rest.join(", "));
+    let worded = |(ns, words): &(i64, String)| format!("{} {words}", crate::units::duration(*ns as f64));
+    let mut out = worded(&parts[largest]);
+    for (side, range) in [("before", &parts[..largest]), ("after", &parts[largest + 1..])] {
+        if !range.is_empty() {
+            out.push_str(&format!("; {side} it, "));
+            out.push_str(&range.iter().map(worded).collect::<Vec<_>>().join(", then "));
+        }
     }
     out
 }
 
 /// The parts of the call's time worth naming (longer than the resolution and a twentieth of the call; the
-/// longest alone where none is), in time order: (length, words).
+/// longest alone where none is), in the order of their first segments: (length, words).
 fn parts(v: &CallView, held: &Held) -> Vec<(i64, String)> {
     let c = v.call;
     let (loading, queue_full) = (v.loading(), v.queue_full());
     // A load the program called itself is at run time; one a launch or lookup made inside is lazy.
     let at_run_time = is_load(&c.name);
-    let lazily = !at_run_time && v.functions().iter().any(|n| may_load_lazily(n));
+    let lazily = !at_run_time && v.functions().iter().any(|n| super::functions::may_load_lazily(n));
     let has_stream = v.stream.is_some();
     let own = &v.own_work;
     // Each waiting cause's holders, in the order they held it, with how long each did.
@@ -389,7 +382,7 @@ fn parts(v: &CallView, held: &Held) -> Vec<(i64, String)> {
                 }
             }
             Cause::Own => match own.iter().find(|w| w.pageable()) {
-                Some(w) => format!("pageable memory: the driver staged {} on this thread", w.words()),
+                Some(w) => format!("pageable memory: the driver staged {} on this thread", w.words_for(&c.name)),
                 None if held.held_through_own_work() == Some(true) => "its own GPU work ran while it waited".into(),
                 None => "its own GPU work, in part".into(),
             },

@@ -19,7 +19,6 @@ use crate::class::Class;
 use crate::record::Recording;
 use crate::report;
 use crate::setup::{Direction, HostKind};
-use crate::trace::subscribed::base_name;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
@@ -164,7 +163,7 @@ pub struct Table {
 /// A function's name without the version and stream suffixes that a trace carries (`cuMemcpyHtoDAsync_v2`,
 /// `cudaMemcpyAsync_ptsz`) and without the argument a case's call names (`cudaMemcpy(HostToDevice)`).
 pub fn function_of(name: &str) -> &str {
-    base_name(name.split('(').next().unwrap_or(name))
+    super::functions::function_of(name)
 }
 
 /// The table of the given recordings (name, recording), in that order.

@@ -1,18 +1,19 @@
 //! When a traced call's class is `driver-work` rather than `async`: the attribution found nothing it waited
 //! for (no earlier work, no other thread) and its own GPU work did not hold it, but the driver's own work on
-//! the calling thread did: it created a context, loaded a module or a library, or spent at least
-//! [`DRIVER_WORK_NS`] of host-side work of its own. The lab's experiments call such calls `async` (they time
-//! them on purpose and say how long in "held for"); a user reading a trace would take `async` on a 111 ms
-//! context creation for "returned at once".
+//! the calling thread did: it created a context, loaded a module or a library, or took longer than
+//! [`AT_ONCE_NS`]. The lab's experiments call such calls `async` (they time them on purpose and say how long
+//! in "held for"); a user reading a trace would take `async` on a 111 ms context creation, or on a 171 µs
+//! `cudaMalloc` listed among the calls held longer than 20 µs, for "returned at once".
 
 use crate::attribution::Held;
 use crate::classify::{class_of_held, Class};
 
-/// How long a call's own host-side work must last, with nothing to wait for, to be `driver-work`: a
-/// millisecond. The calls the lab saw return at once took microseconds on the H200 (warm launches 3–5 µs,
-/// pinned copies 4–24 µs: `recordings/async-lab-sweep-*`, `recordings/async-lab-seed-*`); a call held a
-/// millisecond did work of its own in the driver (pinning, unpinning, allocating, loading).
-pub const DRIVER_WORK_NS: i64 = 1_000_000;
+/// The longest a call that waited for nothing may take and still read `async` (it returned at once): 20 µs,
+/// `async-lab trace`'s default `--min-held`, so that no call the tables list as held longer than that reads
+/// `async`. The calls the lab saw return at once took microseconds on the H200 (warm launches 3–5 µs, pinned
+/// copies 3.5–28 µs at the median: `recordings/async-lab-sweep-*`, `recordings/async-lab-seed-*`); a call
+/// that took longer did work of its own in the driver (allocating, pinning, unpinning, loading, locking).
+pub const AT_ONCE_NS: i64 = 20_000;
 
 /// What the trace shows the call did in the driver, beside its attribution.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,7 +31,7 @@ pub struct DriverWork {
 pub fn class(held: &Held, work: DriverWork) -> Class {
     match class_of_held(held) {
         Class::Async if work.contexts > 0 || work.module_loads > 0 || work.loads_by_name => Class::DriverWork,
-        Class::Async if held.total_ns >= DRIVER_WORK_NS => Class::DriverWork,
+        Class::Async if held.total_ns > AT_ONCE_NS => Class::DriverWork,
         class => class,
     }
 }
@@ -69,10 +70,11 @@ mod tests {
     fn a_call_that_waited_for_nothing_reads_driver_work_only_when_the_driver_worked() {
         let none = DriverWork::default();
         assert_eq!(class(&held(8_000, None), none), Class::Async);
-        assert_eq!(class(&held(DRIVER_WORK_NS, None), none), Class::DriverWork);
-        assert_eq!(class(&held(80_000, None), DriverWork { module_loads: 1, ..none }), Class::DriverWork);
-        assert_eq!(class(&held(80_000, None), DriverWork { contexts: 1, ..none }), Class::DriverWork);
-        assert_eq!(class(&held(80_000, None), DriverWork { loads_by_name: true, ..none }), Class::DriverWork);
+        assert_eq!(class(&held(AT_ONCE_NS, None), none), Class::Async);
+        assert_eq!(class(&held(AT_ONCE_NS + 1_000, None), none), Class::DriverWork);
+        assert_eq!(class(&held(8_000, None), DriverWork { module_loads: 1, ..none }), Class::DriverWork);
+        assert_eq!(class(&held(8_000, None), DriverWork { contexts: 1, ..none }), Class::DriverWork);
+        assert_eq!(class(&held(8_000, None), DriverWork { loads_by_name: true, ..none }), Class::DriverWork);
         // A load that waited for the work ahead keeps the class of its wait.
         let waited = held(5_000_000, Some(4_000_000));
         assert_eq!(class(&waited, DriverWork { module_loads: 1, ..none }), Class::WaitedForStream);

@@ -1,88 +1,33 @@
-//! The findings of a trace: the calls that CUDA held (their class neither `async` nor `staged`), grouped by
-//! where they were made and by cause, each group with how many, the median and the total, what held them,
-//! and a remedy with what the lab measured of it on the H200 (`remedies`, `capability`).
+//! The findings of a trace: the calls that CUDA held (their class neither `async` nor `staged`), classified
+//! by cause ([`kind`]) and grouped by where they were made, each group with how many, the median and the
+//! total, what held them (`what_held`), and a remedy in the program's framework with what the lab measured of
+//! it on the H200 (`remedy`); the terminal's text of them is `findings_text`, the causes and their test `cause`.
 //!
-//! The causes ([`Kind`]), in the order a call is tested for them: context creation; loading code (a lazy
-//! module load, or a library loaded at run time); a copy from or to pageable memory that held its thread
-//! for its transfer; another thread's call; a free that drained the device, or another call that did; a launch
-//! into a full queue; a synchronization, or a copy to the host, that waited for its stream; any other wait for
-//! its stream; driver work. Warm-up findings (`warmup`) are kept apart from the steady state's.
+//! The causes ([`Kind`]), in the order a call is tested for them: first what the program pays once, by its
+//! cause (`once`: context creation, loading code, compiling, a library's setup, a caching allocator's growth,
+//! a model's upload); then a copy from or to pageable memory that held its thread for its transfer; another
+//! thread's call; a free that drained the device, or another call that did; a launch into a full queue; a
+//! synchronization, or a copy to the host, that waited for its stream; any other wait for its stream; driver
+//! work. Warm-up findings (`warmup`: what is paid once, and the steps `--skip-first` leaves out) are kept
+//! apart from the steady state's.
 //!
 //! A group is keyed by the call's place as the by-location table keys it (`location::Place::key`: its kind, its
-//! words, the NVTX range beside it), except context creation and loading code, which happen once per kernel or
-//! library wherever the program first needs one, and are one finding each. NVTX ranges named once per step
+//! words, the NVTX range beside it), except what is paid once, which happens wherever the program first needs
+//! a kernel, a library or memory, and is one finding per cause. NVTX ranges named once per step
 //! (`batch-to-gpu-0`, `batch-to-gpu-1`, ...) are one place: their numbers are folded (shown
 //! `batch-to-gpu-0…7`).
 
 use super::analysis::Analysis;
 use super::by_location::ClassCount;
-use super::calls::is_load;
-use super::capability;
-use super::format::cupti_kinds::copy;
+pub use super::cause::{kind, Kind};
+use super::framework::Framework;
 use super::location::{Kind as PlaceKind, Place};
-use super::remedies;
-use super::scene::{Program, WorkKind};
-use super::warmup::{synchronizes, WarmUp};
-use super::words::{duration, fold};
-use crate::attribution::{Cause, Span};
-use crate::units::format_size;
+use super::remedy::{self, Remedy};
+use super::warmup::WarmUp;
+use super::words::fold;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// What held a group's calls.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    /// The context created (once per process).
-    ContextCreation,
-    /// A module loaded lazily at a first launch or lookup, or a library or module loaded at run time.
-    LoadingCode,
-    /// A copy from or to pageable host memory, staged by the driver on the calling thread.
-    PageableCopy,
-    /// Another thread's call, until it ended.
-    OtherThread,
-    /// A free (`cudaFree`, `empty_cache()`'s frees, `cuMemFree`...) that waited for every stream.
-    FreeDrainsDevice,
-    /// Another call that waited for every stream.
-    DeviceWait,
-    /// A launch behind a full launch queue.
-    FullQueue,
-    /// A synchronization (`.item()`, `.cpu()`, `torch.cuda.synchronize()`) or a copy to the host that waited
-    /// for the work ahead in its stream.
-    Synchronization,
-    /// Any other wait for the work ahead in its stream.
-    StreamWait,
-    /// The driver's own work on the calling thread (allocating, pinning, freeing pinned memory).
-    DriverWork,
-    /// Anything else (a class that decides nothing).
-    Other,
-}
-
-impl Kind {
-    /// A finding's title, for `calls` calls.
-    pub fn title(self) -> &'static str {
-        match self {
-            Kind::ContextCreation => "context creation",
-            Kind::LoadingCode => "loading code (lazy module loads, libraries)",
-            Kind::PageableCopy => "pageable copies",
-            Kind::OtherThread => "waits for another thread's call",
-            Kind::FreeDrainsDevice => "frees that drained the device",
-            Kind::DeviceWait => "waits for the whole device",
-            Kind::FullQueue => "launches into a full launch queue",
-            Kind::Synchronization => "synchronizations",
-            Kind::StreamWait => "waits for earlier work in the stream",
-            Kind::DriverWork => "driver work",
-            Kind::Other => "other holds",
-        }
-    }
-
-    /// Whether its findings are grouped by kind alone (they happen wherever the program first needs a
-    /// kernel or a library, once each).
-    fn by_kind_alone(self) -> bool {
-        matches!(self, Kind::ContextCreation | Kind::LoadingCode)
-    }
-}
 
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -105,6 +50,8 @@ pub struct Finding {
     pub total_ns: i64,
     /// Its calls are warm-up (see `warmup`).
     pub warm_up: bool,
+    /// The framework its longest call was made through, in whose API the remedy is worded.
+    pub framework: Framework,
     /// Each class of its calls with how many, the most common first.
     pub classes: Vec<ClassCount>,
     /// What held them, in words.
@@ -114,25 +61,6 @@ pub struct Finding {
     pub explain: u32,
     /// Every call's `--explain` id, longest first.
     pub calls_explain: Vec<u32>,
-}
-
-/// What to change, and what the lab measured of it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Remedy {
-    /// In words.
-    pub words: String,
-    /// The lab's experiments behind the numbers in it.
-    pub lab: Vec<LabEvidence>,
-}
-
-/// One experiment of the lab's that a remedy quotes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct LabEvidence {
-    /// The case id (`async-lab explain CASE --replay recordings/RECORDING`).
-    pub case: String,
-    pub recording: String,
-    /// What it measured, in words.
-    pub words: String,
 }
 
 /// The findings of an analysed process, steady state first, each part the most time first; start-up left
@@ -160,68 +88,6 @@ type PlaceKey = (PlaceKind, String, Option<String>);
 fn key(place: &Place) -> PlaceKey {
     let f = folded(place);
     (f.kind, f.words, f.nvtx)
-}
-
-/// What held call `i` (the order is in the module's doc).
-pub fn kind(a: &Analysis, i: usize) -> Kind {
-    let (p, t) = (&a.program, &a.traced[i]);
-    let c = &p.calls[i];
-    if t.contexts > 0 {
-        return Kind::ContextCreation;
-    }
-    if t.module_loads > 0 || std::iter::once(&c.name).chain(&c.inner).any(|n| is_load(n)) {
-        return Kind::LoadingCode;
-    }
-    let own = p.own_work(i);
-    let waited = t.held.ns(Cause::Stream) + t.held.ns(Cause::Device) + t.held.ns(Cause::Thread);
-    // Held through its pageable transfer (after any wait), or mostly by the staging: pinned memory is the
-    // remedy, whatever it waited for first.
-    let staged =
-        t.held.ns(Cause::Own) > 0 && (t.held.ns(Cause::Own) >= waited || t.class == crate::class::Class::Blocking);
-    if own.iter().any(|w| w.pageable()) && staged {
-        return Kind::PageableCopy;
-    }
-    match t.held.released_by().map(|s| s.cause) {
-        Some(Cause::Thread) => Kind::OtherThread,
-        Some(Cause::Device) if frees(&c.name) => Kind::FreeDrainsDevice,
-        Some(Cause::Device) => Kind::DeviceWait,
-        Some(Cause::Stream) if launches(&c.name) && full_queue(p, i) => Kind::FullQueue,
-        Some(Cause::Stream) if synchronizes(&c.name) || to_host(p, i) => Kind::Synchronization,
-        Some(Cause::Stream) => Kind::StreamWait,
-        _ if t.class == crate::class::Class::DriverWork || t.class == crate::class::Class::Blocking => {
-            if own.iter().any(|w| w.pageable()) {
-                Kind::PageableCopy
-            } else {
-                Kind::DriverWork
-            }
-        }
-        _ => Kind::Other,
-    }
-}
-
-fn frees(name: &str) -> bool {
-    name.contains("Free") || name.contains("MemRelease") || name.contains("MemUnmap")
-}
-
-/// A function that allocates, frees, pins or unpins memory.
-fn allocates(name: &str) -> bool {
-    ["Alloc", "Free", "Malloc", "HostRegister", "HostUnregister", "MemCreate", "MemRelease"]
-        .iter()
-        .any(|w| name.contains(w))
-}
-
-fn launches(name: &str) -> bool {
-    name.contains("Launch")
-}
-
-/// Whether call `i` launched behind a full launch queue (the lab's measured depth, `capability`).
-fn full_queue(p: &Program, i: usize) -> bool {
-    capability::lab().queue_depth.is_some_and(|d| p.queued_before(i) as f64 >= d)
-}
-
-/// Whether call `i` copied to the host (`.item()`, `.cpu()`).
-fn to_host(p: &Program, i: usize) -> bool {
-    p.own_work(i).iter().any(|w| matches!(w.kind, WorkKind::Copy { copy_kind: copy::DTOH, .. }))
 }
 
 /// A place with the numbers of its NVTX range's name folded (`batch-to-gpu-#`), so that ranges named once per
@@ -272,8 +138,9 @@ fn finding(a: &Analysis, kind: Kind, warm_up: bool, mut calls: Vec<usize>) -> Fi
     let (where_words, places) = where_words(a, &calls);
     let longest = calls[0];
     let place = if kind.by_kind_alone() { a.places[longest].clone() } else { folded(&a.places[longest]) };
-    let what = what(a, kind, &calls);
-    let remedy = remedy(a, kind, &calls);
+    let what = super::what_held::what(a, kind, &calls);
+    let framework = a.framework_of(longest);
+    let remedy = remedy::remedy(a, kind, &calls, framework);
     Finding {
         kind,
         title: kind.title().into(),
@@ -285,361 +152,13 @@ fn finding(a: &Analysis, kind: Kind, warm_up: bool, mut calls: Vec<usize>) -> Fi
         median_ns: times[times.len() / 2],
         total_ns: times.iter().sum(),
         warm_up,
+        framework,
         classes,
         what,
         remedy,
         explain: a.program.calls[longest].corr,
         calls_explain: calls.iter().map(|&i| a.program.calls[i].corr).collect(),
     }
-}
-
-/// What the calls waited, in all: for their stream, the device or another thread.
-fn waited_ns(a: &Analysis, calls: &[usize]) -> i64 {
-    calls
-        .iter()
-        .map(|&i| {
-            let h = &a.traced[i].held;
-            h.ns(Cause::Stream) + h.ns(Cause::Device) + h.ns(Cause::Thread)
-        })
-        .sum()
-}
-
-/// The work that held a group's waits most (by kind: a kernel's name, a copy's size), its share of their
-/// waiting, and how many pieces of it there were.
-fn main_holder(a: &Analysis, calls: &[usize]) -> Option<(String, i64, i64)> {
-    let waits = |i: usize| {
-        a.traced[i].held.segments.iter().filter(|s| matches!(s.cause, Cause::Stream | Cause::Device | Cause::Thread))
-    };
-    // Where kernels were recorded for some of the calls only (a trace's windows), what held those is what the
-    // group is said to have waited for, marked as sampled; the launch log names the rest's work only by its
-    // last launch.
-    let recorded: Vec<usize> =
-        calls.iter().copied().filter(|&i| waits(i).any(|s| !super::ahead::logged(&s.holder))).collect();
-    let sampled = !recorded.is_empty() && calls.iter().any(|&i| waits(i).any(|s| super::ahead::logged(&s.holder)));
-    let mut by: BTreeMap<String, i64> = BTreeMap::new();
-    let mut total = 0;
-    for &i in if sampled { &recorded[..] } else { calls } {
-        for s in waits(i).filter(|s| !sampled || !super::ahead::logged(&s.holder)) {
-            *by.entry(s.holder.kind()).or_default() += s.span.len();
-            total += s.span.len();
-        }
-    }
-    let (what, ns) = by.into_iter().max_by(|(a, a_ns), (b, b_ns)| a_ns.cmp(b_ns).then_with(|| b.cmp(a)))?;
-    let what = if sampled {
-        format!("{what} (sampled: the {} of {} calls with kernel records)", recorded.len(), calls.len())
-    } else {
-        what
-    };
-    Some((what, ns, total))
-}
-
-/// How much of the waits of a group the GPU was busy (any stream had work running): busy, waited (ns); the waits
-/// known from the launch log alone left out.
-fn gpu_busy(p: &Program, a: &Analysis, calls: &[usize]) -> (i64, i64) {
-    let (mut busy, mut waited) = (0, 0);
-    for &i in calls {
-        // A wait known from the launch log alone has no record to tell how busy the GPU was.
-        let measured = |s: &&crate::attribution::Segment| {
-            matches!(s.cause, Cause::Stream | Cause::Device) && !super::ahead::logged(&s.holder)
-        };
-        for s in a.traced[i].held.segments.iter().filter(measured) {
-            waited += s.span.len();
-            let mut spans: Vec<Span> = p
-                .work_during(s.span)
-                .map(|w| Span::new(w.span.start.max(s.span.start), w.span.end.min(s.span.end)))
-                .collect();
-            spans.sort_by_key(|w| w.start);
-            let mut end = s.span.start;
-            for w in spans {
-                let from = w.start.max(end);
-                if w.end > from {
-                    busy += w.end - from;
-                    end = w.end;
-                }
-            }
-        }
-    }
-    (busy, waited)
-}
-
-/// What held a group's calls, in words.
-fn what(a: &Analysis, kind: Kind, calls: &[usize]) -> String {
-    let p = &a.program;
-    let longest = calls[0];
-    match kind {
-        Kind::PageableCopy => {
-            let own: Vec<_> = calls.iter().flat_map(|&i| p.own_work(i)).filter(|w| w.pageable()).collect();
-            let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
-            for w in &own {
-                *kinds.entry(w.words()).or_default() += 1;
-            }
-            let most =
-                kinds.iter().max_by_key(|(w, n)| (**n, std::cmp::Reverse(*w))).map_or(String::new(), |(w, n)| {
-                    if *n > 1 {
-                        format!("{w}, {n} times")
-                    } else {
-                        w.clone()
-                    }
-                });
-            let own_ns: i64 = calls.iter().map(|&i| a.traced[i].held.ns(Cause::Own)).sum();
-            let total: i64 = calls.iter().map(|&i| a.traced[i].held.total_ns).sum();
-            let waited = waited_ns(a, calls);
-            let first = if waited > 0 {
-                format!("; before that, {} waiting for the work ahead", super::words::percent(waited, total))
-            } else {
-                String::new()
-            };
-            format!(
-                "{} of their time the driver staged the copy on the calling thread ({most}){first}",
-                super::words::percent(own_ns, total)
-            )
-        }
-        Kind::Synchronization | Kind::StreamWait | Kind::FullQueue | Kind::DeviceWait | Kind::FreeDrainsDevice => {
-            let (busy, measured) = gpu_busy(p, a, calls);
-            let holder = main_holder(a, calls).map_or(String::new(), |(what, ns, total)| {
-                if super::words::percent(ns, total) == "100%" {
-                    format!(": {what}")
-                } else {
-                    format!("; most of it, {}: {what}", super::words::percent(ns, total))
-                }
-            });
-            let busy_words = if measured > 0 {
-                format!(" The GPU was busy {} of the wait.", super::words::percent(busy, measured))
-            } else {
-                String::new()
-            };
-            // Every wait for the GPU's work, those known from the launch log too.
-            let waited: i64 =
-                calls.iter().map(|&i| a.traced[i].held.ns(Cause::Stream) + a.traced[i].held.ns(Cause::Device)).sum();
-            format!("waited {} in all for {}{holder}.{busy_words}", duration(waited), cause_noun(kind))
-        }
-        Kind::OtherThread => main_holder(a, calls).map_or_else(
-            || a.traced[longest].cause.clone(),
-            |(what, ns, total)| format!("waited for {what} ({} of the wait)", super::words::percent(ns, total)),
-        ),
-        Kind::LoadingCode | Kind::ContextCreation => {
-            let mut first = super::warmup::FirstUse::default();
-            for &i in calls {
-                first.add(super::warmup::first_use(a, i));
-            }
-            let waited = waited_ns(a, calls);
-            let waits = if waited > 0 {
-                format!(", {} of it waiting for the GPU's work", duration(waited))
-            } else {
-                String::new()
-            };
-            format!("{}{waits}", first.words())
-        }
-        Kind::DriverWork | Kind::Other => a.traced[longest].cause.clone(),
-    }
-}
-
-fn cause_noun(kind: Kind) -> &'static str {
-    match kind {
-        Kind::DeviceWait | Kind::FreeDrainsDevice => "every stream's work",
-        Kind::FullQueue => "room in the launch queue",
-        _ => "the work ahead in its stream",
-    }
-}
-
-/// The remedy of a group.
-fn remedy(a: &Analysis, kind: Kind, calls: &[usize]) -> Remedy {
-    let p = &a.program;
-    let longest = calls[0];
-    let c = &p.calls[longest];
-    let api = match c.domain {
-        super::format::Domain::Runtime => "runtime",
-        super::format::Domain::Driver => "driver",
-    };
-    let lab = remedies::lab();
-    let mut evidence: Vec<LabEvidence> = Vec::new();
-    let words = match kind {
-        Kind::PageableCopy => pin_memory(p, longest, api, &mut evidence),
-        Kind::LoadingCode => load_before(api, &mut evidence),
-        Kind::ContextCreation => {
-            "Once per process, and not to be avoided, only moved: create the context before the part \
-                                  you time (torch.cuda.init(), cudaFree(0)), or leave start-up out (--after-startup)."
-                .into()
-        }
-        Kind::Synchronization => {
-            let (busy, waited) = gpu_busy(p, a, calls);
-            let busy_all = waited > 0 && busy * 10 >= waited * 9;
-            let mut words = "Synchronize less often, only where the host needs a result: in a training loop, read \
-                             the loss every N steps (if step % N == 0: print(loss.item())) or add it up on the GPU and \
-                             read it once; keep .item(), .cpu() and printing out of the step."
-                .to_owned();
-            if busy_all {
-                words.push_str(
-                    " The GPU was simply busy: the wait is its own work, so the step takes as long on the GPU; \
-                     without the synchronization the thread runs ahead and queues the next step meanwhile.",
-                );
-            } else if waited > 0 {
-                words.push_str(&format!(
-                    " The GPU was idle {} of the wait: the thread waited for work queued late, or for a host function.",
-                    super::words::percent(waited - busy, waited)
-                ));
-            }
-            evidence.extend(basis(a, longest));
-            words
-        }
-        Kind::FreeDrainsDevice => {
-            evidence.extend(basis(a, longest));
-            "Move it out of the loop: a free waits for every stream. Free once at the end, or keep the memory for \
-             reuse (PyTorch's caching allocator does; torch.cuda.empty_cache() in the loop gives it back and drains \
-             the device each time)."
-                .into()
-        }
-        Kind::DeviceWait => {
-            evidence.extend(basis(a, longest));
-            format!("Move {} out of the loop, or before the GPU work it waits for: it waits for every stream.", c.name)
-        }
-        Kind::FullQueue => {
-            evidence.extend(basis(a, longest));
-            let depth = capability::lab().queue_depth.unwrap_or(0.0);
-            format!(
-                "The launch queue was full: {} launches ahead of it had not begun (the lab measured room for {depth:.0} \
-                 on its {}). The thread ran that far ahead of the GPU; the wait is the GPU's work. Fewer, larger \
-                 kernels (or a CUDA graph) shorten it; nothing else on the host does.",
-                p.queued_before(longest),
-                lab.gpu
-            )
-        }
-        Kind::OtherThread => {
-            evidence.extend(basis(a, longest));
-            let who = main_holder(a, calls).map_or(String::new(), |(what, _, _)| format!(" ({what})"));
-            format!(
-                "Another thread's slow call held it{who}: make that call (pinned allocation, module load) before the \
-                 threads start, or outside the time that matters."
-            )
-        }
-        Kind::StreamWait => {
-            evidence.extend(basis(a, longest));
-            "It needs the work ahead in its stream to finish. Work that does not depend on it can go on a stream of \
-             its own; a copy from pinned memory with non_blocking=True does not wait."
-                .into()
-        }
-        Kind::DriverWork => {
-            let mut times: Vec<i64> = calls.iter().map(|&i| a.traced[i].held.total_ns).collect();
-            times.sort_unstable();
-            let median = duration(times[times.len() / 2]);
-            if allocates(&c.name) {
-                format!(
-                    "Do it once, outside the loop: allocate and pin buffers once and reuse them (a caching allocator \
-                     does), free them at the end ({} took {median} at the median here).",
-                    c.name
-                )
-            } else {
-                format!(
-                    "The driver's own work held it ({median} at the median), with nothing on the GPU to wait for; \
-                     --explain shows what ran during it."
-                )
-            }
-        }
-        Kind::Other => format!("See --explain {}.", c.corr),
-    };
-    Remedy { words, lab: evidence }
-}
-
-/// The remedy of a pageable copy: pin the host memory, with what a pinned copy of its size and direction did in
-/// the lab (`evidence`).
-fn pin_memory(p: &Program, longest: usize, api: &str, evidence: &mut Vec<LabEvidence>) -> String {
-    let lab = remedies::lab();
-    let own = p.own_work(longest);
-    let copy = own.iter().find(|w| w.pageable());
-    let (direction, bytes) = match copy.map(|w| (&w.kind, w.bytes)) {
-        Some((WorkKind::Copy { copy_kind: copy::DTOH, .. }, b)) => ("dtoh", b),
-        Some((_, b)) => ("htod", b),
-        None => ("htod", 0),
-    };
-    let mut words = "Pin the host memory: pin_memory=True in the DataLoader (then .to(device, \
-                     non_blocking=True)), tensor.pin_memory(), cupy.cuda.alloc_pinned_memory, or \
-                     cudaHostAlloc / cudaHostRegister."
-        .to_owned();
-    if let Some(m) = lab.pinned_copy(api, direction, bytes) {
-        let gpu = m.gpu_ns.map_or(String::new(), |g| {
-            format!("; its transfer then ran {} on the GPU while the thread went on", duration(g))
-        });
-        words.push_str(&format!(
-            " On the lab's {} a pinned {} {} {} returned in {} (median of {}, {}–{}){gpu}.",
-            lab.gpu,
-            format_size(m.bytes),
-            if direction == "dtoh" { "device → host" } else { "host → device" },
-            m.call.split('(').next().unwrap_or(&m.call),
-            duration(m.returned_ns),
-            m.repetitions,
-            duration(m.min_ns),
-            duration(m.max_ns)
-        ));
-        evidence.push(LabEvidence {
-            case: m.case.clone(),
-            recording: m.recording.clone(),
-            words: format!("a pinned {} copy returned in {}", format_size(m.bytes), duration(m.returned_ns)),
-        });
-    }
-    words
-}
-
-/// The remedy of code loaded in the loop: load it before, with what a first launch did under lazy and eager
-/// loading in the lab, and a library load (`evidence`).
-fn load_before(api: &str, evidence: &mut Vec<LabEvidence>) -> String {
-    let lab = remedies::lab();
-    let mut words = "Load the code before the loop: run one warm-up step first (each kernel and library \
-                     is loaded once), or set CUDA_MODULE_LOADING=EAGER to load a module's kernels with it."
-        .to_owned();
-    let lazy = lab.load(api, "first-launch", "lazy", "other");
-    let eager = lab.load(api, "first-launch", "eager", "other");
-    let library = lab.load(api, "library-load-data", "eager", "other");
-    if let (Some(lazy), Some(eager)) = (lazy, eager) {
-        words.push_str(&format!(
-            " On the lab's {} a first launch under lazy loading waited {} for a kernel on another stream \
-             ({}); under EAGER it returned in {}",
-            lab.gpu,
-            duration(lazy.waited_ns),
-            lazy.class,
-            duration(eager.returned_ns)
-        ));
-        for l in [lazy, eager] {
-            evidence.push(LabEvidence {
-                case: l.case.clone(),
-                recording: l.recording.clone(),
-                words: format!("a first launch under {} loading: {}, {}", l.loading, l.class, duration(l.returned_ns)),
-            });
-        }
-        match library {
-            Some(lib) if lib.waited_ns > 0 => {
-                words.push_str(&format!(
-                    ", and loading the library waited for the device instead ({}): load before the GPU is busy.",
-                    duration(lib.waited_ns)
-                ));
-                evidence.push(LabEvidence {
-                    case: lib.case.clone(),
-                    recording: lib.recording.clone(),
-                    words: format!("a library load under eager loading: {}, {}", lib.class, duration(lib.returned_ns)),
-                });
-            }
-            _ => words.push('.'),
-        }
-    }
-    words
-}
-
-/// The lab's experiment that shows the function of call `longest` can wait the way it did, where there is one.
-fn basis(a: &Analysis, longest: usize) -> Option<LabEvidence> {
-    let e = a.traced[longest].basis.as_ref()?;
-    Some(LabEvidence {
-        case: e.case.clone(),
-        recording: e.recording.clone(),
-        words: format!(
-            "{} can {}{}",
-            e.function,
-            e.way.words(),
-            if e.condition == capability::Condition::Always {
-                String::new()
-            } else {
-                format!(" {}", e.condition.words())
-            }
-        ),
-    })
 }
 
 /// `usize` zero, for `skip_serializing_if`.
@@ -655,62 +174,4 @@ pub fn inferred_words(f: &Finding) -> String {
         n if n == f.calls => " (placed as the same call elsewhere in the trace: none has a location of its own)".into(),
         n => format!(" ({n} placed as the same call: no location of {})", if n == 1 { "its own" } else { "their own" }),
     }
-}
-
-/// The findings for the terminal, `width` columns wide (`None`: unwrapped), at most `top` of each part.
-pub fn text(findings: &[Finding], width: Option<u16>, top: usize) -> String {
-    use super::layout::{name_limit, wrap};
-    use super::words::shorten_words;
-    let mut out = String::new();
-    let (steady, warm): (Vec<&Finding>, Vec<&Finding>) = findings.iter().partition(|f| !f.warm_up);
-    for (part, list) in [("in the steady state", steady), ("in warm-up (paid once)", warm)] {
-        if list.is_empty() {
-            continue;
-        }
-        let shown = if list.len() > top { format!(" (the {top} with most time shown)") } else { String::new() };
-        out.push_str(&wrap(
-            &format!(
-                "{} finding{} {part}, most time first{shown}:",
-                list.len(),
-                if list.len() == 1 { "" } else { "s" }
-            ),
-            width,
-            "",
-            "  ",
-        ));
-        for (n, f) in list.iter().take(top).enumerate() {
-            let classes = match f.classes.as_slice() {
-                [one] => one.class.clone(),
-                many => many.iter().map(|c| format!("{} ×{}", c.class, c.calls)).collect::<Vec<_>>().join(", "),
-            };
-            let head = format!(
-                "{} {}: {} call{}{}, median {}, total {} ({classes})",
-                f.title,
-                super::location::at(&f.where_words),
-                f.calls,
-                if f.calls == 1 { "" } else { "s" },
-                inferred_words(f),
-                duration(f.median_ns),
-                duration(f.total_ns)
-            );
-            let number = format!("{}. ", n + 1);
-            let indent = " ".repeat(number.len());
-            out.push_str(&wrap(&shorten_words(&head, name_limit(width)), width, &number, &indent));
-            out.push_str(&wrap(
-                &shorten_words(&format!("What held them: {}", f.what), name_limit(width)),
-                width,
-                &indent,
-                &indent,
-            ));
-            out.push_str(&wrap(
-                &shorten_words(&format!("Fix: {}", f.remedy.words), name_limit(width)),
-                width,
-                &indent,
-                &indent,
-            ));
-            out.push_str(&wrap(&format!("--explain {}", f.explain), width, &indent, &indent));
-        }
-        out.push('\n');
-    }
-    out
 }

@@ -10,6 +10,7 @@
 //! own transfer, or driver work.
 
 use super::analysis::Analysis;
+use super::remedy::{self, Remedy};
 use super::scene::Program;
 use super::warmup::{first_use, FirstUse, WarmUp};
 use super::words::{duration, percent};
@@ -114,13 +115,16 @@ impl VerdictKind {
     }
 }
 
-/// The verdict, in one line.
+/// The verdict, in one line, and what to change.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Verdict {
     pub thread: u64,
     pub kind: VerdictKind,
     /// The line ("held by CUDA: thread 695 was held 62% of its steady state, most by its stream, 171 ms").
     pub words: String,
+    /// What to change, in the program's framework (`remedy`).
+    #[serde(default)]
+    pub remedy: Remedy,
 }
 
 /// One thread's time.
@@ -152,13 +156,51 @@ pub struct ThreadAccount {
     pub verdict: VerdictKind,
 }
 
-/// The first uses counted in a thread's warm-up.
+/// What a thread's warm-up paid once for, counted (`trace::once`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FirstUseCounts {
     pub contexts: usize,
     pub module_loads: usize,
     /// Libraries and modules loaded by a call of the program's (or of its framework's): `cuLibraryLoadData`...
     pub libraries: usize,
+    /// Calls in which the driver compiled code (a JIT).
+    #[serde(default)]
+    pub compiles: usize,
+    /// Calls of a library's setup (cuBLAS's, cuDNN's handles, workspaces, autotuning).
+    #[serde(default)]
+    pub library_setups: usize,
+    /// A caching allocator's allocations (its pool's growth).
+    #[serde(default)]
+    pub allocations: usize,
+    /// Host → device copies of a model's upload.
+    #[serde(default)]
+    pub uploads: usize,
+}
+
+impl FirstUseCounts {
+    fn of(f: FirstUse) -> FirstUseCounts {
+        FirstUseCounts {
+            contexts: f.contexts,
+            module_loads: f.module_loads,
+            libraries: f.libraries,
+            compiles: f.compiles,
+            library_setups: f.library_setups,
+            allocations: f.allocations,
+            uploads: f.uploads,
+        }
+    }
+
+    fn counts(self) -> FirstUse {
+        FirstUse {
+            contexts: self.contexts,
+            module_loads: self.module_loads,
+            libraries: self.libraries,
+            compiles: self.compiles,
+            library_setups: self.library_setups,
+            allocations: self.allocations,
+            uploads: self.uploads,
+        }
+    }
 }
 
 /// A thread's warm-up or steady state.
@@ -211,11 +253,16 @@ pub fn headline(a: &Analysis, warm: &WarmUp, totals: &[ThreadTotals]) -> Headlin
     // The verdict is about the program's own threads: its helpers' time counts where it waited for them.
     let reach = |t: &ThreadAccount| t.in_calls_ns + t.steady.helpers_ns + t.warm_up.helpers_ns;
     let own = threads.iter().filter(|t| !t.helper).min_by_key(|t| (std::cmp::Reverse(reach(t)), t.thread));
-    let verdict = own
-        .or(threads.first())
-        .map_or(Verdict { thread: 0, kind: VerdictKind::OnlyWarmUp, words: "no CUDA call was traced".into() }, |t| {
-            verdict(t, &threads)
-        });
+    let mut verdict = own.or(threads.first()).map_or(
+        Verdict {
+            thread: 0,
+            kind: VerdictKind::OnlyWarmUp,
+            words: "no CUDA call was traced".into(),
+            remedy: Remedy::default(),
+        },
+        |t| verdict(t, &threads),
+    );
+    verdict.remedy = verdict_remedy(a, &verdict);
     // The thread the verdict is about comes first.
     if let Some(at) = threads.iter().position(|t| t.thread == verdict.thread) {
         let first = threads.remove(at);
@@ -279,11 +326,7 @@ fn account(a: &Analysis, warm: &WarmUp, t: &ThreadTotals, helpers: &BTreeMap<u64
         in_calls_ns: t.call_ns,
         warm_up,
         steady,
-        first_use: FirstUseCounts {
-            contexts: first.contexts,
-            module_loads: first.module_loads,
-            libraries: first.libraries,
-        },
+        first_use: FirstUseCounts::of(first),
         verdict: kind,
     }
 }
@@ -349,6 +392,20 @@ fn kind_of(steady: &Part) -> VerdictKind {
     }
 }
 
+/// What to change for a verdict, in the framework of the process (and the API its thread used most).
+fn verdict_remedy(a: &Analysis, v: &Verdict) -> Remedy {
+    let calls = a.program.calls.iter().filter(|c| c.tid == v.thread);
+    let runtime = calls.clone().filter(|c| c.domain == super::format::Domain::Runtime).count();
+    let api = if runtime * 2 >= calls.count() { "runtime" } else { "driver" };
+    match v.kind {
+        VerdictKind::HeldByCuda => remedy::held_by_cuda(),
+        VerdictKind::BusyLaunching => remedy::busy_launching(a.framework, api),
+        VerdictKind::MostlyOutsideCuda => remedy::mostly_outside(a.framework),
+        VerdictKind::OnlyWarmUp if v.thread == 0 => Remedy::default(),
+        VerdictKind::OnlyWarmUp => remedy::only_warm_up(),
+    }
+}
+
 fn verdict(t: &ThreadAccount, threads: &[ThreadAccount]) -> Verdict {
     let s = &t.steady;
     let who = &t.words;
@@ -410,7 +467,7 @@ fn verdict(t: &ThreadAccount, threads: &[ThreadAccount]) -> Verdict {
     } else {
         String::new()
     };
-    Verdict { thread: t.thread, kind: t.verdict, words: words + &beside }
+    Verdict { thread: t.thread, kind: t.verdict, words: words + &beside, remedy: Remedy::default() }
 }
 
 /// How many threads the text shows, the most time in CUDA calls first (the JSON report has them all).
@@ -419,6 +476,9 @@ const THREADS_SHOWN: usize = 4;
 /// The headline for the terminal, `width` columns wide (`None`: unwrapped).
 pub fn text(h: &Headline, width: Option<u16>) -> String {
     let mut out = super::layout::wrap(&format!("Verdict: {}.", h.verdict.words), width, "", "  ");
+    if !h.verdict.remedy.words.is_empty() {
+        out.push_str(&super::layout::wrap(&format!("Fix: {}", h.verdict.remedy.words), width, "  ", "  "));
+    }
     if let Some(s) = &h.skipped_steps {
         let words = match s.until_ns {
             Some(_) => format!(
@@ -461,11 +521,7 @@ pub fn text(h: &Headline, width: Option<u16>) -> String {
             "",
             "  ",
         ));
-        let first = FirstUse {
-            contexts: t.first_use.contexts,
-            module_loads: t.first_use.module_loads,
-            libraries: t.first_use.libraries,
-        };
+        let first = t.first_use.counts();
         if t.warm_up.wall_ns > 0 || t.warm_up.calls > 0 {
             let what =
                 [first.words(), if h.skipped_steps.is_some() { "the steps skipped".into() } else { String::new() }]

@@ -10,10 +10,15 @@ use super::analysis::Analysis;
 use super::by_location::ByLocation;
 use super::calls::Traced;
 use super::capability::{Condition, Way};
+use super::cause::{self, Kind};
 use super::findings::Finding;
 use super::format::{Domain, Trace};
+use super::framework::Framework;
+use super::gate::Gate;
 use super::headline::Headline;
 use super::location::Place;
+use super::once::Once;
+use super::remedy::{self, Remedy};
 use super::scene::{Work, WorkKind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -23,11 +28,16 @@ pub const SCHEMA: &str = "async-lab-trace-report";
 /// The report's version: a field's meaning never changes within one; a reader checks it. Version 2 added
 /// each process's `headline` and `findings`, the classes `driver-work` and `unknown`, a place's `own`,
 /// `text`, `chain`, `via` and `nvtx`, and the place's largest cause's `what_ns` (its `what` is now the work
-/// that held that cause most, no longer its longest segment's). Version 3: a place's `via` may have no `corr`
-/// (`how: waiting`, a Python thread waiting outside any CUDA call) and says `none_waiting`; a place may be
-/// `inferred` (the same call site's); threads carry their `name`, the headline's threads whether each is a
-/// `helper` (and of which thread) and each part's time `waiting_for_helpers`; a finding's and a by-location
-/// row's `inferred_calls`.
+/// that held that cause most, no longer its longest segment's). Version 3: `driver-work` is any call that
+/// waited for nothing and took longer than 20 µs (it was 1 ms: such calls read `async`); what is paid once is
+/// recognised by its cause (`once`) wherever it happens, and kept out of the by-location rows (their
+/// `paid_once`); each held call says what held it as a finding names it (`kind`), whether it is paid once
+/// (`once`) or warm-up, its framework and its remedy; findings have new kinds and a `framework`; the verdict
+/// has a `remedy`; the report carries `--fail-on-held`'s outcome (`gate`). Also in version 3: a place's `via`
+/// may have no `corr` (`how: waiting`, a Python thread waiting outside any CUDA call) and says `none_waiting`; a
+/// place may be `inferred` (the same call site's); threads carry their `name`, the headline's threads whether
+/// each is a `helper` (and of which thread) and each part's time `waiting_for_helpers`; a finding's and a
+/// by-location row's `inferred_calls`.
 pub const VERSION: u32 = 3;
 
 /// The whole report.
@@ -45,6 +55,9 @@ pub struct Report {
     pub skip_first: usize,
     /// One per traced process, in the trace's order.
     pub processes: Vec<Process>,
+    /// `--fail-on-held`'s outcome (`None`: no limit was given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<Gate>,
 }
 
 /// One process.
@@ -105,6 +118,18 @@ pub struct HeldCall {
     pub what_held_it: String,
     /// A start-up call (context creation, module loading before the first enqueue).
     pub startup: bool,
+    /// Why it is paid once, where it is (`trace::once`: context creation, loading code, compiling, a library's
+    /// setup, the allocator's growth, the upload).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub once: Option<Once>,
+    /// Warm-up: paid once, or made in the steps `--skip-first` counts as warm-up.
+    pub warm_up: bool,
+    /// What held it, as its finding names it.
+    pub kind: Kind,
+    /// The framework it was made through, in whose API the remedy is worded.
+    pub framework: Framework,
+    /// What to change, and what the lab measured of it.
+    pub remedy: Remedy,
     /// Its innermost user frame.
     pub location: Place,
     /// The stream it worked in or synchronized, where it has one.
@@ -205,13 +230,17 @@ impl GpuWork {
 pub fn report(trace: &Trace, min_held_ns: i64, after_startup: bool, skip_first: usize) -> Report {
     let processes =
         trace.processes.iter().map(|p| process(&Analysis::of(p), min_held_ns, after_startup, skip_first)).collect();
-    Report { schema: SCHEMA.into(), version: VERSION, min_held_ns, after_startup, skip_first, processes }
+    Report { schema: SCHEMA.into(), version: VERSION, min_held_ns, after_startup, skip_first, processes, gate: None }
 }
 
 /// One process's part of the report.
 pub fn process(a: &Analysis, min_held_ns: i64, after_startup: bool, skip_first: usize) -> Process {
     let warm = super::warmup::warm_up(a, skip_first);
-    let held: Vec<HeldCall> = a.held(min_held_ns, after_startup).into_iter().map(|t| held_call(a, t)).collect();
+    let held: Vec<HeldCall> = a
+        .held(min_held_ns, after_startup)
+        .into_iter()
+        .map(|t| HeldCall { warm_up: warm.calls[t.index], ..held_call(a, t) })
+        .collect();
     let up: Vec<&Traced> = a.traced.iter().filter(|t| a.startup[t.index]).collect();
     let totals = Totals {
         calls: a.program.calls_made(0),
@@ -233,10 +262,12 @@ pub fn process(a: &Analysis, min_held_ns: i64, after_startup: bool, skip_first: 
     }
 }
 
-/// One call's entry.
+/// One call's entry (warm-up where it is paid once).
 pub fn held_call(a: &Analysis, t: &Traced) -> HeldCall {
     let c = &a.program.calls[t.index];
     let own = a.program.own_work(t.index);
+    let kind = cause::kind(a, t.index);
+    let framework = a.framework_of(t.index);
     HeldCall {
         corr: c.corr,
         name: c.name.clone(),
@@ -252,6 +283,11 @@ pub fn held_call(a: &Analysis, t: &Traced) -> HeldCall {
         class: t.class.as_str().into(),
         what_held_it: t.cause.clone(),
         startup: a.startup[t.index],
+        once: a.once[t.index],
+        warm_up: a.paid_once(t.index),
+        kind,
+        framework,
+        remedy: remedy::remedy(a, kind, &[t.index], framework),
         location: a.places[t.index].clone(),
         stream: a.program.stream_of(t.index),
         bytes: own.iter().map(|w| w.bytes).sum(),

@@ -18,7 +18,8 @@
 //! A trace without records of the work ahead (a kernel outside a sampled window) shows no such work: the rule
 //! claims nothing there.
 
-use super::calls::{is_load, may_load_lazily};
+use super::calls::is_load;
+use super::functions::may_load_lazily;
 use super::scene::{Program, RESOLUTION_NS};
 
 /// What the trace shows of call `i`'s lazy module load.

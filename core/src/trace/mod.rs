@@ -16,19 +16,26 @@ pub mod by_location;
 pub mod call_view;
 pub mod calls;
 pub mod capability;
+pub mod cause;
 pub mod counts;
 pub mod demangle;
 pub mod driver_work;
 pub mod findings;
+pub mod findings_text;
+pub mod framework;
+pub mod gate;
 pub mod headline;
+pub mod held_message;
 pub mod helpers;
 pub mod json;
 pub mod layout;
 pub mod lazy;
 pub mod location;
+pub mod once;
 pub mod page;
 pub mod perfetto;
 pub mod remedies;
+pub mod remedy;
 pub mod scene;
 pub mod sites;
 pub mod startup;
@@ -39,8 +46,9 @@ pub mod timed_calls;
 pub mod trim;
 pub mod waiting;
 pub mod warmup;
+pub mod what_held;
 pub mod words;
 
 /// The trace's format, the bounded trace and the calls subscribed to live in a crate of their own, which the
 /// injection library uses alone; here at the paths the views use.
-pub use async_lab_trace_format::{self as format, bounded, subscribed};
+pub use async_lab_trace_format::{self as format, bounded, functions, subscribed};

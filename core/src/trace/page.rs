@@ -95,7 +95,7 @@ pub fn render(label: &str, trace: &Trace, min_held_ns: i64, top: usize) -> Strin
             if p.partial { " <span class=\"muted\">(cut short)</span>" } else { "" }
         );
         answer(&mut o, n, &a);
-        section(&mut o, n, &a.program, &a.traced, min_held_ns, top);
+        section(&mut o, n, &a, min_held_ns, top);
         by_location_table(&mut o, n, &a, min_held_ns, top);
     }
     let _ = write!(o, "<script>\n{ZOOM_JS}\n</script>\n");
@@ -108,10 +108,14 @@ fn answer(o: &mut String, n: usize, a: &Analysis) {
     let warm = super::warmup::warm_up(a, 0);
     let h = super::headline::headline(a, &warm, &super::headline::totals(&a.program));
     let _ = writeln!(o, "<p id=\"p{n}-verdict\"><strong>Verdict: {}.</strong></p>", escape(&h.verdict.words));
+    if !h.verdict.remedy.words.is_empty() {
+        let _ = writeln!(o, "<p><em>Fix:</em> {}</p>", escape(&h.verdict.remedy.words));
+    }
     // The terminal's lines, unwrapped, one paragraph each.
     let account = super::headline::text(&h, None);
     let _ = writeln!(o, "<ul class=\"account\">");
-    for line in account.lines().skip(1).filter(|l| !l.trim().is_empty()) {
+    // (The verdict's fix is its own paragraph above.)
+    for line in account.lines().skip(1).filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("Fix: ")) {
         // A thread's parts (indented in the terminal) under the thread's line.
         let style = if line.starts_with(' ') { " style=\"margin-left:24px\"" } else { "" };
         let _ = writeln!(o, "<li{style}>{}</li>", escape(line.trim()));
@@ -149,8 +153,12 @@ fn answer(o: &mut String, n: usize, a: &Analysis) {
     o.push_str("</ol>\n");
 }
 
-fn section(o: &mut String, n: usize, p: &Program, traced: &[Traced], min_held_ns: i64, top: usize) {
-    let mut held: Vec<&Traced> = traced.iter().filter(|t| t.held.total_ns > min_held_ns).collect();
+/// The whole program's timeline, then the calls of the steady state held longest (what is paid once is in the
+/// warm-up findings), each with a timeline of the moments around it.
+fn section(o: &mut String, n: usize, a: &Analysis, min_held_ns: i64, top: usize) {
+    let (p, traced) = (&a.program, &a.traced[..]);
+    let (once, mut held): (Vec<&Traced>, Vec<&Traced>) =
+        traced.iter().filter(|t| t.held.total_ns > min_held_ns).partition(|t| a.paid_once(t.index));
     held.sort_by(|a, b| b.held.total_ns.cmp(&a.held.total_ns).then(a.index.cmp(&b.index)));
     if let (Some(first), Some(last)) = (p.calls.first(), p.calls.iter().map(|c| c.span.end).max()) {
         let _ = writeln!(
@@ -167,6 +175,14 @@ fn section(o: &mut String, n: usize, p: &Program, traced: &[Traced], min_held_ns
         p.calls_made(p.calls.len() - traced.len()),
         duration(min_held_ns)
     );
+    if !once.is_empty() {
+        let _ = writeln!(
+            o,
+            "<p class=\"muted\">And {} paid once (the context, loading code, the allocator's growth, the upload...): \
+             the warm-up findings above.</p>",
+            if once.len() == 1 { "1 call".to_owned() } else { format!("{} calls", once.len()) }
+        );
+    }
     o.push_str(
         "<table><tr><th>held</th><th>class</th><th>what held it</th><th>call</th><th>thread</th><th>--explain</th></tr>\n",
     );

@@ -1,6 +1,8 @@
 //! What the lab measured of the remedies a trace's findings propose, for the words of each remedy: how soon a
-//! pinned copy of each size returned (the size sweep and the seed's programs), and a first launch and a load
-//! under lazy and under eager loading (the loading preset), each with its experiment and its recording.
+//! pinned copy of each size returned (the size sweep and the seed's programs), a first launch and a load
+//! under lazy and under eager loading (the loading preset), and a warm kernel launch beside a warm graph
+//! launch (the default and `next` presets: what a thread busy launching saves per launch with CUDA graphs), each with its
+//! experiment and its recording.
 //!
 //! Like the capability table (`capability`), it is derived from committed recordings (a replay of each
 //! through today's rules: [`derive`]), never written by hand: `remedies.json` beside this file is what
@@ -8,6 +10,8 @@
 //! on any difference.
 
 use crate::api::Api;
+use crate::catalogue::graphs::{GraphCall, GraphFacts};
+use crate::catalogue::launches::LaunchFacts;
 use crate::catalogue::loading::Call as LoadCall;
 use crate::catalogue::seed::{SeedFacts, Step};
 use crate::catalogue::seed_runtime::{ProgramStep, SeedRuntimeFacts};
@@ -15,15 +19,17 @@ use crate::catalogue::Facts;
 use crate::class::Class;
 use crate::record::Recording;
 use crate::report;
-use crate::setup::{Direction, HostKind};
+use crate::setup::{BlockerPlacement, Direction, HostKind};
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
 /// The committed recordings the table is derived from, all made on the H200 at one commit.
-pub const RECORDINGS: [&str; 3] = [
+pub const RECORDINGS: [&str; 5] = [
     "async-lab-sweep-h200-driver580.159.04-2026-12-03-daa644a.json",
     "async-lab-seed-both-apis-h200-driver580.159.04-2026-12-03-daa644a.json",
     "async-lab-loading-h200-driver580.159.04-2026-12-03-daa644a.json",
+    "async-lab-next-both-apis-h200-driver580.159.04-2026-12-03-daa644a.json",
+    "async-lab-default-both-apis-h200-driver580.159.04-2026-12-03-daa644a.json",
 ];
 
 /// The table.
@@ -37,6 +43,27 @@ pub struct Remedies {
     pub pinned_copies: Vec<PinnedCopy>,
     /// First launches and loads, under lazy and eager loading.
     pub loading: Vec<Load>,
+    /// Warm launches of a kernel and of a one-kernel graph, by API.
+    #[serde(default)]
+    pub launches: Vec<Launch>,
+}
+
+/// A warm launch the lab measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Launch {
+    /// `driver` or `runtime`.
+    pub api: String,
+    /// `kernel` or `graph`.
+    pub what: String,
+    /// The function the case called.
+    pub call: String,
+    /// How soon it returned: the median of its repetitions, and their least and most (ns).
+    pub returned_ns: i64,
+    pub min_ns: i64,
+    pub max_ns: i64,
+    pub repetitions: usize,
+    pub case: String,
+    pub recording: String,
 }
 
 /// One pinned copy the lab measured.
@@ -85,6 +112,7 @@ pub struct Load {
 pub fn derive(recordings: &[(&str, &Recording)]) -> Remedies {
     let mut pinned_copies: Vec<PinnedCopy> = Vec::new();
     let mut loading: Vec<Load> = Vec::new();
+    let mut launches: Vec<Launch> = Vec::new();
     let mut gpu = String::new();
     for (name, rec) in recordings {
         if gpu.is_empty() {
@@ -115,7 +143,7 @@ pub fn derive(recordings: &[(&str, &Recording)]) -> Remedies {
             match facts {
                 Facts::Sweep(_) | Facts::Seed(_) | Facts::SeedRuntime(_)
                     if r.host_memory == Some(HostKind::Pinned)
-                        && r.call.contains("Memcpy")
+                        && super::functions::does(&r.call) == super::functions::Does::Copies
                         && matches!(direction, Some(Direction::HtoD | Direction::DtoH)) =>
                 {
                     let direction = direction.map_or("", |d| d.slug()).to_owned();
@@ -159,12 +187,35 @@ pub fn derive(recordings: &[(&str, &Recording)]) -> Remedies {
                         recording: (*name).to_owned(),
                     });
                 }
+                // A warm kernel launch and a warm one-kernel graph launch, each behind a blocker in its stream.
+                Facts::Launch(LaunchFacts::Warm)
+                | Facts::Graph(GraphFacts { call: GraphCall::LaunchSteady, blocker: BlockerPlacement::Same, .. }) => {
+                    let what = if matches!(facts, Facts::Launch(_)) { "kernel" } else { "graph" };
+                    launches.push(Launch {
+                        api: api.into(),
+                        what: what.into(),
+                        call: r.call.clone(),
+                        returned_ns: ns(call_us.median),
+                        min_ns: ns(call_us.min),
+                        max_ns: ns(call_us.max),
+                        repetitions: call_us.n,
+                        case: r.id.clone(),
+                        recording: (*name).to_owned(),
+                    });
+                }
                 _ => {}
             }
         }
     }
     pinned_copies.sort_by(|a, b| (&a.api, &a.direction, a.bytes).cmp(&(&b.api, &b.direction, b.bytes)));
-    Remedies { recordings: recordings.iter().map(|(n, _)| (*n).to_owned()).collect(), gpu, pinned_copies, loading }
+    launches.sort_by(|a, b| (&a.api, &a.what).cmp(&(&b.api, &b.what)));
+    Remedies {
+        recordings: recordings.iter().map(|(n, _)| (*n).to_owned()).collect(),
+        gpu,
+        pinned_copies,
+        loading,
+        launches,
+    }
 }
 
 /// The committed table (`remedies.json`).
@@ -198,6 +249,12 @@ impl Remedies {
         };
         find(api).or_else(|| find(if api == "runtime" { "driver" } else { "runtime" }))
     }
+
+    /// The warm launch of `what` (`kernel` or `graph`) through `api` (or the other API).
+    pub fn launch(&self, api: &str, what: &str) -> Option<&Launch> {
+        let find = |api: &str| self.launches.iter().find(|l| l.api == api && l.what == what);
+        find(api).or_else(|| find(if api == "runtime" { "driver" } else { "runtime" }))
+    }
 }
 
 #[cfg(test)]
@@ -228,6 +285,7 @@ mod tests {
             gpu: "G".into(),
             pinned_copies: vec![copy("driver", 1 << 20), copy("driver", 1 << 26), copy("driver", 1 << 28)],
             loading: vec![],
+            launches: vec![],
         };
         assert_eq!(t.pinned_copy("driver", "htod", 128 << 20).unwrap().bytes, 1 << 28);
         assert_eq!(t.pinned_copy("driver", "htod", 70 << 20).unwrap().bytes, 1 << 26);

@@ -23,7 +23,7 @@
 use super::format::cupti_kinds::{copy, memory};
 use super::format::{Domain, Line, OverheadKind, ProcessTrace, Resource};
 use crate::attribution::{release_slack_ns, Cause, Holder, Identity, Place, Release, Scene, Span};
-use crate::units::format_size;
+use crate::units::size_words;
 use std::collections::HashMap;
 
 /// How close two times of a trace may be and still not be told apart, in ns.
@@ -79,13 +79,26 @@ impl Work {
         match &self.kind {
             WorkKind::Copy { copy_kind, src_kind, dst_kind } => format!(
                 "the {} {} copy ({} → {})",
-                format_size(self.bytes),
+                size_words(self.bytes),
                 copy_words(*copy_kind),
                 memory_words(*src_kind),
                 memory_words(*dst_kind)
             ),
-            WorkKind::Memset => format!("the {} memset", format_size(self.bytes)),
+            WorkKind::Memset => format!("the {} memset", size_words(self.bytes)),
             WorkKind::Kernel { name } => format!("the kernel {}", super::demangle::kernel(name)),
+        }
+    }
+
+    /// In words, as call `name` made it: the pinned → pageable leg of a read from the device (a `cuMemcpyDtoH*`
+    /// whose record says host → host, as XLA's reads are) is that read; else [`Work::words`].
+    pub fn words_for(&self, name: &str) -> String {
+        match self.kind {
+            WorkKind::Copy { copy_kind: copy::HTOH, dst_kind: memory::PAGEABLE, .. }
+                if super::functions::reads_device(name) =>
+            {
+                format!("the {} device → host read (its last leg: pinned → pageable)", size_words(self.bytes))
+            }
+            _ => self.words(),
         }
     }
 
@@ -712,10 +725,7 @@ pub fn by_corr(p: &Program) -> HashMap<u32, usize> {
 }
 
 /// A function that enqueues GPU work a record is made of: a copy, a memset, a kernel launch (not a host
-/// function's launch, not a graph's, whose records depend on its nodes).
+/// function's launch, not a graph's, whose records depend on its nodes): the function table's answer.
 pub fn enqueues(name: &str) -> bool {
-    let f = name.split('(').next().unwrap_or(name);
-    (f.contains("Memcpy") || f.contains("Memset") || f.contains("LaunchKernel") || f.contains("LaunchCooperative"))
-        && !f.contains("Graph")
-        && !f.contains("HostFunc")
+    super::functions::enqueues_with_record(name)
 }

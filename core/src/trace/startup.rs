@@ -6,10 +6,10 @@
 //! copy or memset of its own correlation id) and it loaded or created something: a `context-created` or
 //! `module-loaded` resource event on its thread while it ran (the first call that creates the context, such
 //! as `cudaFree(0)`), or a loading function among it and the driver calls inside it (`cuModuleLoad*`,
-//! `cuLibraryLoad*`, `cuInit`, `cuCtxCreate*`, `cuDevicePrimaryCtxRetain`: `format::loading`'s one list).
+//! `cuLibraryLoad*`, `cuInit`, `cuCtxCreate*`, `cuDevicePrimaryCtxRetain`: the function table's (`functions`)).
 
-use super::format::loading::loads_or_creates;
 use super::format::{Line, ProcessTrace};
+use super::functions::loads_or_creates;
 use super::scene::Program;
 
 /// Which of the program's calls are start-up, by index into `Program::calls`.

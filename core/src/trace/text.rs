@@ -40,10 +40,10 @@ pub fn process(a: &Analysis, v: &View) -> String {
         out.push_str(&layout::wrap("No call was held by CUDA: nothing to change.", v.width, "", "  "));
         out.push('\n');
     } else {
-        out.push_str(&super::findings::text(&findings, v.width, v.top));
+        out.push_str(&super::findings_text::text(&findings, v.width, v.top));
     }
     let traced: Vec<Traced> = a.shown(v.after_startup);
-    out.push_str(&held_table(&a.program, &traced, v.min_held_ns, v.top, v.width));
+    out.push_str(&held_tables(&a.program, &traced, &|i| a.paid_once(i), v.min_held_ns, v.top, v.width));
     out.push_str("\nPer API function:\n");
     out.push_str(&summary_table(&super::calls::summary(&a.program, &traced, v.min_held_ns), v.min_held_ns, v.width));
     out.push_str("\nBy place in the program:\n");
@@ -61,11 +61,33 @@ pub fn process(a: &Analysis, v: &View) -> String {
 /// copies, memsets), the calls a program expects to return at once; then the others (allocation, free,
 /// synchronization, loading...), which a program expects to take their time.
 pub fn held_table(p: &Program, traced: &[Traced], min_held_ns: i64, top: usize, width: Option<u16>) -> String {
-    let mut held: Vec<&Traced> = traced.iter().filter(|t| t.held.total_ns > min_held_ns).collect();
+    held_tables(p, traced, &|_| false, min_held_ns, top, width)
+}
+
+/// [`held_table`] without the calls `paid_once` says the program paid once (by index into `Program::calls`),
+/// which the warm-up findings show, counted in its first line.
+pub fn held_tables(
+    p: &Program,
+    traced: &[Traced],
+    paid_once: &dyn Fn(usize) -> bool,
+    min_held_ns: i64,
+    top: usize,
+    width: Option<u16>,
+) -> String {
+    let (once, mut held): (Vec<&Traced>, Vec<&Traced>) =
+        traced.iter().filter(|t| t.held.total_ns > min_held_ns).partition(|t| paid_once(t.index));
     held.sort_by(|a, b| b.held.total_ns.cmp(&a.held.total_ns).then(a.index.cmp(&b.index)));
     let over = duration(min_held_ns);
-    if held.is_empty() {
+    let apart = match once.len() {
+        0 => String::new(),
+        1 => " (and 1 call paid once, in the warm-up findings above)".into(),
+        n => format!(" (and {n} calls paid once, in the warm-up findings above)"),
+    };
+    if held.is_empty() && once.is_empty() {
         return format!("No call held its thread longer than {over}.\n");
+    }
+    if held.is_empty() {
+        return format!("No call of the steady state held its thread longer than {over}{apart}.\n");
     }
     // A call whose GPU records were lost enqueued work too.
     let (enqueued, other): (Vec<&Traced>, Vec<&Traced>) = held
@@ -74,7 +96,7 @@ pub fn held_table(p: &Program, traced: &[Traced], min_held_ns: i64, top: usize, 
     let longest = |n: usize| if n > top { format!(" (the {top} longest shown)") } else { String::new() };
     let mut out = layout::wrap(
         &format!(
-            "{} of {} calls held their thread longer than {over}.",
+            "{} of {} calls held their thread longer than {over}{apart}.",
             held.len(),
             p.calls_made(p.calls.len() - traced.len())
         ),
@@ -205,7 +227,7 @@ pub fn explain(p: &Program, t: &Traced) -> String {
         let _ = writeln!(
             out,
             "its own work: {}, {} on the GPU, from {} after the call began",
-            w.words(),
+            w.words_for(&c.name),
             duration(w.span.len()),
             duration(w.span.start - c.span.start)
         );

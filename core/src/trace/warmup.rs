@@ -1,6 +1,7 @@
-//! A program's warm-up, told apart from its steady state: the calls that were the first use of something
-//! (the context created, a module or a library loaded: a user's loop pays for them once), and with
-//! `--skip-first N` also everything before the end of the program's N-th step.
+//! A program's warm-up, told apart from its steady state: the calls the program pays once, recognised by
+//! their cause wherever they happen (`once`: the context created, code loaded or compiled, a library's
+//! setup, a caching allocator's growth, a model's upload), and with `--skip-first N` also everything before
+//! the end of the program's N-th step.
 //!
 //! A *step* ends where the program waits for the GPU: a synchronization (`cudaStreamSynchronize`,
 //! `cudaDeviceSynchronize`, `cudaEventSynchronize` and the driver's; what `.item()`, `.cpu()` and
@@ -9,7 +10,7 @@
 //! long. The step's end is a time: every thread's calls before it are warm-up.
 
 use super::analysis::Analysis;
-use super::calls::is_load;
+pub use super::once::FirstUse;
 
 /// Which calls are warm-up, and why.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -31,62 +32,14 @@ pub struct Skipped {
     pub tid: Option<u64>,
 }
 
-/// What a first-use call did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FirstUse {
-    pub contexts: usize,
-    pub module_loads: usize,
-    /// Loading calls by name (`cuLibraryLoadData`, `cuModuleLoad`...): libraries and modules loaded at run time.
-    pub libraries: usize,
-}
-
-impl FirstUse {
-    pub fn any(&self) -> bool {
-        self.contexts + self.module_loads + self.libraries > 0
-    }
-
-    pub fn add(&mut self, o: FirstUse) {
-        self.contexts += o.contexts;
-        self.module_loads += o.module_loads;
-        self.libraries += o.libraries;
-    }
-
-    /// "context creation, 13 libraries loaded, 21 lazy module loads".
-    pub fn words(&self) -> String {
-        let mut parts = Vec::new();
-        if self.contexts > 0 {
-            parts.push(if self.contexts == 1 {
-                "context creation".to_owned()
-            } else {
-                format!("{} contexts", self.contexts)
-            });
-        }
-        if self.libraries > 0 {
-            parts.push(format!("{} librar{} loaded", self.libraries, if self.libraries == 1 { "y" } else { "ies" }));
-        }
-        if self.module_loads > 0 {
-            parts.push(format!("{} module load{}", self.module_loads, if self.module_loads == 1 { "" } else { "s" }));
-        }
-        parts.join(", ")
-    }
-}
-
-/// What call `i` used for the first time (nothing, for most calls).
+/// What call `i` paid once for (nothing, for most calls).
 pub fn first_use(a: &Analysis, i: usize) -> FirstUse {
-    let c = &a.program.calls[i];
-    let t = &a.traced[i];
-    let libraries = usize::from(std::iter::once(&c.name).chain(&c.inner).any(|n| is_load(n)));
-    let mut f = FirstUse { contexts: t.contexts, module_loads: t.module_loads, libraries };
-    // Start-up by its own test (`startup`: a loading function inside it) with nothing counted above.
-    if !f.any() && a.startup[i] {
-        f.libraries = 1;
-    }
-    f
+    FirstUse::of(&a.program.calls[i], &a.traced[i], a.once[i], a.startup[i])
 }
 
-/// Whether a function of this name synchronizes with the GPU (ends a step).
+/// Whether a function of this name synchronizes with the GPU (ends a step): the function table's answer.
 pub fn synchronizes(name: &str) -> bool {
-    name.contains("Synchronize")
+    super::functions::synchronizes(name)
 }
 
 /// The warm-up of a process, with the first `skip_first` steps left out too.
@@ -107,6 +60,6 @@ pub fn warm_up(a: &Analysis, skip_first: usize) -> WarmUp {
         Some(Skipped { until_ns: None, .. }) => true,
         None => false,
     };
-    let calls = (0..calls.len()).map(|i| before(i) || first_use(a, i).any()).collect();
+    let calls = (0..calls.len()).map(|i| before(i) || a.once[i].is_some() || a.startup[i]).collect();
     WarmUp { calls, skipped }
 }

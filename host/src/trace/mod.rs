@@ -19,7 +19,7 @@ use async_lab_core::record::Recording;
 use async_lab_core::trace::analysis::Analysis;
 use async_lab_core::trace::format::Trace;
 use async_lab_core::trace::scene::Program;
-use async_lab_core::trace::{against_reference, json, perfetto, steps, text};
+use async_lab_core::trace::{against_reference, gate, json, perfetto, steps, text};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -46,9 +46,14 @@ pub struct TraceArgs {
     /// same call site was placed (said as such), else by its NVTX range or its API function.
     #[arg(long, value_name = "DURATION", default_value = "200us", value_parser = parse_duration)]
     pub locate_over: Duration,
-    /// Exit with 4 when any call held its thread longer than this (a CI gate).
+    /// Exit with 4 when any call of the steady state held its thread longer than this (a CI gate). What the
+    /// program pays once (the context, loading code, a library's setup, the allocator's growth, a model's
+    /// upload) and the --skip-first steps are warm-up, left out unless --fail-on-warm-up.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub fail_on_held: Option<Duration>,
+    /// With --fail-on-held: gate warm-up too (what the program pays once, and the --skip-first steps).
+    #[arg(long, requires = "fail_on_held")]
+    pub fail_on_warm_up: bool,
     /// The CUPTI library (libcupti.so.*, or a folder holding one). Default: $ASYNC_LAB_CUPTI, then (for a
     /// Python program) the nvidia-cuda-cupti wheel in its Python's site-packages, then LD_LIBRARY_PATH,
     /// CUDA_HOME, /usr/local/cuda* (and extras/CUPTI), Python's nvidia wheels. A CUPTI of 13.2 or later may
@@ -141,9 +146,23 @@ pub enum ReportFormat {
     Json,
 }
 
-fn parse_duration(s: &str) -> Result<Duration, String> {
+/// A duration as the command line takes it (`20us`, `1ms`, `0.5s`): the Python package reads its own options the
+/// same way (`python/async_lab/duration.py`, compared with this by `tests/tests/python_package.rs`).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("{s:?} is not a duration ({e}; examples: 20us, 1ms, 0.5s)"))
 }
+
+/// An argument that names nothing the trace holds (`--explain` of an unknown id): exit 2, as a bad argument.
+#[derive(Debug)]
+pub struct BadArgument(pub String);
+
+impl std::fmt::Display for BadArgument {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadArgument {}
 
 /// What `--against` names.
 enum Against {
@@ -189,15 +208,27 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         eprintln!("async-lab: the trace as Chrome trace events written to {} (ui.perfetto.dev)", out.display());
     }
     let analyses: Vec<Analysis> = trace.processes.iter().map(Analysis::of).collect();
+    let gate = args.fail_on_held.map(|limit| {
+        gate::gate(
+            &analyses,
+            gate::Asked {
+                limit_ns: limit.as_nanos() as i64,
+                warm_up: args.fail_on_warm_up,
+                after_startup: args.after_startup,
+                skip_first: args.skip_first,
+            },
+        )
+    });
     if args.format == ReportFormat::Json && args.explain.is_none() {
-        let report = json::report(&trace, min_held, args.after_startup, args.skip_first);
-        println!("{}", serde_json::to_string_pretty(&report).context("writing the JSON report")?);
+        let mut report = json::report(&trace, min_held, args.after_startup, args.skip_first);
+        report.gate.clone_from(&gate);
+        crate::outln!("{}", serde_json::to_string_pretty(&report).context("writing the JSON report")?)?;
     }
     for (n, a) in analyses.iter().enumerate() {
-        print::print_process(args, n, trace.processes.len(), a, steps.as_deref());
+        print::print_process(args, n, trace.processes.len(), a, steps.as_deref())?;
     }
     if let (Some(against), Some(path)) = (&against, &args.against) {
-        print::print_against(args.format, against, path, &trace);
+        print::print_against(args.format, against, path, &trace)?;
     }
     if let (Some(against), Some(out)) = (&against, &args.keep_matched) {
         outcome::keep_matched(against, &trace, out)?;
@@ -206,12 +237,16 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         outcome::keep_held(&trace, min_held, steps.as_deref().unwrap_or_default(), out)?;
     }
     if let Some(corr) = args.explain {
-        let found = trace.processes.iter().any(|p| Program::of(p).calls.iter().any(|c| c.corr == corr));
+        let found = analyses.iter().any(|a| a.program.calls.iter().any(|c| c.corr == corr));
         if !found {
-            bail!("the trace has no call with correlation id {corr}");
+            return Err(BadArgument(format!(
+                "--explain {corr}: the trace has no call with correlation id {corr} (the tables' --explain column \
+                 names the calls it has)"
+            ))
+            .into());
         }
     }
-    Ok(outcome::decide(args, &analyses, program_ok))
+    Ok(outcome::decide(gate.as_ref(), program_ok))
 }
 
 /// Reads `--steps`' file: the program's own `async-lab-step` lines, at least one.

@@ -11,7 +11,13 @@ use spawn::NoCupti;
 /// program succeeded (a replay's did).
 pub(super) fn obtain(args: &TraceArgs) -> anyhow::Result<(Trace, bool)> {
     match (&args.replay, args.program.first()) {
-        (Some(path), _) => Ok((Trace::load(path)?, true)),
+        (Some(path), _) => {
+            let (trace, note) = Trace::load_noting(path)?;
+            if let Some(note) = note {
+                eprintln!("async-lab: {note}");
+            }
+            Ok((trace, true))
+        }
         (None, Some(program)) => trace_program(args, program),
         (None, None) => bail!("give a program to trace (`async-lab trace -- PROGRAM ARGS`) or --replay FILE"),
     }

@@ -1,11 +1,11 @@
 //! How `async-lab trace` ends: the cut-down traces `--keep-matched` and `--keep-held` write, and the exit
-//! status `--fail-on-held` decides.
+//! status `--fail-on-held`'s gate (`trace::gate`) decides.
 
-use super::{Against, TraceArgs};
+use super::Against;
 use anyhow::Context as _;
-use async_lab_core::trace::analysis::Analysis;
 use async_lab_core::trace::format::{stored, Trace};
-use async_lab_core::trace::{against_recording, against_reference, steps, text, trim};
+use async_lab_core::trace::gate::{self, Gate};
+use async_lab_core::trace::{against_recording, against_reference, steps, trim};
 use std::path::Path;
 
 /// How `trace` ended, when it did not fail.
@@ -18,50 +18,17 @@ pub enum Outcome {
     ProgramFailed,
 }
 
-/// How `trace` ends: held too long where a call held its thread longer than `--fail-on-held` (each said on
-/// stderr), else as the program did.
-pub(super) fn decide(args: &TraceArgs, analyses: &[Analysis], program_ok: bool) -> Outcome {
-    let limit_ns = args.fail_on_held.map(|limit| limit.as_nanos() as i64);
-    let tripped: Vec<String> = match limit_ns {
-        Some(limit_ns) => analyses.iter().flat_map(|a| tripped_lines(a, limit_ns, args.after_startup)).collect(),
-        None => vec![],
-    };
-    match limit_ns {
-        Some(limit_ns) if !tripped.is_empty() => {
-            eprintln!(
-                "async-lab: {} call{} held {} thread longer than --fail-on-held {}:",
-                tripped.len(),
-                if tripped.len() == 1 { "" } else { "s" },
-                if tripped.len() == 1 { "its" } else { "their" },
-                text::duration(limit_ns)
-            );
-            for line in &tripped {
-                eprintln!("{line}");
-            }
-            Outcome::HeldTooLong
-        }
+/// How `trace` ends: held too long where `--fail-on-held`'s gate did not pass (its calls said on stderr,
+/// longest first: time held, class, API function, place, the `--explain` id last), else as the program did.
+pub(super) fn decide(gate: Option<&Gate>, program_ok: bool) -> Outcome {
+    if let Some(g) = gate {
+        eprint!("{}", gate::text(g));
+    }
+    match gate {
+        Some(g) if !g.passed => Outcome::HeldTooLong,
         _ if !program_ok => Outcome::ProgramFailed,
         _ => Outcome::Ok,
     }
-}
-
-/// One line per call held longer than `limit_ns`, longest first, for a CI log: time held, class, API
-/// function, place, and the `--explain` id last.
-fn tripped_lines(a: &Analysis, limit_ns: i64, after_startup: bool) -> Vec<String> {
-    a.held(limit_ns, after_startup)
-        .into_iter()
-        .map(|t| {
-            let c = &a.program.calls[t.index];
-            format!(
-                "  held {}, {}: {} {} (--explain {})",
-                text::duration(t.held.total_ns),
-                t.class,
-                c.name,
-                async_lab_core::trace::location::at(&a.places[t.index].shown()),
-                c.corr
-            )
-        })
-        .collect()
 }
 
 /// Writes `trace` cut down to the calls `against` matched (`--keep-matched`).

@@ -9,28 +9,34 @@ use std::path::Path;
 
 /// Prints process `n` (of `processes`): the call `--explain` names, where it is this process's; else, with
 /// `--format text`, its tables and, with `--steps`, its steps beside the tracer's.
-pub(super) fn print_process(args: &TraceArgs, n: usize, processes: usize, a: &Analysis, steps: Option<&[steps::Step]>) {
+pub(super) fn print_process(
+    args: &TraceArgs,
+    n: usize,
+    processes: usize,
+    a: &Analysis,
+    steps: Option<&[steps::Step]>,
+) -> anyhow::Result<()> {
     if let Some(corr) = args.explain {
         if let Some(t) = a.traced.iter().find(|t| a.program.calls[t.index].corr == corr) {
             // Names whole, lines wrapped to the width.
             let w = width(args.wide);
-            print!("{}", layout::wrap_lines(&text::explain(&a.program, t), w));
-            print!("{}", layout::wrap_lines(&text::explain_finding(a, t, args.skip_first), w));
+            crate::out!("{}", layout::wrap_lines(&text::explain(&a.program, t), w))?;
+            crate::out!("{}", layout::wrap_lines(&text::explain_finding(a, t, args.skip_first), w))?;
             let location = text::explain_location(&a.locations, &a.program.calls[t.index], &a.places[t.index]);
-            print!("{}", layout::wrap_lines(&location, w));
+            crate::out!("{}", layout::wrap_lines(&location, w))?;
         }
-        return;
+        return Ok(());
     }
     if args.format == ReportFormat::Json {
-        return;
+        return Ok(());
     }
     let p = a.process;
     if processes > 1 {
         let header = format!("process {} ({}): {}", n + 1, p.pid, p.program.join(" "));
-        print!("{}", layout::wrap(&header, width(args.wide), "", "  "));
+        crate::out!("{}", layout::wrap(&header, width(args.wide), "", "  "))?;
     }
     if p.partial {
-        println!("(this process's trace was cut short: it holds what was written before)");
+        crate::outln!("(this process's trace was cut short: it holds what was written before)")?;
     }
     let view = text::View {
         min_held_ns: args.min_held.as_nanos() as i64,
@@ -39,46 +45,56 @@ pub(super) fn print_process(args: &TraceArgs, n: usize, processes: usize, a: &An
         skip_first: args.skip_first,
         width: width(args.wide),
     };
-    print!("{}", text::process(a, &view));
+    crate::out!("{}", text::process(a, &view))?;
     if let Some(steps) = steps {
-        print_steps(a, steps);
+        print_steps(a, steps)?;
     }
+    Ok(())
 }
 
 /// The program's own timing of the steps its threads in `a` made, beside the tracer's.
-fn print_steps(a: &Analysis, steps: &[steps::Step]) {
+fn print_steps(a: &Analysis, steps: &[steps::Step]) -> anyhow::Result<()> {
     let (program, traced) = (&a.program, &a.traced);
     let mine: Vec<steps::Step> =
         steps.iter().filter(|s| program.calls.iter().any(|c| c.tid == s.tid)).cloned().collect();
     match steps::compare(a.process, program, traced, &mine) {
         Some(rows) if !rows.is_empty() => {
-            println!("\nThe program's own timing of its steps beside the tracer's:\n");
-            print!("{}", steps::markdown(&rows));
+            crate::outln!("\nThe program's own timing of its steps beside the tracer's:\n")?;
+            crate::out!("{}", steps::markdown(&rows))?;
         }
         Some(_) => {}
-        None => println!(
+        None => crate::outln!(
             "\nThis trace has no clock pair (it was made before trace format 3): --steps cannot place the steps."
-        ),
+        )?,
     }
+    Ok(())
 }
 
 /// `--against`'s classes beside the tracer's; with `--format json`, on stderr (stdout holds the one JSON
 /// document).
-pub(super) fn print_against(format: ReportFormat, against: &Against, path: &Path, trace: &Trace) {
-    let say = |s: String| if format == ReportFormat::Json { eprint!("{s}") } else { print!("{s}") };
+pub(super) fn print_against(format: ReportFormat, against: &Against, path: &Path, trace: &Trace) -> anyhow::Result<()> {
+    let say = |s: String| {
+        if format == ReportFormat::Json {
+            eprint!("{s}");
+            Ok(())
+        } else {
+            crate::out!("{s}")
+        }
+    };
     match against {
         Against::Recording(rec) => {
-            say(format!("\nThe lab's classes beside the tracer's ({}):\n\n", path.display()));
-            say(against_recording::markdown(&against_recording::compare(rec, trace)));
+            say(format!("\nThe lab's classes beside the tracer's ({}):\n\n", path.display()))?;
+            say(against_recording::markdown(&against_recording::compare(rec, trace)))?;
         }
         Against::Reference(refs) => {
-            say(format!("\nThe reference's classes beside the tracer's ({}):\n\n", path.display()));
+            say(format!("\nThe reference's classes beside the tracer's ({}):\n\n", path.display()))?;
             say(against_reference::markdown(
                 &against_reference::compare(refs, trace),
                 against_reference::left_out(refs),
-            ));
+            ))?;
         }
     }
+    Ok(())
 }
 
 /// The width the text fits: none with `--wide`; else `COLUMNS` where set, the terminal's where stdout is

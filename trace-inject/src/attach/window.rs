@@ -11,12 +11,48 @@ use async_lab_trace_format::{Gil, KernelRecords, Line, ProcessTrace, PyFrame};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-/// One held call a block asks about: its correlation id and the Python frames the Python side read for it,
-/// innermost first.
-#[derive(Clone, Debug, PartialEq)]
+/// One held call a block asks about: its correlation id, the Python frames the Python side read for it,
+/// innermost first, the block's limit it held past (ns), and what the callback saw of it (its function, how
+/// long it held: the words of a call whose lines are not in the trace yet).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Asked {
     pub corr: u32,
     pub python: Vec<PyFrame>,
+    pub over_ns: i64,
+    pub name: String,
+    pub held_ns: i64,
+}
+
+/// The answer to a block's question, as JSON: `held_calls`, the entries of the steady state's calls (the
+/// JSON report's, each with the gate's `message`); `paid_once`, those of the calls the program pays once
+/// (warm-up: the context, loading code, the allocator's growth...), which gate nothing unless `warm_up` asked
+/// for them, where they are in `held_calls`; `missing`, each call whose lines are not in the trace yet, by its
+/// correlation id and message.
+pub fn answer(p: ProcessTrace, asked: &[Asked], warm_up: bool) -> serde_json::Value {
+    let (found, missing) = held_calls(p, asked);
+    let mut held = Vec::new();
+    let mut paid_once = Vec::new();
+    for h in found {
+        let over = asked.iter().find(|q| q.corr == h.corr).map_or(0, |q| q.over_ns);
+        let message = async_lab_core::trace::held_message::message(&h, over);
+        let once = h.warm_up && !warm_up;
+        let mut v = serde_json::to_value(h).unwrap_or_default();
+        v["message"] = message.into();
+        if once {
+            paid_once.push(v);
+        } else {
+            held.push(v);
+        }
+    }
+    let missing: Vec<serde_json::Value> = missing
+        .iter()
+        .filter_map(|corr| asked.iter().find(|q| q.corr == *corr))
+        .map(|q| {
+            let message = async_lab_core::trace::held_message::missing(&q.name, q.held_ns, q.over_ns, &q.python);
+            serde_json::json!({ "corr": q.corr, "message": message })
+        })
+        .collect();
+    serde_json::json!({ "held_calls": held, "paid_once": paid_once, "missing": missing })
 }
 
 /// What has been read of the trace file.
@@ -122,14 +158,21 @@ impl Window {
 }
 
 /// The entries of the asked calls, as the JSON report gives them, found in `p` with the Python frames given
-/// for them; and the correlation ids of those not found (their lines not yet written).
+/// for them; and the correlation ids of those not found (their lines not yet written). A call is found by its
+/// own correlation id, else as the longest call a driver call of that id was made in; one the trace shows held
+/// no longer than the block's limit is not the call the callback listed, and reads as not found, so that no
+/// call under the limit is ever reported past it.
 pub fn held_calls(mut p: ProcessTrace, asked: &[Asked]) -> (Vec<HeldCall>, Vec<u32>) {
     with_python_frames(&mut p, asked);
     let a = Analysis::of(&p);
     let mut found = Vec::new();
     let mut missing = Vec::new();
     for q in asked {
-        match a.traced.iter().find(|t| a.program.calls[t.index].corrs.contains(&q.corr)) {
+        let calls = &a.program.calls;
+        let own = a.traced.iter().find(|t| calls[t.index].corr == q.corr);
+        let inside =
+            || a.traced.iter().filter(|t| calls[t.index].corrs.contains(&q.corr)).max_by_key(|t| t.held.total_ns);
+        match own.or_else(inside).filter(|t| t.held.total_ns > q.over_ns) {
             Some(t) => found.push(json::held_call(&a, t)),
             None => missing.push(q.corr),
         }
@@ -137,16 +180,23 @@ pub fn held_calls(mut p: ProcessTrace, asked: &[Asked]) -> (Vec<HeldCall>, Vec<u
     (found, missing)
 }
 
-/// Whether the asked calls that enqueue GPU work (a copy, a memset, a launch, by their function's name) have
-/// their GPU records in `p`: CUPTI hands a record over once its work has ended, and a copy staged through
-/// pageable memory may still be moving its last piece when its call returns.
+/// Whether the asked calls that enqueue GPU work with a record of its own (a copy, a memset, a kernel's launch:
+/// the function table's `enqueues_with_record`; not a graph's or a host function's launch, whose records may
+/// never come) have their GPU records in `p`: CUPTI hands a record over once its work has ended, and a copy
+/// staged through pageable memory may still be moving its last piece when its call returns.
 pub fn records_in(p: &ProcessTrace, asked: &[Asked]) -> bool {
     // A launch has a record to wait for only where every kernel is recorded (`--all-kernels`, or a trace
     // without a `record-kinds` line); by default kernels are recorded in windows only.
     let kernels =
         !p.lines.iter().any(|l| matches!(l, Line::RecordKinds { kernels, .. } if *kernels != KernelRecords::All));
-    let enqueues =
-        |name: &str| ["Memcpy", "Memset"].iter().any(|w| name.contains(w)) || (kernels && name.contains("Launch"));
+    let enqueues = |name: &str| {
+        use async_lab_trace_format::functions::{does, Does};
+        match does(name) {
+            Does::Copies | Does::Sets => true,
+            Does::LaunchesKernel => kernels,
+            _ => false,
+        }
+    };
     let calls: Vec<(u32, bool)> = p
         .lines
         .iter()
@@ -280,7 +330,10 @@ mod tests {
             },
             PyFrame { file: "/home/me/test_copy.py".into(), line: 12, function: "test_copy".into() },
         ];
-        let asked = [Asked { corr: 9, python: frames }, Asked { corr: 77, python: vec![] }];
+        let asked = [
+            Asked { corr: 9, python: frames, over_ns: 0, ..Asked::default() },
+            Asked { corr: 77, python: vec![], over_ns: 0, ..Asked::default() },
+        ];
         let p = w.process(since);
         assert!(records_in(&p, &asked[..1]));
         let (found, missing) = held_calls(p, &asked);
@@ -289,6 +342,75 @@ mod tests {
         assert_eq!((h.corr, h.name.as_str(), h.held_ns), (9, "cudaMemcpyAsync", 3_000_000));
         assert_eq!(h.class, "blocking");
         assert_eq!(h.location.words, "test_copy.py:12 test_copy");
+    }
+
+    /// The answer words each call as the gate raises it, and keeps what is paid once (a library loaded) apart
+    /// unless warm-up is asked for; a call not in the trace yet is worded from what the callback saw.
+    #[test]
+    fn the_answer_words_each_call_and_keeps_what_is_paid_once_apart() {
+        let mut lines = context();
+        lines.extend(pageable_copy(9, 50_000_000));
+        lines.push(api(10, "cuLibraryLoadData", 60_000_000, 64_000_000));
+        let mut w = Window::new(PathBuf::from("unused"));
+        let since = w.begin(0);
+        w.take(&text(&lines));
+        let frames = vec![PyFrame { file: "/home/me/test_copy.py".into(), line: 12, function: "test_copy".into() }];
+        let ask = |corr: u32, name: &str| Asked {
+            corr,
+            python: frames.clone(),
+            over_ns: 1_000_000,
+            name: name.into(),
+            held_ns: 3_500_000,
+        };
+        let asked = [ask(9, "cudaMemcpyAsync"), ask(10, "cuLibraryLoadData"), ask(11, "cudaMemcpyAsync")];
+        let a = answer(w.process(since), &asked, false);
+        let [held] = a["held_calls"].as_array().unwrap().as_slice() else { panic!("{a}") };
+        let message = held["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(
+                "test_copy.py:12 test_copy: cudaMemcpyAsync held this thread 3.0 ms (over 1.0 ms), class blocking"
+            ),
+            "{message}"
+        );
+        assert!(message.contains("\n  remedy: Pin the host memory"), "{message}");
+        let [once] = a["paid_once"].as_array().unwrap().as_slice() else { panic!("{a}") };
+        assert_eq!((once["corr"].as_u64(), once["once"].as_str()), (Some(10), Some("loading-code")), "{a}");
+        let [missing] = a["missing"].as_array().unwrap().as_slice() else { panic!("{a}") };
+        assert!(missing["message"].as_str().unwrap().contains("3.5 ms (over 1.0 ms), class unknown"), "{a}");
+        let a = answer(w.process(since), &asked, true);
+        assert_eq!(a["held_calls"].as_array().unwrap().len(), 2, "{a}");
+    }
+
+    /// A test's loop of pageable copies from one line, in a block of a running program: not an upload (that is
+    /// start-up's, which the block's window does not hold), each one held.
+    #[test]
+    fn a_blocks_loop_of_copies_from_one_line_is_held_not_an_upload() {
+        let mut lines = context();
+        for k in 0..10u32 {
+            lines.extend(pageable_copy(20 + k, 50_000_000 + u64::from(k) * 4_000_000));
+        }
+        let mut w = Window::new(PathBuf::from("unused"));
+        let since = w.begin(0);
+        w.take(&text(&lines));
+        let frames = vec![PyFrame { file: "/home/me/test_copy.py".into(), line: 12, function: "test_copy".into() }];
+        let asked: Vec<Asked> = (0..10u32)
+            .map(|k| Asked { corr: 20 + k, python: frames.clone(), over_ns: 1_000_000, ..Asked::default() })
+            .collect();
+        let a = answer(w.process(since), &asked, false);
+        assert_eq!(a["held_calls"].as_array().unwrap().len(), 10, "{a}");
+        assert!(a["paid_once"].as_array().unwrap().is_empty(), "{a}");
+    }
+
+    #[test]
+    fn a_call_the_trace_shows_under_the_limit_is_never_reported_past_it() {
+        let mut lines = context();
+        lines.extend(pageable_copy(9, 50_000_000));
+        let mut w = Window::new(PathBuf::from("unused"));
+        let since = w.begin(0);
+        w.take(&text(&lines));
+        let (found, missing) =
+            held_calls(w.process(since), &[Asked { corr: 9, python: vec![], over_ns: 5_000_000, ..Asked::default() }]);
+        assert!(found.is_empty() && missing == [9], "{found:?}");
     }
 
     #[test]
@@ -300,8 +422,28 @@ mod tests {
         let since = w.begin(0);
         w.take(&text(&lines));
         let p = w.process(since);
-        assert!(!records_in(&p, &[Asked { corr: 9, python: vec![] }]));
+        assert!(!records_in(&p, &[Asked { corr: 9, python: vec![], over_ns: 0, ..Asked::default() }]));
         // A synchronization has no record of its own to wait for.
-        assert!(records_in(&p, &[Asked { corr: 10, python: vec![] }]));
+        assert!(records_in(&p, &[Asked { corr: 10, python: vec![], over_ns: 0, ..Asked::default() }]));
+    }
+
+    #[test]
+    fn a_graphs_or_a_host_functions_launch_has_no_record_to_wait_for() {
+        let mut lines = context();
+        lines.push(api(11, "cudaGraphLaunch", 50_000_000, 53_000_000));
+        lines.push(api(12, "cudaLaunchHostFunc", 53_000_000, 55_000_000));
+        lines.push(api(13, "cudaLaunchKernel", 55_000_000, 58_000_000));
+        let mut w = Window::new(PathBuf::from("unused"));
+        let since = w.begin(0);
+        w.take(&text(&lines));
+        let p = w.process(since);
+        assert!(records_in(
+            &p,
+            &[
+                Asked { corr: 11, python: vec![], over_ns: 0, ..Asked::default() },
+                Asked { corr: 12, python: vec![], over_ns: 0, ..Asked::default() }
+            ]
+        ));
+        assert!(!records_in(&p, &[Asked { corr: 13, python: vec![], over_ns: 0, ..Asked::default() }]));
     }
 }
