@@ -37,7 +37,7 @@ impl<'a> Analysis<'a> {
         let places = waiting::places(&locations, &program, &traced);
         let startup = startup::startup_calls(process, &program);
         let framework = framework::of_process(process);
-        let causes = once::Causes::of(&program, &places, framework);
+        let causes = once::Causes::of(&program, &places, &locations, framework);
         let once =
             (0..program.calls.len()).map(|i| once::of(&program.view(i), &causes, &locations, &places[i])).collect();
         Analysis { process, program, traced, locations, places, startup, framework, once }

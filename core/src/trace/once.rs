@@ -34,7 +34,8 @@ pub enum Once {
     /// It loaded a module or a library: at run time, or lazily at a kernel's first launch or lookup; or unloaded
     /// one (a load's other half: at the program's end, or a library letting go of code it compiled for a while).
     LoadingCode,
-    /// The driver compiled code for the GPU (a JIT).
+    /// Code was compiled for the GPU (a JIT): by the driver, or by the framework's compiler at a function's
+    /// first call, with the autotuning it runs on the runtime's threads meanwhile (XLA's, TorchInductor's).
     Compiling,
     /// A library (cuBLAS, cuDNN) set itself up: its handle, its workspace, its autotuning.
     LibrarySetup,
@@ -178,10 +179,13 @@ pub struct Causes {
     from_start: bool,
     /// Per place (its key), its host → device copies before the first kernel and after it.
     uploads: HashMap<PlaceKey, (usize, usize)>,
+    /// Per Python thread, the spans in which every reading of its frames found it in a framework's compile
+    /// (from the first such reading to the last before one that did not).
+    compiling: HashMap<u64, Vec<(i64, i64)>>,
 }
 
 impl Causes {
-    pub fn of(program: &Program, places: &[Place], framework: Framework) -> Causes {
+    pub fn of(program: &Program, places: &[Place], locations: &Locations, framework: Framework) -> Causes {
         let calls = &program.calls;
         let first_kernel_ns = (0..calls.len())
             .filter(|&i| program.own_work(i).iter().any(|w| matches!(w.kind, WorkKind::Kernel { .. })))
@@ -198,7 +202,13 @@ impl Causes {
         }
         let from_start =
             !program.contexts.is_empty() || calls.iter().any(|c| functions::does(&c.name) == Does::CreatesContext);
-        Causes { framework, first_kernel_ns, uploads, from_start }
+        let compiling = compile_spans(program, locations);
+        Causes { framework, first_kernel_ns, uploads, from_start, compiling }
+    }
+
+    /// Whether thread `tid` was in a framework's compile for the whole of `[start, end]`, as its readings tell.
+    fn in_compile(&self, tid: u64, start: i64, end: i64) -> bool {
+        self.compiling.get(&tid).is_some_and(|spans| spans.iter().any(|&(a, b)| a <= start && end <= b))
     }
 
     /// Whether a host → device copy made at `place`, starting at `start`, is part of an upload: one of at least
@@ -215,6 +225,45 @@ impl Causes {
     }
 }
 
+/// Each Python thread's spans in a framework's compile, from the readings of its frames the trace holds: its
+/// own located calls' and, beside a thread that runs no Python, what it was doing then (`others`), in time
+/// order; a span runs from the first reading in a compile to the last before one that was not.
+fn compile_spans(program: &Program, locations: &Locations) -> HashMap<u64, Vec<(i64, i64)>> {
+    let mut readings: Vec<(u64, i64, bool)> = Vec::new();
+    for c in &program.calls {
+        let own = locations.frames(c).python;
+        if !own.is_empty() {
+            readings.push((c.tid, c.span.end, jit_compile(own)));
+        }
+        for t in locations.others(c).iter().filter(|t| !t.python.is_empty()) {
+            readings.push((t.tid, c.span.end, jit_compile(&t.python)));
+        }
+    }
+    readings.sort_by_key(|&(tid, t, _)| (tid, t));
+    let mut spans: HashMap<u64, Vec<(i64, i64)>> = HashMap::new();
+    let mut open: Option<(u64, i64, i64)> = None;
+    for (tid, t, compiling) in readings {
+        match (&mut open, compiling) {
+            (Some((o, _, last)), true) if *o == tid => *last = t,
+            (_, true) => {
+                if let Some((o, a, b)) = open.take() {
+                    spans.entry(o).or_default().push((a, b));
+                }
+                open = Some((tid, t, t));
+            }
+            (_, false) => {
+                if let Some((o, a, b)) = open.take() {
+                    spans.entry(o).or_default().push((a, b));
+                }
+            }
+        }
+    }
+    if let Some((o, a, b)) = open {
+        spans.entry(o).or_default().push((a, b));
+    }
+    spans
+}
+
 /// A place as the by-location table keys it, owned.
 type PlaceKey = (PlaceKind, String, Option<String>);
 
@@ -226,6 +275,23 @@ fn key(place: &Place) -> PlaceKey {
 /// Whether call `i` copied host → device.
 fn to_device(p: &Program, i: usize) -> bool {
     p.own_work(i).iter().any(|w| matches!(w.kind, WorkKind::Copy { copy_kind: copy::HTOD, .. }))
+}
+
+/// The Python files of frameworks' compilers: a frame in one is a compile at a function's first call (JAX's
+/// `backend_compile_and_load`, TorchInductor's and Dynamo's compile and autotuning, Numba's and Triton's
+/// compilers).
+const JIT_COMPILERS: [&str; 6] = [
+    "jax/_src/compiler.py",
+    "torch/_inductor/",
+    "torch/_dynamo/",
+    "numba/cuda/compiler.py",
+    "triton/compiler/",
+    "triton/runtime/autotuner.py",
+];
+
+/// Whether a thread's frames are inside a framework's compile.
+fn jit_compile(python: &[super::format::PyFrame]) -> bool {
+    python.iter().any(|f| JIT_COMPILERS.iter().any(|c| f.file.contains(c)))
 }
 
 /// Why call `v` is paid once, where it is (`locations` and `place`: where it was made).
@@ -242,6 +308,21 @@ pub fn of(v: &CallView, causes: &Causes, locations: &Locations, place: &Place) -
         return Some(Once::Compiling);
     }
     let frames = locations.frames(v.call);
+    // Made inside a framework's compile: by the compiling thread itself, or by a thread that runs no Python
+    // (XLA's, autotuning the kernels) while the Python thread it is placed by was in the compile.
+    let waiting = place.via.as_ref().and_then(|via| locations.others(v.call).iter().find(|t| t.tid == via.thread));
+    if jit_compile(frames.python) || waiting.is_some_and(|t| jit_compile(&t.python)) {
+        return Some(Once::Compiling);
+    }
+    // A call of a thread that runs no Python with no reading of its own (under the location threshold), made
+    // while the Python thread it is placed by was in a compile from a reading before it to one after it.
+    if locations.runs_no_python(v.call.tid) && frames.python.is_empty() {
+        if let Some(via) = &place.via {
+            if causes.in_compile(via.thread, v.call.span.start, v.call.span.end) {
+                return Some(Once::Compiling);
+            }
+        }
+    }
     let in_library = frames.native.iter().any(|f| {
         let file = f.module.rsplit('/').next().unwrap_or(&f.module);
         SETUP_LIBRARIES.iter().any(|l| file.starts_with(l))

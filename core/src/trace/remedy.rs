@@ -190,6 +190,10 @@ fn loading_code(g: &mut Group) -> String {
 fn compiling(f: Framework) -> String {
     let how = match f {
         Framework::Numba => "give the kernel its signature so that it compiles when defined",
+        Framework::Torch => {
+            "call the compiled function once on inputs of the real shapes before the loop (torch.compile's cache, \
+             TORCHINDUCTOR_CACHE_DIR, keeps it for later runs)"
+        }
         Framework::CuPy => "CuPy keeps what it compiled on disk (CUPY_CACHE_DIR): later runs load it",
         Framework::Jax => {
             "JAX's persistent compilation cache (jax.config.update(\"jax_compilation_cache_dir\", ...)) \
@@ -200,10 +204,16 @@ fn compiling(f: Framework) -> String {
               at run time"
         }
     };
-    format!(
-        "The driver compiled code for this GPU once per kernel (a JIT): paid once, before the part you time; \
-         {how}. The driver also caches it (CUDA_CACHE_PATH)."
-    )
+    match f {
+        Framework::Jax | Framework::Torch | Framework::Numba => format!(
+            "Code was compiled for this GPU at a function's first call (a JIT: the framework's compiler, and the \
+             kernels it autotuned meanwhile): paid once, before the part you time; {how}."
+        ),
+        _ => format!(
+            "The driver compiled code for this GPU once per kernel (a JIT): paid once, before the part you time; \
+             {how}. The driver also caches it (CUDA_CACHE_PATH)."
+        ),
+    }
 }
 
 fn library_setup(f: Framework) -> String {
