@@ -29,9 +29,11 @@ pub(super) fn main_holder(a: &Analysis, calls: &[usize]) -> Option<(String, i64,
     // Where kernels were recorded for some of the calls only (a trace's windows), what held those is what the
     // group is said to have waited for, marked as sampled; the launch log names the rest's work only by its
     // last launch.
+    // (A call is recorded where every one of its waits rests on records, not on the launch log alone.)
+    let waiting: Vec<usize> = calls.iter().copied().filter(|&i| waits(i).next().is_some()).collect();
     let recorded: Vec<usize> =
-        calls.iter().copied().filter(|&i| waits(i).any(|s| !super::ahead::logged(&s.holder))).collect();
-    let sampled = !recorded.is_empty() && calls.iter().any(|&i| waits(i).any(|s| super::ahead::logged(&s.holder)));
+        waiting.iter().copied().filter(|&i| waits(i).all(|s| !super::ahead::logged(&s.holder))).collect();
+    let sampled = !recorded.is_empty() && recorded.len() < waiting.len();
     let mut by: BTreeMap<String, i64> = BTreeMap::new();
     let mut total = 0;
     for &i in if sampled { &recorded[..] } else { calls } {
@@ -42,7 +44,7 @@ pub(super) fn main_holder(a: &Analysis, calls: &[usize]) -> Option<(String, i64,
     }
     let (what, ns) = by.into_iter().max_by(|(a, a_ns), (b, b_ns)| a_ns.cmp(b_ns).then_with(|| b.cmp(a)))?;
     let what = if sampled {
-        format!("{what} (sampled: the {} of {} calls with kernel records)", recorded.len(), calls.len())
+        format!("{what} (sampled: the {} of {} calls with kernel records)", recorded.len(), waiting.len())
     } else {
         what
     };
