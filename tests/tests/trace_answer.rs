@@ -320,7 +320,7 @@ fn no_place_loses_its_line_at_80_or_120_columns() {
             }
         }
         for columns in ["80", "120"] {
-            let text = replay(&path, Some(columns), &[]);
+            let text = replay(&path, Some(columns), &["--top", "100000"]);
             for word in text.split_whitespace() {
                 let cut = word.trim_end_matches(['│', ':', ',']).ends_with('…');
                 assert!(
