@@ -1,6 +1,8 @@
-//! The class vocabulary: the one word each call gets, used in every output. Plain data at the bottom of the
-//! core's layers (`docs/crates.md`): `rules` predicts classes, `classify` decides them from what held the
-//! thread (`attribution`), the report and every view print them.
+//! The class vocabulary: the one word each call gets, used in every output, and [`class_of_held`], the class
+//! an attribution names (what held the thread, no more). At the bottom of the core's layers beside
+//! `attribution` (`docs/crates.md`): `rules` predicts classes, `classify` decides them from a repetition's
+//! readings through [`class_of_held`], a trace's calls get theirs the same way, the report and every view print
+//! them.
 //!
 //! A class names what held the calling thread, and says no more than the readings resolve:
 //! - `async`: nothing held it: it returned without waiting for earlier work or another thread, and before most
@@ -24,6 +26,7 @@
 //! - `unknown` (a traced program only): the records the class would rest on are missing from the trace (the
 //!   program was killed before CUPTI handed them back, or CUPTI dropped them). Said rather than guessed.
 
+use crate::attribution::{Cause, Held};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -89,5 +92,18 @@ impl Class {
 impl fmt::Display for Class {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// The class of a call's attribution. A wait for something the call does not depend on comes first (the
+/// device draining, another thread's call): it is what a learner needs to know even when the call then also
+/// held its own work. Then held through its own work (`blocking`), then the wait for its stream, else `async`.
+pub fn class_of_held(held: &Held) -> Class {
+    match held.released_by().map(|s| s.cause) {
+        Some(Cause::Device) => Class::DeviceSync,
+        Some(Cause::Thread) => Class::WaitedForThread,
+        _ if held.held_through_own_work() == Some(true) => Class::Blocking,
+        Some(Cause::Stream) => Class::WaitedForStream,
+        _ => Class::Async,
     }
 }

@@ -13,7 +13,7 @@ use super::capability::{self, Allowed, Entry, Shown, Way};
 use super::format::cupti_kinds::copy;
 use super::scene::{Lost, Program, WorkKind};
 use crate::attribution::{attribute, Cause, Held, Identity, Place, Segment, Span};
-use crate::classify::{class_of_held, Class};
+use crate::class::{class_of_held, Class};
 
 /// One call, classified.
 #[derive(Clone, Debug, PartialEq)]

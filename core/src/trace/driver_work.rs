@@ -6,7 +6,7 @@
 //! `cudaMalloc` listed among the calls held longer than 20 µs, for "returned at once".
 
 use crate::attribution::Held;
-use crate::classify::{class_of_held, Class};
+use crate::class::{class_of_held, Class};
 
 /// The longest a call that waited for nothing may take and still read `async` (it returned at once): 20 µs,
 /// `async-lab trace`'s default `--min-held`, so that no call the tables list as held longer than that reads
@@ -26,7 +26,7 @@ pub struct DriverWork {
     pub loads_by_name: bool,
 }
 
-/// The class of a traced call: the attribution's (`classify::class_of_held`), with `async` made
+/// The class of a traced call: the attribution's (`class::class_of_held`), with `async` made
 /// `driver-work` where the driver's own work held the thread (see the module's doc).
 pub fn class(held: &Held, work: DriverWork) -> Class {
     match class_of_held(held) {
