@@ -5,17 +5,18 @@
 
 use async_lab_core::record::Recording;
 use async_lab_core::trace::capability::{self, Way};
+use async_lab_core::trace::from_recordings::capabilities;
 
 fn derived() -> capability::Table {
     let root = async_lab_tests::project_root();
-    let recs: Vec<(&str, Recording)> = capability::RECORDINGS
+    let recs: Vec<(&str, Recording)> = capabilities::RECORDINGS
         .iter()
         .map(|name| {
             let text = std::fs::read_to_string(root.join("recordings").join(name)).unwrap();
             (*name, Recording::parse(&text).unwrap())
         })
         .collect();
-    capability::derive(&recs.iter().map(|(n, r)| (*n, r)).collect::<Vec<_>>())
+    capabilities::derive(&recs.iter().map(|(n, r)| (*n, r)).collect::<Vec<_>>())
 }
 
 const DOC_START: &str = "<!-- capability table: derived, do not edit -->\n";

@@ -4,18 +4,19 @@
 //! it anew.
 
 use async_lab_core::record::Recording;
+use async_lab_core::trace::from_recordings;
 use async_lab_core::trace::remedies;
 
 fn derived() -> remedies::Remedies {
     let root = async_lab_tests::project_root();
-    let recs: Vec<(&str, Recording)> = remedies::RECORDINGS
+    let recs: Vec<(&str, Recording)> = from_recordings::remedies::RECORDINGS
         .iter()
         .map(|name| {
             let text = std::fs::read_to_string(root.join("recordings").join(name)).unwrap();
             (*name, Recording::parse(&text).unwrap())
         })
         .collect();
-    remedies::derive(&recs.iter().map(|(n, r)| (*n, r)).collect::<Vec<_>>())
+    from_recordings::remedies::derive(&recs.iter().map(|(n, r)| (*n, r)).collect::<Vec<_>>())
 }
 
 #[test]

@@ -23,6 +23,7 @@ pub mod driver_work;
 pub mod findings;
 pub mod findings_text;
 pub mod framework;
+pub mod from_recordings;
 pub mod gate;
 pub mod headline;
 pub mod held_message;
