@@ -68,7 +68,7 @@ fn the_by_location_table_leads_with_the_users_line_and_puts_start_up_on_its_own(
     assert_eq!(cause.cause, "stream");
     assert!(cause.what.starts_with("the kernel backward ahead in its stream") && !cause.what.contains("correlation"));
     assert!(first.median_ns > 7_900_000 && first.median_ns < 8_100_000, "{}", first.median_ns);
-    let text = async_lab_core::trace::by_location::table(&t, MIN_HELD, 20, Some(120));
+    let text = async_lab_core::trace::by_location_table::table(&t, MIN_HELD, 20, Some(120));
     assert!(text.starts_with("paid once: 122.0 ms (2 calls: context creation, 1 allocation"), "{text}");
     // Start-up calls leave the held list with --after-startup, and stay counted on their own line.
     assert!(a.held(MIN_HELD, false).iter().any(|t| a.startup[t.index]));

@@ -112,7 +112,7 @@ fn answer(o: &mut String, n: usize, a: &Analysis) {
         let _ = writeln!(o, "<p><em>Fix:</em> {}</p>", escape(&h.verdict.remedy.words));
     }
     // The terminal's lines, unwrapped, one paragraph each.
-    let account = super::headline::text(&h, None);
+    let account = super::headline_text::text(&h, None);
     let _ = writeln!(o, "<ul class=\"account\">");
     // (The verdict's fix is its own paragraph above.)
     for line in account.lines().skip(1).filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("Fix: ")) {
