@@ -21,11 +21,13 @@
 
 #![forbid(unsafe_code)]
 
+/// What the lab's model and the trace's analysis share lives in the analysis's crate, below the core: the
+/// attribution, the class vocabulary, the units; here at the paths the model uses.
+pub use async_lab_trace_analysis::{attribution, class, units};
+
 pub mod api;
 pub mod async_ref;
-pub mod attribution;
 pub mod catalogue;
-pub mod class;
 pub mod classify;
 pub mod clock;
 pub mod compare;
@@ -43,4 +45,3 @@ pub mod stability;
 pub mod stats;
 pub mod timing;
 pub mod trace;
-pub mod units;

@@ -1,4 +1,4 @@
-//! The capability table the tracer checks its wait claims against (`core/src/trace/capabilities.json`) is
+//! The capability table the tracer checks its wait claims against (`trace-analysis/src/capabilities.json`) is
 //! derived from the committed recordings through today's rules: derived again here, it must be the committed
 //! table byte for byte, and `docs/capabilities.md` must hold its Markdown. A rule or a recording that changes
 //! without them fails this test; `ASYNC_LAB_UPDATE_CAPABILITIES=1` writes both anew.
@@ -27,7 +27,7 @@ fn the_capability_table_is_derived_from_the_recordings() {
     let root = async_lab_tests::project_root();
     let table = derived();
     let json = serde_json::to_string_pretty(&table).unwrap() + "\n";
-    let json_path = root.join("core/src/trace/capabilities.json");
+    let json_path = root.join("trace-analysis/src/capabilities.json");
     let doc_path = root.join("docs/capabilities.md");
     let doc = std::fs::read_to_string(&doc_path).unwrap_or_default();
     let (head, tail) = match (doc.find(DOC_START), doc.find(DOC_END)) {

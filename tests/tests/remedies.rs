@@ -1,4 +1,4 @@
-//! The lab's numbers behind the trace's remedies (`core/src/trace/remedies.json`) are derived from the
+//! The lab's numbers behind the trace's remedies (`trace-analysis/src/remedies.json`) are derived from the
 //! committed recordings through today's rules: derived again here, they must be the committed table byte for
 //! byte. A rule or a recording that changes without it fails this test; `ASYNC_LAB_UPDATE_REMEDIES=1` writes
 //! it anew.
@@ -24,7 +24,7 @@ fn the_remedy_table_is_derived_from_the_recordings() {
     let root = async_lab_tests::project_root();
     let table = derived();
     let json = serde_json::to_string_pretty(&table).unwrap() + "\n";
-    let path = root.join("core/src/trace/remedies.json");
+    let path = root.join("trace-analysis/src/remedies.json");
     if std::env::var_os("ASYNC_LAB_UPDATE_REMEDIES").is_some() {
         std::fs::write(&path, &json).unwrap();
     }

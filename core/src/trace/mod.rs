@@ -10,48 +10,26 @@
 
 pub mod against_recording;
 pub mod against_reference;
-pub mod ahead;
-pub mod analysis;
-pub mod by_location;
 pub mod by_location_table;
-pub mod call_view;
-pub mod calls;
-pub mod capability;
-pub mod cause;
-pub mod counts;
-pub mod demangle;
-pub mod driver_work;
-pub mod findings;
 pub mod findings_text;
-pub mod framework;
 pub mod from_recordings;
-pub mod gate;
-pub mod headline;
 pub mod headline_text;
-pub mod held_message;
-pub mod helpers;
-pub mod json;
 pub mod layout;
-pub mod lazy;
-pub mod location;
-pub mod once;
 pub mod page;
 pub mod perfetto;
-pub mod remedies;
-pub mod remedy;
-pub mod scene;
-pub mod sites;
-pub mod startup;
 pub mod steps;
 pub mod text;
-pub mod threads;
 pub mod timed_calls;
 pub mod trim;
-pub mod waiting;
-pub mod warmup;
-pub mod what_held;
-pub mod words;
 
 /// The trace's format, the bounded trace and the calls subscribed to live in a crate of their own, which the
 /// injection library uses alone; here at the paths the views use.
 pub use async_lab_trace_format::{self as format, bounded, functions, subscribed};
+
+/// The trace's analysis lives in a crate of its own (`async-lab-trace-analysis`), which the injection
+/// library's gate uses without the views; here at the paths the views use.
+pub use async_lab_trace_analysis::{
+    ahead, analysis, by_location, call_view, calls, capability, cause, counts, demangle, driver_work, findings,
+    framework, gate, headline, held_message, helpers, json, lazy, location, once, remedies, remedy, scene, sites,
+    startup, threads, waiting, warmup, what_held, words,
+};

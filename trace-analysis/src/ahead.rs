@@ -315,7 +315,7 @@ mod tests {
             kernels: KernelRecords::Windows,
         });
         for &(start, end) in windows {
-            l.read(&Line::KernelWindow { start, end, why: super::super::format::WindowWhy::Held });
+            l.read(&Line::KernelWindow { start, end, why: crate::format::WindowWhy::Held });
         }
         l.read(&Line::Ahead { tid: 1, corr: 50, stream: Some(13), event: None, device, work });
         l

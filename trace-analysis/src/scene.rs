@@ -418,14 +418,14 @@ impl Program {
     }
 
     /// The GPU work that overlapped `span`.
-    pub(super) fn work_during(&self, span: Span) -> impl Iterator<Item = &Work> {
+    pub fn work_during(&self, span: Span) -> impl Iterator<Item = &Work> {
         let from = self.work.partition_point(|w| w.span.start <= span.start - self.index.longest_work);
         let to = self.work.partition_point(|w| w.span.start < span.end);
         self.work[from..to.max(from)].iter().filter(move |w| w.span.end > span.start)
     }
 
     /// The calls in flight at `t` (begun before it, not yet returned).
-    pub(super) fn calls_at(&self, t: i64) -> impl Iterator<Item = &Call> {
+    pub fn calls_at(&self, t: i64) -> impl Iterator<Item = &Call> {
         let from = self.calls.partition_point(|c| c.span.start <= t - self.index.longest_call);
         let to = self.calls.partition_point(|c| c.span.start < t);
         self.calls[from..to.max(from)].iter().filter(move |c| c.span.end > t)
