@@ -9,12 +9,12 @@ use super::location::Place;
 use super::scene::Program;
 use super::words::duration;
 use crate::attribution::Cause;
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// What held one place's calls longest.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LargestCause {
     /// `stream`, `device`, `thread`, `own` or `call` (see `attribution::Cause`).
     pub cause: String,
@@ -30,7 +30,8 @@ pub struct LargestCause {
 }
 
 /// One place's held calls.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Row {
     pub place: Place,
     pub calls: usize,
@@ -45,14 +46,16 @@ pub struct Row {
 }
 
 /// One class among a place's calls.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ClassCount {
     pub class: String,
     pub calls: usize,
 }
 
 /// The start-up calls, summed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Startup {
     pub calls: usize,
     /// The start-up calls' host time in all, held or not.
@@ -60,7 +63,8 @@ pub struct Startup {
 }
 
 /// The calls the program paid once (start-up among them), summed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PaidOnce {
     pub calls: usize,
     /// Their host time in all.
@@ -70,7 +74,8 @@ pub struct PaidOnce {
 }
 
 /// The table: start-up, what is paid once, and a row per place.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ByLocation {
     /// `None` where the program had no start-up call.
     pub startup: Option<Startup>,

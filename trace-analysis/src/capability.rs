@@ -11,12 +11,12 @@
 //! shows; a function the lab never measured is "not known to wait" ([`Table::allows`]).
 
 use crate::class::Class;
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
 /// What a call was measured to do with its thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Way {
     /// Waited for earlier work in its stream (`waited-for-stream`).
@@ -57,7 +57,8 @@ impl Way {
 }
 
 /// Under what condition the lab saw it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Condition {
     /// Whatever the memory, with no module load and a queue with room: its plain behaviour.

@@ -12,11 +12,11 @@ use super::functions::{frees, launches, synchronizes};
 use super::once::Once;
 use super::scene::{Program, WorkKind};
 use crate::attribution::Cause;
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// What held a group's calls.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// The context created (once per process).

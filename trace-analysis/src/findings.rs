@@ -25,12 +25,12 @@ use super::location::{Kind as PlaceKind, Place};
 use super::remedy::{self, Remedy};
 use super::warmup::WarmUp;
 use super::words::fold;
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One finding.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Finding {
     pub kind: Kind,
     /// In words ("pageable copies").

@@ -8,11 +8,11 @@
 //! kernels' names (PyTorch's `at::native::`, CuPy's `cupy_`, Numba's `cudapy`, XLA's fusions).
 
 use super::format::{Line, NativeFrame, ProcessTrace, PyFrame};
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A framework.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Framework {
     Torch,

@@ -9,7 +9,6 @@ use super::analysis::Analysis;
 use super::cause::{self, Kind};
 use super::warmup;
 use super::words::duration;
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// What the gate was asked.
@@ -26,7 +25,8 @@ pub struct Asked {
 }
 
 /// The gate's outcome.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Gate {
     /// The limit (`--fail-on-held`), ns.
     pub limit_ns: i64,
@@ -42,7 +42,8 @@ pub struct Gate {
 }
 
 /// A call past the gate's limit.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GateCall {
     /// Its process.
     pub pid: u32,

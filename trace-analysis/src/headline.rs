@@ -15,7 +15,6 @@ use super::scene::Program;
 use super::warmup::{first_use, FirstUse, WarmUp};
 use super::words::{duration, percent};
 use crate::attribution::Cause;
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -65,7 +64,8 @@ pub fn totals(p: &Program) -> Vec<ThreadTotals> {
 }
 
 /// The headline of one process.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Headline {
     /// The verdict on the program's own thread with the most time in CUDA calls (its helpers' time counted where
     /// it waited for them): in a process that runs Python, a Python thread, not a worker of the runtime's.
@@ -78,7 +78,8 @@ pub struct Headline {
 }
 
 /// The steps `--skip-first` left out.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SkippedSteps {
     pub steps: usize,
     /// The end of the last one, on the trace's clock (ns); `None` where the program made fewer steps (then all
@@ -89,7 +90,8 @@ pub struct SkippedSteps {
 }
 
 /// What the headline says of a thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum VerdictKind {
     /// CUDA held it for at least half of its steady state: the findings say what to change.
@@ -116,7 +118,8 @@ impl VerdictKind {
 }
 
 /// The verdict, in one line, and what to change.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Verdict {
     pub thread: u64,
     pub kind: VerdictKind,
@@ -128,7 +131,8 @@ pub struct Verdict {
 }
 
 /// One thread's time.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ThreadAccount {
     pub thread: u64,
     /// Its name as the system gives it, where the trace says (format 5: `python3`, `pt_autograd_0`).
@@ -157,7 +161,8 @@ pub struct ThreadAccount {
 }
 
 /// What a thread's warm-up paid once for, counted (`trace::once`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FirstUseCounts {
     pub contexts: usize,
     pub module_loads: usize,
@@ -205,7 +210,8 @@ impl FirstUseCounts {
 }
 
 /// A thread's warm-up or steady state.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Part {
     /// Its share of the thread's time.
     pub wall_ns: i64,
@@ -236,7 +242,8 @@ fn is_zero(n: &i64) -> bool {
 }
 
 /// One cause's time.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CauseTime {
     /// `stream`, `device`, `thread`, `own` or `call` (see the report's segments).
     pub cause: String,

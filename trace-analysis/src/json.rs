@@ -20,7 +20,6 @@ use super::location::Place;
 use super::once::Once;
 use super::remedy::{self, Remedy};
 use super::scene::{Work, WorkKind};
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The report's `schema` field.
@@ -41,7 +40,8 @@ pub const SCHEMA: &str = "async-lab-trace-report";
 pub const VERSION: u32 = 3;
 
 /// The whole report.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Report {
     /// Always `async-lab-trace-report`.
     pub schema: String,
@@ -61,7 +61,8 @@ pub struct Report {
 }
 
 /// One process.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Process {
     pub pid: u32,
     /// Its command line.
@@ -82,7 +83,8 @@ pub struct Process {
 }
 
 /// A process's numbers in all.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Totals {
     /// Its API calls (driver calls inside runtime calls folded in).
     pub calls: usize,
@@ -96,7 +98,8 @@ pub struct Totals {
 }
 
 /// One held call.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HeldCall {
     /// Its correlation id (what `--explain` takes).
     pub corr: u32,
@@ -142,7 +145,8 @@ pub struct HeldCall {
 }
 
 /// One stretch of a call's time.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Segment {
     /// `stream`, `device`, `thread`, `own` or `call`.
     pub cause: String,
@@ -153,7 +157,8 @@ pub struct Segment {
 }
 
 /// What a call's class rests on.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Evidence {
     /// Its own GPU work (the records with its correlation ids).
     pub own_work: Vec<GpuWork>,
@@ -181,7 +186,8 @@ pub struct Evidence {
 }
 
 /// The experiment behind a claimed wait (`trace::capability`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LabExperiment {
     pub case: String,
     pub recording: String,
@@ -193,7 +199,8 @@ pub struct LabExperiment {
 }
 
 /// One GPU record.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GpuWork {
     /// `kernel`, `copy` or `memset`.
     pub kind: String,
@@ -322,7 +329,9 @@ pub fn held_call(a: &Analysis, t: &Traced) -> HeldCall {
     }
 }
 
-/// The JSON Schema of [`Report`], as committed in `docs/trace-report.schema.json`.
+/// The JSON Schema of [`Report`], as committed in `docs/trace-report.schema.json` (the `schema` feature, which
+/// the core turns on: the injection library's gate makes reports, never their schema).
+#[cfg(feature = "schema")]
 pub fn schema() -> String {
     let schema = schemars::schema_for!(Report);
     serde_json::to_string_pretty(&schema).expect("a schema serializes") + "\n"

@@ -18,12 +18,12 @@
 
 use super::format::{Line, NativeFrame, ProcessTrace, PyFrame, ThreadFrames};
 use super::scene::Call;
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
 /// Which kind of frame a location is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// A Python frame (the call's own, or, with `via`, the Python line another thread was waiting at).
@@ -37,7 +37,8 @@ pub enum Kind {
 }
 
 /// How a call of a thread that runs no Python was placed at another thread's Python line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum ViaHow {
     /// That thread was inside a call of that line for the whole of this one.
@@ -52,7 +53,8 @@ pub enum ViaHow {
 }
 
 /// The other thread's call (or, waiting outside any call, its line) a place was taken from.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Via {
     pub thread: u64,
     /// Its correlation id (none where the thread was waiting outside any CUDA call: `waiting`).
@@ -68,7 +70,8 @@ pub struct Via {
 /// A call with no location of its own placed where the same call site was placed (its thread, its function,
 /// its NVTX range, its GPU work and its cause alike): a call held less than the location threshold, or past
 /// the location budget.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Inferred {
     /// The correlation id of the located call it was placed as.
     pub corr: u32,
@@ -77,7 +80,8 @@ pub struct Inferred {
 }
 
 /// A call's innermost user frame.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Place {
     pub kind: Kind,
     /// For people and for grouping: `train.py:41 forward`, `while the main thread waited at train.py:32 main`

@@ -21,12 +21,12 @@ use super::framework::{self, Framework};
 use super::functions::{self, Does};
 use super::location::{Kind as PlaceKind, Locations, Place};
 use super::scene::{Call, Program, WorkKind};
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// Why a call is paid once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Once {
     /// It created the context (or initialized the driver).

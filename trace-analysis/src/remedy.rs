@@ -18,11 +18,11 @@ use super::scene::WorkKind;
 use super::what_held::{gpu_busy, main_holder};
 use super::words::{duration, percent};
 use crate::units::size_words;
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// What to change, and what the lab measured of it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Remedy {
     /// In words.
     pub words: String,
@@ -31,7 +31,8 @@ pub struct Remedy {
 }
 
 /// One experiment of the lab's that a remedy quotes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LabEvidence {
     /// The case id (`async-lab explain CASE --replay recordings/RECORDING`).
     pub case: String,
