@@ -56,7 +56,7 @@ _OWN_FOLDER = __file__.rsplit("/", 1)[0] + "/"
 
 def library_file(path):
     """A file of an installed package, of Python's own library, or of this package: not the program's code.
-    The rule is the core's (``core/src/trace/location.rs``'s ``library_python``, which a test of
+    The rule is the analysis's (``trace-analysis/src/library_paths.rs``'s ``library_python``, which a test of
     ``tests/tests/python_package.rs`` compares this with), here because the profile function asks at every
     return."""
     if path.startswith(_OWN_FOLDER) or path.startswith("<"):

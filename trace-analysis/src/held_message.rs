@@ -5,7 +5,8 @@
 
 use super::format::PyFrame;
 use super::json::HeldCall;
-use super::location::{short_path, user_python};
+use super::library_paths::short_path;
+use super::location::user_python;
 use super::words::duration;
 
 /// The message of a held call the trace holds (`over_ns`: the block's limit it held past): the first line

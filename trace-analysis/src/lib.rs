@@ -32,6 +32,7 @@ pub mod held_message;
 pub mod helpers;
 pub mod json;
 pub mod lazy;
+pub mod library_paths;
 pub mod location;
 pub mod once;
 pub mod remedies;

@@ -18,7 +18,8 @@
 
 use super::calls::Traced;
 use super::format::{PyFrame, ThreadFrames};
-use super::location::{standard_library, Kind, Locations, Place, Via, ViaHow, AFTER, WHILE};
+use super::library_paths::standard_library;
+use super::location::{Kind, Locations, Place, Via, ViaHow, AFTER, WHILE};
 use super::scene::{Call, Program};
 use super::threads::Names;
 

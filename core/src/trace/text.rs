@@ -431,7 +431,7 @@ pub fn explain_location(
                 (Some(file), None) => format!(" at {file}"),
                 _ => String::new(),
             };
-            let function = fr.function.as_deref().map_or("?", super::location::without_parameters);
+            let function = fr.function.as_deref().map_or("?", super::library_paths::without_parameters);
             let module = fr.module.rsplit('/').next().unwrap_or(&fr.module);
             let _ = writeln!(out, "  {function} ({module}+{:#x}){source}", fr.offset);
         }
