@@ -4,7 +4,8 @@
 //! each computed once, by [`Program::view`].
 
 use super::format::OverheadKind;
-use super::scene::{Call, Overhead, Program, Work};
+use super::records::{Overhead, Work};
+use super::scene::{Call, Program};
 use crate::attribution::Scene;
 
 /// What the trace holds of one call.

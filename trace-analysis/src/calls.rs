@@ -11,7 +11,8 @@
 use super::call_view::CallView;
 use super::capability::{self, Allowed, Entry, Shown, Way};
 use super::format::cupti_kinds::copy;
-use super::scene::{Lost, Program, WorkKind};
+use super::records::{Lost, WorkKind};
+use super::scene::Program;
 use crate::attribution::{attribute, Cause, Held, Identity, Place, Segment, Span};
 use crate::class::{class_of_held, Class};
 

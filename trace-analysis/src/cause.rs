@@ -10,7 +10,8 @@ use super::capability;
 use super::format::cupti_kinds::copy;
 use super::functions::{frees, launches, synchronizes};
 use super::once::Once;
-use super::scene::{Program, WorkKind};
+use super::records::WorkKind;
+use super::scene::Program;
 use crate::attribution::Cause;
 use serde::{Deserialize, Serialize};
 

@@ -18,8 +18,8 @@ use super::gate::Gate;
 use super::headline::Headline;
 use super::location::Place;
 use super::once::Once;
+use super::records::{Work, WorkKind};
 use super::remedy::{self, Remedy};
-use super::scene::{Work, WorkKind};
 use serde::{Deserialize, Serialize};
 
 /// The report's `schema` field.

@@ -35,6 +35,7 @@ pub mod lazy;
 pub mod library_paths;
 pub mod location;
 pub mod once;
+pub mod records;
 pub mod remedies;
 pub mod remedy;
 pub mod scene;

@@ -20,7 +20,8 @@ use super::format::OverheadKind;
 use super::framework::{self, Framework};
 use super::functions::{self, Does};
 use super::location::{Kind as PlaceKind, Locations, Place};
-use super::scene::{Call, Program, WorkKind};
+use super::records::WorkKind;
+use super::scene::{Call, Program};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 

@@ -1,4 +1,5 @@
-//! A traced process as calls and GPU work, and each call's [`Scene`] for the attribution.
+//! A traced process as calls and GPU work (its records: `records`), read once, and each call's
+//! `attribution::Scene` (`Program::scene`, in `call_scene`).
 //!
 //! A *call* is a runtime or driver API call made by the program itself: driver calls made inside a runtime
 //! call on the same thread belong to it (their correlation ids too, so the GPU work they enqueued is the
@@ -20,11 +21,12 @@
 //! enter and just after its return, add a few more ([`RESOLUTION_NS`], what the attribution cannot tell
 //! apart).
 
-use super::format::cupti_kinds::{copy, memory};
-use super::format::{Domain, Line, OverheadKind, ProcessTrace, Resource};
-use crate::attribution::{release_slack_ns, Cause, Holder, Identity, Place, Release, Scene, Span};
-use crate::units::size_words;
+use super::format::{Domain, Line, ProcessTrace, Resource};
+use super::records::{Lost, Overhead, Work, WorkKind};
+use crate::attribution::Span;
 use std::collections::HashMap;
+
+mod call_scene;
 
 /// How close two times of a trace may be and still not be told apart, in ns.
 pub const RESOLUTION_NS: i64 = 5_000;
@@ -46,157 +48,6 @@ pub struct Call {
     pub inner: Vec<String>,
     /// Their host intervals, in the same order.
     pub inner_spans: Vec<Span>,
-}
-
-/// What a GPU record did.
-#[derive(Clone, Debug, PartialEq)]
-pub enum WorkKind {
-    /// CUPTI's copy, source and destination kinds (see `format::Line::Memcpy`).
-    Copy {
-        copy_kind: u8,
-        src_kind: u8,
-        dst_kind: u8,
-    },
-    Memset,
-    Kernel {
-        name: String,
-    },
-}
-
-/// One GPU record.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Work {
-    pub kind: WorkKind,
-    pub bytes: u64,
-    pub span: Span,
-    pub stream: u32,
-    pub corr: u32,
-}
-
-impl Work {
-    /// In words: "the 2 GiB host → device copy (pinned → device)", "the kernel spin".
-    pub fn words(&self) -> String {
-        match &self.kind {
-            WorkKind::Copy { copy_kind, src_kind, dst_kind } => format!(
-                "the {} {} copy ({} → {})",
-                size_words(self.bytes),
-                copy_words(*copy_kind),
-                memory_words(*src_kind),
-                memory_words(*dst_kind)
-            ),
-            WorkKind::Memset => format!("the {} memset", size_words(self.bytes)),
-            WorkKind::Kernel { name } => format!("the kernel {}", super::demangle::kernel(name)),
-        }
-    }
-
-    /// In words, as call `name` made it: the pinned → pageable leg of a read from the device (a `cuMemcpyDtoH*`
-    /// whose record says host → host, as XLA's reads are) is that read; else [`Work::words`].
-    pub fn words_for(&self, name: &str) -> String {
-        match self.kind {
-            WorkKind::Copy { copy_kind: copy::HTOH, dst_kind: memory::PAGEABLE, .. }
-                if super::functions::reads_device(name) =>
-            {
-                format!("the {} device → host read (its last leg: pinned → pageable)", size_words(self.bytes))
-            }
-            _ => self.words(),
-        }
-    }
-
-    /// A copy from or to managed memory.
-    pub fn managed(&self) -> bool {
-        matches!(self.kind, WorkKind::Copy { src_kind, dst_kind, .. } if src_kind == 5 || dst_kind == 5)
-    }
-
-    /// A copy from or to pageable host memory (which the driver stages on the calling thread).
-    pub fn pageable(&self) -> bool {
-        matches!(self.kind, WorkKind::Copy { src_kind, dst_kind, .. } if src_kind == 1 || dst_kind == 1)
-    }
-}
-
-/// CUPTI's copy kinds in words.
-pub fn copy_words(kind: u8) -> &'static str {
-    match kind {
-        copy::HTOD => "host → device",
-        copy::DTOH => "device → host",
-        copy::HTOA => "host → array",
-        copy::ATOH => "array → host",
-        copy::DTOD => "device → device",
-        copy::PTOP => "peer",
-        copy::HTOH => "host → host",
-        _ => "memory",
-    }
-}
-
-/// CUPTI's memory kinds in words.
-pub fn memory_words(kind: u8) -> &'static str {
-    match kind {
-        memory::PAGEABLE => "pageable",
-        memory::PINNED => "pinned",
-        memory::DEVICE => "device",
-        memory::ARRAY => "array",
-        memory::MANAGED => "managed",
-        memory::DEVICE_STATIC => "device static",
-        memory::MANAGED_STATIC => "managed static",
-        _ => "unknown",
-    }
-}
-
-/// One of the driver's overhead records (CUPTI's, format 4).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Overhead {
-    pub kind: OverheadKind,
-    pub span: Span,
-    /// The call that caused it.
-    pub corr: Option<u32>,
-    pub stream: Option<u32>,
-    /// For a full launch queue: the command buffer's length.
-    pub queue_length: Option<u32>,
-}
-
-impl Overhead {
-    /// A module or function loaded at a first use.
-    pub fn is_load(&self) -> bool {
-        matches!(self.kind, OverheadKind::LazyFunctionLoading | OverheadKind::RuntimeTriggeredModuleLoading)
-    }
-
-    /// In words, for `--explain`: "CUPTI's overhead record LAZY_FUNCTION_LOADING: the function's code loaded
-    /// at its first use".
-    pub fn words(&self) -> String {
-        let what = match self.kind {
-            OverheadKind::LazyFunctionLoading => "a function's code loaded at its first use (lazy loading)".into(),
-            OverheadKind::RuntimeTriggeredModuleLoading => "the runtime loaded a module at its first use".into(),
-            OverheadKind::CommandBufferFull => match self.queue_length {
-                Some(n) => format!("the launch queue (a command buffer of {n}) was full: the call waited for room"),
-                None => "the launch queue was full: the call waited for room".into(),
-            },
-            OverheadKind::DriverCompiler => "the driver compiled code".into(),
-            OverheadKind::Other => "an overhead of a kind this async-lab does not know".into(),
-        };
-        let name = serde_json::to_value(self.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-        format!("CUPTI's overhead record {name}: {what}")
-    }
-}
-
-/// Why some of a process's GPU records are missing from its trace.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Lost {
-    /// The section has no `end` line: the program was killed (or died by `signal`) before CUPTI handed its
-    /// last records back.
-    Cut { signal: Option<String> },
-    /// CUPTI dropped this many records (its buffers were full).
-    Dropped(u64),
-}
-
-impl Lost {
-    /// Why, in words: "the program was killed", "CUPTI dropped 12 records".
-    pub fn words(&self) -> String {
-        match self {
-            Lost::Cut { signal: None } => "the program was killed".into(),
-            Lost::Cut { signal: Some(s) } if s == "_exit" => "the program ended by _exit".into(),
-            Lost::Cut { signal: Some(s) } => format!("the program died by {s}"),
-            Lost::Dropped(n) => format!("CUPTI dropped {n} record{}", if *n == 1 { "" } else { "s" }),
-        }
-    }
 }
 
 /// A traced process, ready for the attribution.
@@ -500,114 +351,6 @@ impl Program {
             format!("stream {stream}")
         }
     }
-
-    /// Everything known around call `i`, for `attribution::attribute`.
-    ///
-    /// Another thread's call in flight is a holder, unless GPU work among this call's holders released it
-    /// (ended within the release slack before it returned): then both calls waited for that work, and the
-    /// work is the cause, with the other thread named beside it.
-    pub fn scene(&self, i: usize) -> Scene {
-        self.scene_with(i, &self.own_work(i), self.stream_of(i), &self.overheads_of(i))
-    }
-
-    /// [`Program::scene`] of call `i`, whose own work, stream and overhead records are these.
-    pub(super) fn scene_with(&self, i: usize, own: &[&Work], stream: Option<u32>, overheads: &[&Overhead]) -> Scene {
-        let c = &self.calls[i];
-        let own_span = (!own.is_empty()).then(|| {
-            Span::new(
-                own.iter().map(|w| w.span.start).min().unwrap_or(0),
-                own.iter().map(|w| w.span.end).max().unwrap_or(0),
-            )
-        });
-        let first_corr = c.corrs.iter().copied().min().unwrap_or(c.corr);
-        let work: Vec<&Work> = self.work_during(c.span).filter(|w| w.corr < first_corr).collect();
-        let mut also_waited: Vec<Vec<String>> = vec![Vec::new(); work.len()];
-        let mut threads: Vec<Holder> = Vec::new();
-        for o in self.calls_at(c.span.start).filter(|o| o.tid != c.tid) {
-            let released_by = work.iter().position(|w| {
-                w.span.end > c.span.start + RESOLUTION_NS
-                    && w.span.end <= o.span.end + RESOLUTION_NS
-                    && o.span.end - w.span.end <= release_slack_ns(o.span.start, w.span.end, RESOLUTION_NS)
-            });
-            match released_by {
-                Some(k) => also_waited[k].push(format!("{}'s {}", self.threads.words(o.tid), o.name)),
-                None => threads.push(traced_holder(
-                    Cause::Thread,
-                    o.span,
-                    Identity {
-                        name: o.name.clone(),
-                        place: Place::On(format!("on {}", self.threads.words(o.tid))),
-                        corr: Some(o.corr),
-                    },
-                    &[],
-                )),
-            }
-        }
-        let mut holders: Vec<Holder> = work
-            .iter()
-            .zip(&also_waited)
-            .map(|(w, others)| {
-                let same = stream == Some(w.stream);
-                let place =
-                    if same { Place::AheadInStream } else { Place::On(format!("on {}", self.stream_words(w.stream))) };
-                let who = Identity { name: w.words(), place, corr: Some(w.corr) };
-                traced_holder(if same { Cause::Stream } else { Cause::Device }, w.span, who, others)
-            })
-            .collect();
-        holders.extend(threads);
-        let mut marks = self.module_load_times_in(i);
-        marks.extend(c.inner_spans.iter().flat_map(|s| [s.start, s.end]));
-        // The driver's own word on when the thread moved on: a load began (what ended right before it, the
-        // load waited for: load after drain), room came in a full launch queue.
-        for o in overheads {
-            match o.kind {
-                _ if o.is_load() => marks.push(o.span.start),
-                OverheadKind::CommandBufferFull => marks.push(o.span.end),
-                _ => {}
-            }
-        }
-        // A lazy module load waits for the work under way when it began, before it loads (`lazy`).
-        marks.extend(self.lazy_load(i).filter(|l| l.waited).and_then(|l| l.waited_until));
-        // A synchronization waits for its stream (a context synchronization, for everything) by what it is,
-        // and its record says it did: the ends of what it waits for are releases, even where the stream's
-        // host functions (which the trace does not see) ran on after its last GPU work.
-        // Where the trace does not hold every record, what the launch log says was ahead (`ahead`).
-        let logged_sync = self.log.sync_of(std::iter::once(&c.name).chain(&c.inner).map(String::as_str), &c.corrs);
-        // The wait's end where the trace shows it: its own work began, or room came in a full launch queue.
-        let room = overheads.iter().filter(|o| o.kind == OverheadKind::CommandBufferFull).map(|o| o.span.end).max();
-        let bound = own_span.map(|o| o.start).or(room);
-        holders.extend(self.log.holders(c.span, &c.corrs, logged_sync.is_some(), bound, &|k| self.record_start(k)));
-        let context_sync =
-            c.corrs.iter().any(|corr| self.index.context_syncs.contains(corr)) || logged_sync == Some(true);
-        let stream_sync = stream.is_some()
-            && (c.corrs.iter().any(|corr| self.index.stream_by_corr.contains_key(corr)) || logged_sync == Some(false));
-        marks.extend(
-            holders.iter().filter(|h| context_sync || (stream_sync && h.cause == Cause::Stream)).map(|h| h.span.end),
-        );
-        Scene {
-            call: c.span,
-            own: own_span,
-            own_end: None,
-            holders,
-            release: Release::Shown(marks),
-            resolution_ns: RESOLUTION_NS,
-            clock_error_ns: CLOCK_ERROR_NS,
-        }
-    }
-}
-
-/// A holder in a trace, in words: what it is and where, its correlation id, and the other threads' calls that
-/// waited for it too ("the kernel spin ahead in its stream, correlation 10 (thread 2's cudaFree waited for it
-/// too)").
-fn traced_holder(cause: Cause, span: Span, who: Identity, others: &[String]) -> Holder {
-    let mut what = who.kind();
-    if let Some(corr) = who.corr {
-        what.push_str(&format!(", correlation {corr}"));
-    }
-    if !others.is_empty() {
-        what.push_str(&format!(" ({} waited for it too)", others.join(", ")));
-    }
-    Holder { cause, span, what, who }
 }
 
 /// The latest end of any GPU or synchronization record in `lines` (`i64::MIN` where there is none).

@@ -13,7 +13,8 @@
 
 use super::calls::Traced;
 use super::location::{Inferred, Kind, Locations, Place, ViaHow};
-use super::scene::{Program, WorkKind};
+use super::records::WorkKind;
+use super::scene::Program;
 use super::words::fold;
 use std::collections::HashMap;
 
