@@ -406,11 +406,11 @@ fn verdict_remedy(a: &Analysis, v: &Verdict) -> Remedy {
     let runtime = calls.clone().filter(|c| c.domain == super::format::Domain::Runtime).count();
     let api = if runtime * 2 >= calls.count() { "runtime" } else { "driver" };
     match v.kind {
-        VerdictKind::HeldByCuda => remedy::held_by_cuda(),
-        VerdictKind::BusyLaunching => remedy::busy_launching(a.framework, api),
-        VerdictKind::MostlyOutsideCuda => remedy::mostly_outside(a.framework),
+        VerdictKind::HeldByCuda => remedy::verdict::held_by_cuda(),
+        VerdictKind::BusyLaunching => remedy::verdict::busy_launching(a.framework, api),
+        VerdictKind::MostlyOutsideCuda => remedy::verdict::mostly_outside(a.framework),
         VerdictKind::OnlyWarmUp if v.thread == 0 => Remedy::default(),
-        VerdictKind::OnlyWarmUp => remedy::only_warm_up(),
+        VerdictKind::OnlyWarmUp => remedy::verdict::only_warm_up(),
     }
 }
 
