@@ -1,10 +1,12 @@
-//! One process's section read once for every view that needs more than the held-call tables: its calls
-//! classified (`calls`), where each was made (`location`) and which are start-up (`startup`), so the
-//! by-location table, the JSON report and the Perfetto export agree call by call.
+//! One process's section read once for every view: its calls classified (`calls`), where each was made
+//! (`location`), which are start-up (`startup`) and paid once (`once`), and its framework, so that the
+//! terminal's tables, the JSON report, the Perfetto export, the page and the gate agree call by call. A run
+//! of `async-lab trace` makes one per process ([`Analysis::all`]) and hands it to each view (`made` counts
+//! them; its test fails where a view makes its own again).
 
 use super::by_location::{self, ByLocation};
 use super::calls::{self, Traced};
-use super::format::ProcessTrace;
+use super::format::{ProcessTrace, Trace};
 use super::framework::{self, Framework};
 use super::location::{Locations, Place};
 use super::once::{self, Once};
@@ -31,6 +33,7 @@ pub struct Analysis<'a> {
 
 impl<'a> Analysis<'a> {
     pub fn of(process: &'a ProcessTrace) -> Analysis<'a> {
+        super::made::analysis();
         let program = Program::of(process);
         let traced = calls::classify(&program);
         let locations = Locations::of(process);
@@ -41,6 +44,11 @@ impl<'a> Analysis<'a> {
         let once =
             (0..program.calls.len()).map(|i| once::of(&program.view(i), &causes, &locations, &places[i])).collect();
         Analysis { process, program, traced, locations, places, startup, framework, once }
+    }
+
+    /// Every process of `trace`, each analysed once, in the trace's order.
+    pub fn all(trace: &'a Trace) -> Vec<Analysis<'a>> {
+        trace.processes.iter().map(Analysis::of).collect()
     }
 
     /// The framework call `i` was made through: its own frames', else the process's.
@@ -79,5 +87,21 @@ impl<'a> Analysis<'a> {
             .collect();
         held.sort_by(|a, b| b.held.total_ns.cmp(&a.held.total_ns).then(a.index.cmp(&b.index)));
         held
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::made::{since, so_far, Made};
+
+    #[test]
+    fn an_analysis_is_counted_once_with_its_program() {
+        let p = ProcessTrace::default();
+        let before = so_far();
+        let a = Analysis::of(&p);
+        assert_eq!(since(before), Made { programs: 1, analyses: 1 });
+        let _ = Program::of(a.process);
+        assert_eq!(since(before), Made { programs: 2, analyses: 1 });
     }
 }

@@ -1,7 +1,7 @@
 //! `async-lab trace --format json`: every held call with its class, its time segment by segment, what the
 //! class rests on, where it was made, its stream and bytes, and the summaries (the by-location table,
 //! totals), for a CI job or a script to read. The schema is versioned ([`SCHEMA`], [`VERSION`]) and
-//! documented by a JSON Schema generated from these types ([`schema`]), committed as
+//! documented by a JSON Schema generated from these types (`schema`, behind the `schema` feature), committed as
 //! `docs/trace-report.schema.json`.
 //!
 //! Times are ns on the trace's clock (CUPTI's); a call's `start_ns` is the same number as in the trace.
@@ -12,7 +12,7 @@ use super::calls::Traced;
 use super::capability::{Condition, Way};
 use super::cause::{self, Kind};
 use super::findings::Finding;
-use super::format::{Domain, Trace};
+use super::format::Domain;
 use super::framework::Framework;
 use super::gate::Gate;
 use super::headline::Headline;
@@ -232,11 +232,10 @@ impl GpuWork {
     }
 }
 
-/// The report of `trace`: calls held longer than `min_held_ns`, start-up left out with `after_startup`, the
-/// first `skip_first` steps counted as warm-up.
-pub fn report(trace: &Trace, min_held_ns: i64, after_startup: bool, skip_first: usize) -> Report {
-    let processes =
-        trace.processes.iter().map(|p| process(&Analysis::of(p), min_held_ns, after_startup, skip_first)).collect();
+/// The report of a trace's processes, each analysed (`Analysis::all`): calls held longer than `min_held_ns`,
+/// start-up left out with `after_startup`, the first `skip_first` steps counted as warm-up.
+pub fn report(analyses: &[Analysis], min_held_ns: i64, after_startup: bool, skip_first: usize) -> Report {
+    let processes = analyses.iter().map(|a| process(a, min_held_ns, after_startup, skip_first)).collect();
     Report { schema: SCHEMA.into(), version: VERSION, min_held_ns, after_startup, skip_first, processes, gate: None }
 }
 

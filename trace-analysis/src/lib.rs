@@ -36,6 +36,7 @@ pub mod json;
 pub mod lazy;
 pub mod library_paths;
 pub mod location;
+pub mod made;
 pub mod once;
 pub mod records;
 pub mod remedies;

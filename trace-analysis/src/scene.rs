@@ -122,6 +122,7 @@ struct Unplaced<'a> {
 impl Program {
     /// The calls and records of one process's section.
     pub fn of(p: &ProcessTrace) -> Program {
+        super::made::program();
         let mut prog = Program { threads: super::threads::Names::of(p.pid, &[]), ..Program::default() };
         let Unplaced { api, records, event_waits, context_syncs } = prog.read(&p.lines);
         prog.records_end = records_end(&p.lines);
@@ -455,11 +456,6 @@ fn events_in(events: &[(u64, i64)], c: &Call) -> Vec<i64> {
         .filter(|&&(tid, _)| tid == c.tid)
         .map(|&(_, t)| t)
         .collect()
-}
-
-/// The calls of each process, for the traces's CLI and page: which process a call belongs to.
-pub fn programs(trace: &super::format::Trace) -> Vec<Program> {
-    trace.processes.iter().map(Program::of).collect()
 }
 
 /// Index of calls by correlation id.

@@ -30,6 +30,6 @@ pub use async_lab_trace_format::{self as format, bounded, functions, subscribed}
 /// library's gate uses without the views; here at the paths the views use.
 pub use async_lab_trace_analysis::{
     ahead, analysis, by_location, call_view, call_words, calls, capability, cause, claims, counts, demangle,
-    driver_work, findings, framework, gate, headline, held_message, helpers, json, lazy, library_paths, location, once,
-    records, remedies, remedy, scene, sites, startup, threads, waiting, warmup, what_held, words,
+    driver_work, findings, framework, gate, headline, held_message, helpers, json, lazy, library_paths, location, made,
+    once, records, remedies, remedy, scene, sites, startup, threads, waiting, warmup, what_held, words,
 };
