@@ -2,13 +2,18 @@
 //! `async-lab-trace-format` crate's, here as `format`), each of its calls put through the same `attribution`
 //! and `class` as the lab's experiments, and what is read off them: where each call was made, what the program
 //! pays once, the findings grouped by place and cause with their remedies, each thread's account and the
-//! verdict, `--fail-on-held`'s gate, the JSON report. `analysis::Analysis` is one process read once, which
-//! every view takes.
+//! verdict, `--fail-on-held`'s gate, the JSON report. `analysis::Analysis` is one process read once; every
+//! view takes it.
 //!
-//! No views (the terminal's tables, the page, the Perfetto export are `async_lab_core::trace`'s), nothing of
-//! the lab's catalogue or recordings (the lab's numbers it reads, `capabilities.json` and `remedies.json`,
-//! are derived from them in the core): the injection library's in-process gate links it. See
-//! `docs/crates.md`.
+//! Its place (`docs/crates.md`):
+//! - it may use the trace's format, serde, serde_json, anyhow and the demanglers; schemars only behind the
+//!   `schema` feature (the JSON report's schema);
+//! - it must not use the core or any view's crate (tables, text wrapping, plots, CSV, HTML), nor the lab's
+//!   catalogue or recordings: the lab's numbers it reads (`capabilities.json`, `remedies.json`) are derived
+//!   from them in the core;
+//! - the injection library's in-process gate links it, the core builds on it (the lab's model shares its
+//!   `attribution`, `class` and `units`; the views take its `Analysis`);
+//! - no file over 500 lines, no function over 120, no module cycle, no `unsafe` (`cargo xtask test`).
 
 #![forbid(unsafe_code)]
 

@@ -1,12 +1,11 @@
-//! A trace of another program: what `async-lab trace` recorded through CUPTI (its format, in `format`), and
-//! the same attribution and classes as the lab's own experiments for each of its calls (`scene`, `calls`);
-//! its views: the terminal's tables and one call explained (`text`), the HTML page (`page`), and a traced
+//! The views of a traced program, each a function of the analysis (`async-lab-trace-analysis`, whose modules
+//! are re-exported below at the paths the views use): the terminal's tables and one call explained (`text`,
+//! `headline_text`, `by_location_table`, `findings_text`, fitted by `layout`), the HTML page (`page`), the
+//! Chrome trace-event export (`perfetto`), a program's own step timings beside the trace (`steps`), a traced
 //! run of async-lab beside its own recording (`against_recording`) and of the C++ reference beside its own
-//! classes (`against_reference`), each repetition's timed call found in the trace by its name and its start
-//! (`timed_calls`).
-//!
-//! The trace's times are all on CUPTI's one clock (API callbacks and GPU records alike), so a call's
-//! interval and the GPU work around it go straight into an `attribution::Scene`.
+//! classes (`against_reference`), each repetition's timed call found in the trace (`timed_calls`), a trace
+//! cut down to what some calls need (`trim`); and the lab's tables the analysis reads, derived here from the
+//! recordings (`from_recordings`).
 
 pub mod against_recording;
 pub mod against_reference;
