@@ -41,8 +41,7 @@
 //! seed_runtime`); each step's record is set up from its facts (`SeedRuntimeFacts::steps`).
 
 use super::seed::{
-    note_conclusion, set_flag, step_record, time_call, Flag, SeedStream, Sequence, TailProbe, BLOCK, GRID,
-    KERNEL_CYCLES,
+    push_reps, set_flag, step_record, time_call, Flag, SeedStream, Sequence, TailProbe, BLOCK, GRID, KERNEL_CYCLES,
 };
 use crate::pattern;
 use async_lab_core::catalogue::seed::Step;
@@ -151,9 +150,7 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeFacts, reps: usize) -> anyhow::Result<Vec<C
         }
 
         // 4. What the question prints, and the data's round trip.
-        let concluded_after_enqueue = flag.is_set();
-        stream.synchronize()?;
-        let concluded_after_sync = flag.is_set();
+        let conclusion = flag.around(|| stream.synchronize())?;
         // SAFETY: the stream is synchronized: the copy back has finished.
         let captured = probe.verify(unsafe { host.bytes_mut() }, &reference)?;
         library = None;
@@ -162,17 +159,13 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeFacts, reps: usize) -> anyhow::Result<Vec<C
         }
 
         // 5. One repetition per step, on the GPU's timeline.
-        let mut reps = seq.reps()?;
-        reps[0].data_captured_at_return = captured;
-        note_conclusion(&mut reps[Step::ALL.len() - 1], concluded_after_enqueue, concluded_after_sync);
+        let mut reps = seq.reps_of_the_question(captured, conclusion)?;
         if let Some(mut r) = free {
             // No GPU work to place; the reference stamp is the repetition's, for the timeline.
             r.gpu_origin_ns = reps[0].gpu_origin_ns;
             reps.insert(0, r);
         }
-        for (record, r) in records.iter_mut().zip(reps) {
-            record.reps.push(r);
-        }
+        push_reps(&mut records, reps);
     }
     Ok(records)
 }
