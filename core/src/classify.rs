@@ -4,28 +4,15 @@
 //!
 //! A repetition's readings (`timing::RepTimes`: the queries right after the return, the GPU's own times,
 //! causality) become a scene of intervals, `attribution` splits the call's time by what held the thread,
-//! and [`class_of_held`] names the result: what held the thread, no more than the readings resolve. The
+//! and `class::class_of_held` names the result: what held the thread, no more than the readings resolve. The
 //! staging probe and readings that contradict each other are the lab's own additions ([`decide`]). Only the
 //! signals decide; the documented expectation plays no part here (see `rules` and `verdict`).
 
-use crate::attribution::{attribute, Cause, Held};
-pub use crate::class::Class;
+use crate::attribution::{attribute, Held};
+pub use crate::class::{class_of_held, Class};
 use crate::clock::ClockFit;
 use crate::record::Rep;
 use crate::timing::{Reading, RepTimes, Unresolved};
-
-/// The class of a call's attribution. A wait for something the call does not depend on comes first (the
-/// device draining, another thread's call): it is what a learner needs to know even when the call then also
-/// held its own work. Then held through its own work (`blocking`), then the wait for its stream, else `async`.
-pub fn class_of_held(held: &Held) -> Class {
-    match held.released_by().map(|s| s.cause) {
-        Some(Cause::Device) => Class::DeviceSync,
-        Some(Cause::Thread) => Class::WaitedForThread,
-        _ if held.held_through_own_work() == Some(true) => Class::Blocking,
-        Some(Cause::Stream) => Class::WaitedForStream,
-        _ => Class::Async,
-    }
-}
 
 /// One repetition decided: its class and the attribution it rests on. `blocker_ahead` says whether the
 /// blocker was ordered before the call (same stream, or the legacy stream's implicit ordering): waiting for

@@ -1,4 +1,4 @@
-//! async-lab's core, with no FFI and no `unsafe`, in two halves.
+//! async-lab's core, with no FFI and no `unsafe`: the lab's model, and every view.
 //!
 //! The lab's model of a measurement, and its views. A case is typed facts (`catalogue`, `setup`) kept in a
 //! recording with each repetition's readings and extra numbers (`record`, `metrics`); `timing` turns one
@@ -8,24 +8,26 @@
 //! needs nothing else: the `async-lab` binary's replay, report, compare and explain commands run on this
 //! crate alone, on any machine. Measuring is the `async-lab` crate's job (`host/`); see `docs/crates.md`.
 //!
-//! The trace's analysis (`trace/`): a program that `async-lab trace` recorded through CUPTI (the trace's
-//! lines are the `async-lab-trace-format` crate's, re-exported as `trace::format`), each of its calls put
-//! through the same `attribution` and classes as the lab's experiments, and its views: the terminal's
-//! tables and the answer read first, the JSON report, the HTML page, the Perfetto export, a traced run
-//! beside the lab's recordings. It builds on the model (its `attribution`, classes, catalogue, recordings and
-//! report); nothing in the model imports it.
+//! The views of a traced program (`trace/`): the terminal's tables and the answer read first, the HTML page,
+//! the Perfetto export, a traced run beside the lab's recordings, each a function of one `Analysis` per
+//! process. The analysis itself is the `async-lab-trace-analysis` crate, below this one (its modules
+//! re-exported at `trace::scene`, `trace::calls`, ...); the lab's model shares its `attribution`, `class` and
+//! `units` (re-exported here), and derives the lab's numbers it reads from the recordings
+//! (`trace::from_recordings`). The analysis names nothing of the core, and the injection library links it
+//! without the core: cargo holds that layering (`docs/crates.md`).
 //!
-//! The modules are layers (`docs/crates.md`, "The core's layers"): `class`, `attribution` and `metrics`,
-//! `rules`, `record`, `classify`, `result`, `explain`, `report`, then the views; none imports one above it
-//! (`cargo xtask test` checks).
+//! The modules are layers (`docs/crates.md`, "The core's layers"): `metrics`, `rules`, `record`, `classify`,
+//! `result`, `explain`, `report`, then the views; none imports one above it (`cargo xtask test` checks).
 
 #![forbid(unsafe_code)]
 
+/// What the lab's model and the trace's analysis share lives in the analysis's crate, below the core: the
+/// attribution, the class vocabulary, the units; here at the paths the model uses.
+pub use async_lab_trace_analysis::{attribution, class, units};
+
 pub mod api;
 pub mod async_ref;
-pub mod attribution;
 pub mod catalogue;
-pub mod class;
 pub mod classify;
 pub mod clock;
 pub mod compare;
@@ -43,4 +45,3 @@ pub mod stability;
 pub mod stats;
 pub mod timing;
 pub mod trace;
-pub mod units;

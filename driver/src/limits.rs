@@ -24,14 +24,14 @@ extern "C" {
 }
 
 /// `cuCtxSetLimit` on the current context.
-pub fn set_limit(limit: c_int, value: usize) -> CudaResult<()> {
+pub fn ctx_set_limit(limit: c_int, value: usize) -> CudaResult<()> {
     // SAFETY: plain values; the driver checks the limit id and answers CUDA_ERROR_INVALID_VALUE or
     // CUDA_ERROR_UNSUPPORTED_LIMIT for one it does not take; without a current context it returns an error.
     check(unsafe { cuCtxSetLimit(limit, value) }, "cuCtxSetLimit")
 }
 
 /// `cuCtxGetLimit` of the current context.
-pub fn get_limit(limit: c_int) -> CudaResult<usize> {
+pub fn ctx_get_limit(limit: c_int) -> CudaResult<usize> {
     let mut v = 0;
     // SAFETY: valid out-pointer; the limit id is checked by the driver.
     check(unsafe { cuCtxGetLimit(&mut v, limit) }, "cuCtxGetLimit")?;

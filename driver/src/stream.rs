@@ -49,23 +49,23 @@ impl<'g> Stream<'g> {
         unsafe { check(sys::cuStreamSynchronize(self.raw), "cuStreamSynchronize") }
     }
 
-    /// Destroys the stream now through `api` (`cuStreamDestroy` or `cudaStreamDestroy`) and returns how long
-    /// the call took (the SD1 experiment).
-    pub fn destroy_timed(mut self, api: async_lab_core::api::Api) -> CudaResult<crate::measure::Timed> {
-        assert!(self.owned, "only created streams can be destroyed");
-        self.owned = false;
+    /// Destroys the stream now (`cuStreamDestroy`) and returns how long the call took (the SD1 experiment; the
+    /// runtime's is `runtime::stream::stream_destroy_timed`).
+    pub fn destroy_timed(self) -> CudaResult<crate::measure::Timed> {
+        let raw = self.disown();
         let t = crate::measure::Stopwatch::start();
-        // SAFETY: the stream was created by us and is destroyed exactly once (`owned` is now false); the runtime
-        // shares this stream's (primary) context, so its destroy call accepts the handle.
-        let result = unsafe {
-            match api {
-                async_lab_core::api::Api::Driver => check(sys::cuStreamDestroy_v2(self.raw), "cuStreamDestroy"),
-                async_lab_core::api::Api::Runtime => crate::rt!(cudaStreamDestroy(self.raw.cast())),
-            }
-        };
+        // SAFETY: the stream was created by us and is destroyed exactly once: `disown` handed it over.
+        let result = unsafe { check(sys::cuStreamDestroy_v2(raw), "cuStreamDestroy") };
         let elapsed = t.stop();
         result?;
         Ok(elapsed)
+    }
+
+    /// A created stream handed over, for the caller to destroy once: its drop no longer does.
+    pub(crate) fn disown(mut self) -> CUstream {
+        assert!(self.owned, "only created streams can be destroyed");
+        self.owned = false;
+        self.raw
     }
 }
 

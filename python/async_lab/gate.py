@@ -8,7 +8,7 @@ thread only) compares the library's count of listed calls at every call and retu
 this thread's list with the Python frames of that moment (the line that made the call, or the line just
 after it where the call was made by an operator rather than a call) and asks the library what held each
 call: the same analysis and JSON entries as ``async-lab trace --format json``, from the process's trace since
-the block began, with the core's words of each (``HeldError``'s message). What the program pays once (the
+the block began, with the analysis's words of each (``HeldError``'s message). What the program pays once (the
 context, loading code, a library's setup, the allocator's growth, a model's upload: warm-up, by its cause)
 gates nothing unless ``warm_up=True``: it is kept in ``paid_once``. ``no_blocking`` raises ``HeldError`` at the
 first return into the program's own code (not an installed package's), so the traceback ends at the user's
@@ -56,7 +56,7 @@ _OWN_FOLDER = __file__.rsplit("/", 1)[0] + "/"
 
 def library_file(path):
     """A file of an installed package, of Python's own library, or of this package: not the program's code.
-    The rule is the core's (``core/src/trace/location.rs``'s ``library_python``, which a test of
+    The rule is the analysis's (``trace-analysis/src/library_paths.rs``'s ``library_python``, which a test of
     ``tests/tests/python_package.rs`` compares this with), here because the profile function asks at every
     return."""
     if path.startswith(_OWN_FOLDER) or path.startswith("<"):
@@ -155,7 +155,7 @@ class _Block:
     def __init__(self, over, warm_up=False):
         self.over_ns = max(duration.parse(over), 1)
         self.warm_up = bool(warm_up)
-        #: The held calls of the block, as the JSON report gives them, with their Python frames and the core's
+        #: The held calls of the block, as the JSON report gives them, with their Python frames and the analysis's
         #: words (``"message"``).
         self.held = []
         #: The calls past the limit that the program pays once (warm-up), which gate nothing unless ``warm_up``.
@@ -192,7 +192,7 @@ class _Block:
                 continue
             h = held.get(corr)
             if h is None:
-                # Its line is not in the trace (it cannot be classified): what the callback saw, with the core's
+                # Its line is not in the trace (it cannot be classified): what the callback saw, with the analysis's
                 # words of it.
                 call = c["call"]
                 h = dict(call, **{"class": "unknown"}, message=missing.get(corr, {}).get("message", call["name"]))

@@ -1,17 +1,17 @@
 """The gate's errors and warning: ``HeldError`` (a CUDA call held its thread past a block's limit),
 ``HeldWarning`` and ``GateUnavailable``.
 
-Their words are the core's: the injection library words each held call as ``async-lab trace`` does (where it was
-made, the call, how long it held past the limit, its class, what held it, whether it is paid once, and the remedy
-in the program's framework: ``core/src/trace/held_message.rs``) and hands the words over with the call, under
-``"message"``. Nothing here classifies a call or words a remedy."""
+Their words are the trace analysis's: the injection library words each held call as ``async-lab trace`` does
+(where it was made, the call, how long it held past the limit, its class, what held it, whether it is paid once,
+and the remedy in the program's framework: ``trace-analysis/src/held_message.rs``) and hands the words over with
+the call, under ``"message"``. Nothing here classifies a call or words a remedy."""
 
 
 class HeldError(RuntimeError):
     """A CUDA call made by this thread inside ``no_blocking(over=...)`` held it longer than ``over``.
 
     ``held`` is the call as the JSON report gives it (a dict), with its Python frames under ``"python"`` and the
-    core's words under ``"message"``.
+    analysis's words under ``"message"``.
     """
 
     def __init__(self, held, over_ns):

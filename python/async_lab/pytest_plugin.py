@@ -2,8 +2,8 @@
 
 ``pytest --async-lab-fail-on-held=1ms`` fails each test in which a CUDA call made by the test's thread held it
 longer than 1 ms; ``@pytest.mark.async_lab(fail_on_held="1ms")`` sets the limit for one test
-(``fail_on_held=None``: none for it). The failure gives each such call in the core's words: its line, how long it
-held, its class, what held it and the remedy in the program's framework.
+(``fail_on_held=None``: none for it). The failure gives each such call in the analysis's words: its line, how
+long it held, its class, what held it and the remedy in the program's framework.
 
 What is gated is the test's own call (its body), not its fixtures' setup and teardown, which build models and
 warm up (and allocate, and load modules) on purpose; and in the body, not what the program pays once (a first
@@ -88,7 +88,7 @@ def warm_up_of(item):
 
 
 def failure(held):
-    """The failure's words for the held calls of one test: the core's words of each."""
+    """The failure's words for the held calls of one test: the analysis's words of each."""
     n = len(held)
     head = f"async-lab: {n} CUDA call{'s' if n != 1 else ''} held this test's thread past its limit:"
     return "\n".join([head] + [h["message"] for h in held])

@@ -71,7 +71,7 @@ rm -f "$OUT/traced.txt"
 python3 - "$OUT"/trace-*.jsonl.gz > "$OUT/frames-summary.json" <<'PY'
 import collections, gzip, json, os, re, sys
 
-def library(path):  # the analysis's rule (core/src/trace/location.rs)
+def library(path):  # the analysis's rule (trace-analysis/src/library_paths.rs)
     return ("site-packages/" in path or "dist-packages/" in path or path.startswith("<")
             or re.search(r"(^|/)lib(64)?/python\d", path) is not None)
 

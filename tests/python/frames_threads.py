@@ -35,7 +35,7 @@ LINE = marks(HERE)
 
 
 def library(path):
-    """The analysis's rule (core/src/trace/location.rs): installed packages and the interpreter's library."""
+    """The analysis's rule (trace-analysis/src/library_paths.rs): installed packages and the interpreter's library."""
     return (
         "site-packages/" in path
         or "dist-packages/" in path

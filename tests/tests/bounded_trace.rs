@@ -1,4 +1,4 @@
-//! The bounded trace (`core/src/trace/bounded.rs`, what the injection library writes by default) against the
+//! The bounded trace (`trace-format/src/bounded.rs`, what the injection library writes by default) against the
 //! whole one: every committed trace is fed line by line, in the order its file holds them, through the same
 //! filter the library runs, with the calls in flight given as the library gives them; the bounded trace must
 //! replay to the same tables, held calls, explanations, places and JSON report, and be smaller.

@@ -1,21 +1,22 @@
-//! The capability table the tracer checks its wait claims against (`core/src/trace/capabilities.json`) is
+//! The capability table the tracer checks its wait claims against (`trace-analysis/src/capabilities.json`) is
 //! derived from the committed recordings through today's rules: derived again here, it must be the committed
 //! table byte for byte, and `docs/capabilities.md` must hold its Markdown. A rule or a recording that changes
 //! without them fails this test; `ASYNC_LAB_UPDATE_CAPABILITIES=1` writes both anew.
 
 use async_lab_core::record::Recording;
 use async_lab_core::trace::capability::{self, Way};
+use async_lab_core::trace::from_recordings::capabilities;
 
 fn derived() -> capability::Table {
     let root = async_lab_tests::project_root();
-    let recs: Vec<(&str, Recording)> = capability::RECORDINGS
+    let recs: Vec<(&str, Recording)> = capabilities::RECORDINGS
         .iter()
         .map(|name| {
             let text = std::fs::read_to_string(root.join("recordings").join(name)).unwrap();
             (*name, Recording::parse(&text).unwrap())
         })
         .collect();
-    capability::derive(&recs.iter().map(|(n, r)| (*n, r)).collect::<Vec<_>>())
+    capabilities::derive(&recs.iter().map(|(n, r)| (*n, r)).collect::<Vec<_>>())
 }
 
 const DOC_START: &str = "<!-- capability table: derived, do not edit -->\n";
@@ -26,7 +27,7 @@ fn the_capability_table_is_derived_from_the_recordings() {
     let root = async_lab_tests::project_root();
     let table = derived();
     let json = serde_json::to_string_pretty(&table).unwrap() + "\n";
-    let json_path = root.join("core/src/trace/capabilities.json");
+    let json_path = root.join("trace-analysis/src/capabilities.json");
     let doc_path = root.join("docs/capabilities.md");
     let doc = std::fs::read_to_string(&doc_path).unwrap_or_default();
     let (head, tail) = match (doc.find(DOC_START), doc.find(DOC_END)) {

@@ -13,7 +13,8 @@
 use async_lab_core::class::Class;
 use async_lab_core::trace::calls::{self, Traced};
 use async_lab_core::trace::format::{Line, Trace};
-use async_lab_core::trace::scene::{Program, WorkKind};
+use async_lab_core::trace::records::WorkKind;
+use async_lab_core::trace::scene::Program;
 use async_lab_tests::project_root;
 use async_lab_tests::trace_synthetic as syn;
 

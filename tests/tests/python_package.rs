@@ -1,11 +1,11 @@
 //! What the Python package (`python/async_lab/`) keeps of the core's rules because only it can apply them where
 //! it runs, compared with the core's: which files are an installed package's or Python's own (`gate.py`'s
-//! `library_file`, asked at every return of the profile function; the core's `location::library_python`), how a
+//! `library_file`, asked at every return of the profile function; the analysis's `library_paths::library_python`), how a
 //! duration is read (`duration.py`'s `parse`; `async-lab trace`'s `parse_duration`), and where CUPTI is looked
 //! for (`_native.py`'s variable and folders; the binary's `locate::CUPTI`). Everything else the package says
 //! comes worded from the core (`trace::held_message`). Runs on `python3`, from the source tree.
 
-use async_lab_core::trace::location::library_python;
+use async_lab_core::trace::library_paths::library_python;
 use async_lab_driver::runtime::locate::CUPTI;
 use std::process::Command;
 

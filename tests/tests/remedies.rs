@@ -1,21 +1,22 @@
-//! The lab's numbers behind the trace's remedies (`core/src/trace/remedies.json`) are derived from the
+//! The lab's numbers behind the trace's remedies (`trace-analysis/src/remedies.json`) are derived from the
 //! committed recordings through today's rules: derived again here, they must be the committed table byte for
 //! byte. A rule or a recording that changes without it fails this test; `ASYNC_LAB_UPDATE_REMEDIES=1` writes
 //! it anew.
 
 use async_lab_core::record::Recording;
+use async_lab_core::trace::from_recordings;
 use async_lab_core::trace::remedies;
 
 fn derived() -> remedies::Remedies {
     let root = async_lab_tests::project_root();
-    let recs: Vec<(&str, Recording)> = remedies::RECORDINGS
+    let recs: Vec<(&str, Recording)> = from_recordings::remedies::RECORDINGS
         .iter()
         .map(|name| {
             let text = std::fs::read_to_string(root.join("recordings").join(name)).unwrap();
             (*name, Recording::parse(&text).unwrap())
         })
         .collect();
-    remedies::derive(&recs.iter().map(|(n, r)| (*n, r)).collect::<Vec<_>>())
+    from_recordings::remedies::derive(&recs.iter().map(|(n, r)| (*n, r)).collect::<Vec<_>>())
 }
 
 #[test]
@@ -23,7 +24,7 @@ fn the_remedy_table_is_derived_from_the_recordings() {
     let root = async_lab_tests::project_root();
     let table = derived();
     let json = serde_json::to_string_pretty(&table).unwrap() + "\n";
-    let path = root.join("core/src/trace/remedies.json");
+    let path = root.join("trace-analysis/src/remedies.json");
     if std::env::var_os("ASYNC_LAB_UPDATE_REMEDIES").is_some() {
         std::fs::write(&path, &json).unwrap();
     }

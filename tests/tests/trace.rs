@@ -3,6 +3,7 @@
 //! replayed, one insta snapshot each, so their classification cannot change unseen.
 
 use async_lab_core::attribution::Cause;
+use async_lab_core::trace::analysis::Analysis;
 use async_lab_core::trace::calls::{self, Traced};
 use async_lab_core::trace::format::{Line, Trace};
 use async_lab_core::trace::scene::Program;
@@ -204,7 +205,8 @@ fn a_trace_cut_to_its_held_calls_replays_to_the_same_held_calls() {
         .find(|p| p.to_string_lossy().contains("trace-async-lab-seed-"))
         .expect("the committed trace of the seed preset");
     let text = async_lab_tests::trace_text(&path);
-    let (cut, kept) = trim::calls_where(&Trace::parse(&text).unwrap(), |_, p, i| p.calls[i].span.len() > 20_000);
+    let (cut, kept) =
+        trim::calls_where(&Analysis::all(&Trace::parse(&text).unwrap()), |_, p, i| p.calls[i].span.len() > 20_000);
     let cut = Trace::parse(&trim::to_text(&cut)).unwrap();
     assert!(kept > 100);
     assert_eq!(rows(&text, 20_000).len(), rows(&trim::to_text(&cut), 20_000).len());
@@ -305,7 +307,7 @@ fn a_traced_lab_run_is_matched_to_its_recording_repetition_by_repetition() {
         .join("recordings/async-lab-seed-both-apis-h200-driver580.159.04-2026-12-03.json");
     let rec = async_lab_core::record::Recording::load(&path).unwrap();
     let trace = Trace::parse(&trace_of_recording(&rec, 1_700_000_000_000_000_000)).unwrap();
-    let rows = async_lab_core::trace::against_recording::compare(&rec, &trace);
+    let rows = async_lab_core::trace::against_recording::compare(&rec, &Analysis::all(&trace));
     assert_eq!(rows.len(), rec.cases.len());
     for r in &rows {
         assert_eq!(r.traced_classes.len(), r.reps, "{}: every repetition's call found", r.id);
@@ -382,7 +384,7 @@ fn a_traced_reference_run_is_matched_repetition_by_repetition_and_its_classes_co
     assert_eq!(found, run.timed);
 
     let specs = syn::reference_cases();
-    let rows = against_reference::compare(&refs, &trace);
+    let rows = against_reference::compare(&refs, &Analysis::all(&trace));
     let compared: Vec<&syn::RefCaseSpec> = specs.iter().filter(|s| s.expect.is_some()).collect();
     assert_eq!(rows.len(), compared.len());
     assert_eq!(against_reference::left_out(&refs), specs.len() - compared.len());
@@ -443,7 +445,7 @@ fn on_the_h200_the_traced_reference_is_counted_as_docs_trace_validation_md_says(
     let trace =
         Trace::load(&dir.join("traces/trace-async_ref-matched-h200-driver580.159.04-2026-12-03-daa644a.jsonl.gz"))
             .unwrap();
-    let rows = against_reference::compare(&refs, &trace);
+    let rows = against_reference::compare(&refs, &Analysis::all(&trace));
     assert_eq!(rows.len(), 109);
     assert!(rows.iter().all(|r| r.traced_classes.len() == r.reps && r.reps == 5), "every repetition found");
     let count = |f: fn(&Verdict) -> bool| rows.iter().filter(|r| f(&r.verdict)).count();
@@ -471,7 +473,7 @@ fn on_the_h200_the_traced_default_run_is_counted_as_docs_trace_validation_md_say
         &dir.join("traces/trace-async-lab-default-matched-h200-driver580.159.04-2026-12-03-4b029c4.jsonl.gz"),
     )
     .unwrap();
-    let rows = against_recording::compare(&rec, &trace);
+    let rows = against_recording::compare(&rec, &Analysis::all(&trace));
     assert_eq!(rows.len(), 332);
     assert!(rows.iter().all(|r| r.traced_classes.len() == r.reps && r.reps == 5), "every repetition found");
     assert_eq!(rows.iter().filter(|r| r.agrees() == Some(true)).count(), 292);

@@ -125,7 +125,7 @@ fn the_training_loop_reads_headline_first_then_grouped_findings_with_the_labs_re
 fn the_training_loops_json_report_has_the_headline_and_the_findings_with_remedies() {
     for path in training_loops() {
         let trace = Trace::load(&path).unwrap();
-        let report = json::report(&trace, 20_000, false, 0);
+        let report = json::report(&Analysis::all(&trace), 20_000, false, 0);
         let p = &report.processes[0];
         assert_eq!(p.headline.verdict.kind, VerdictKind::MostlyOutsideCuda, "{}", path.display());
         assert_eq!(p.headline.verdict.thread, main_thread(&path));
@@ -231,7 +231,7 @@ fn explain_gives_the_calls_finding_and_remedy_and_the_page_leads_with_them() {
         "{s}"
     );
     let trace = Trace::load(path).unwrap();
-    let html = page::render("train.jsonl", &trace, 20_000, 20);
+    let html = page::render("train.jsonl", &Analysis::all(&trace), 20_000, 20);
     let verdict = html.find("<p id=\"p0-verdict\"><strong>Verdict: mostly outside CUDA calls").expect("the verdict");
     let findings = html.find("<ol id=\"p0-findings\">").expect("the findings");
     let calls = html.find("calls held their thread longer than").unwrap();
@@ -306,7 +306,7 @@ fn no_place_loses_its_line_at_80_or_120_columns() {
     };
     for path in every_trace() {
         let trace = Trace::load(&path).unwrap();
-        let report = json::report(&trace, 20_000, false, 0);
+        let report = json::report(&Analysis::all(&trace), 20_000, false, 0);
         // Each place shown with a line: `file:line`, its line's digits.
         let mut lines: Vec<String> = Vec::new();
         for p in &report.processes {

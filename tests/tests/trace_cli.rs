@@ -177,7 +177,10 @@ fn a_traced_reference_run_is_compared_with_the_reference_s_classes() {
     let refs = async_lab_core::async_ref::RefOutput::parse(&traced.json).unwrap();
     let trace = async_lab_core::trace::format::Trace::parse(&traced.trace).unwrap();
     let md = async_lab_core::trace::against_reference::markdown(
-        &async_lab_core::trace::against_reference::compare(&refs, &trace),
+        &async_lab_core::trace::against_reference::compare(
+            &refs,
+            &async_lab_core::trace::analysis::Analysis::all(&trace),
+        ),
         async_lab_core::trace::against_reference::left_out(&refs),
     );
     let s = out(&o);

@@ -68,7 +68,7 @@ fn the_by_location_table_leads_with_the_users_line_and_puts_start_up_on_its_own(
     assert_eq!(cause.cause, "stream");
     assert!(cause.what.starts_with("the kernel backward ahead in its stream") && !cause.what.contains("correlation"));
     assert!(first.median_ns > 7_900_000 && first.median_ns < 8_100_000, "{}", first.median_ns);
-    let text = async_lab_core::trace::by_location::table(&t, MIN_HELD, 20, Some(120));
+    let text = async_lab_core::trace::by_location_table::table(&t, MIN_HELD, 20, Some(120));
     assert!(text.starts_with("paid once: 122.0 ms (2 calls: context creation, 1 allocation"), "{text}");
     // Start-up calls leave the held list with --after-startup, and stay counted on their own line.
     assert!(a.held(MIN_HELD, false).iter().any(|t| a.startup[t.index]));
@@ -128,7 +128,7 @@ fn the_json_report_validates_against_the_schema_and_round_trips() {
     for (name, text) in texts {
         let trace = Trace::parse(&text).unwrap();
         for after_startup in [false, true] {
-            let report = json::report(&trace, MIN_HELD, after_startup, 0);
+            let report = json::report(&Analysis::all(&trace), MIN_HELD, after_startup, 0);
             assert_eq!(report.schema, "async-lab-trace-report");
             assert_eq!(report.version, json::VERSION);
             let value = serde_json::to_value(&report).unwrap();
@@ -141,7 +141,7 @@ fn the_json_report_validates_against_the_schema_and_round_trips() {
     }
     // The schema says something: a report without its calls' class does not validate.
     let trace = Trace::parse(&syn::located_training_loop()).unwrap();
-    let mut value = serde_json::to_value(json::report(&trace, MIN_HELD, false, 0)).unwrap();
+    let mut value = serde_json::to_value(json::report(&Analysis::all(&trace), MIN_HELD, false, 0)).unwrap();
     value["processes"][0]["held_calls"][0].as_object_mut().unwrap().remove("class");
     assert!(!validator.is_valid(&value));
 }
@@ -228,7 +228,7 @@ fn slice_at<'a>(slices: &'a HashMap<Track, Vec<Value>>, e: &Value) -> &'a Value 
 #[test]
 fn the_perfetto_export_of_the_seed_program_has_the_flow_from_the_copy_to_the_first_launch() {
     let trace = Trace::load(&seed_pinned_lazy()).unwrap();
-    let (slices, flows) = check_export(&perfetto::to_text(&perfetto::export(&trace, MIN_HELD)));
+    let (slices, flows) = check_export(&perfetto::to_text(&perfetto::export(&Analysis::all(&trace), MIN_HELD)));
     let launch = slices
         .values()
         .flatten()
@@ -255,7 +255,7 @@ fn the_perfetto_export_of_the_seed_program_has_the_flow_from_the_copy_to_the_fir
 #[test]
 fn the_perfetto_export_draws_the_flow_from_a_kernel_two_threads_waited_for() {
     let trace = Trace::parse(&syn::lazy_load_beside_another_threads_wait()).unwrap();
-    let (slices, flows) = check_export(&perfetto::to_text(&perfetto::export(&trace, MIN_HELD)));
+    let (slices, flows) = check_export(&perfetto::to_text(&perfetto::export(&Analysis::all(&trace), MIN_HELD)));
     let (from, _) = flows
         .values()
         .find(|(_, f)| slice_at(&slices, f)["args"]["--explain id"] == 12)
@@ -268,7 +268,7 @@ fn the_perfetto_export_draws_the_flow_from_a_kernel_two_threads_waited_for() {
 #[test]
 fn every_committed_traces_export_and_the_synthetic_loops_follow_the_format() {
     let (slices, flows) = check_export(&perfetto::to_text(&perfetto::export(
-        &Trace::parse(&syn::located_training_loop()).unwrap(),
+        &Analysis::all(&Trace::parse(&syn::located_training_loop()).unwrap()),
         MIN_HELD,
     )));
     assert_eq!(flows.len(), 4, "three copies and a synchronization waited for a kernel");
@@ -276,7 +276,8 @@ fn every_committed_traces_export_and_the_synthetic_loops_follow_the_format() {
         slices.values().flatten().filter(|s| s["cat"] == "nvtx").map(|s| s["name"].as_str().unwrap()).collect();
     assert_eq!(nvtx.len(), 2, "{nvtx:?}");
     for path in committed_traces() {
-        let (slices, _) = check_export(&perfetto::to_text(&perfetto::export(&Trace::load(&path).unwrap(), MIN_HELD)));
+        let (slices, _) =
+            check_export(&perfetto::to_text(&perfetto::export(&Analysis::all(&Trace::load(&path).unwrap()), MIN_HELD)));
         assert!(slices.values().flatten().any(|s| s["cat"] == "api"), "{}", path.display());
     }
 }
@@ -327,7 +328,7 @@ fn format_json_prints_one_report_and_fail_on_held_names_each_call() {
 #[test]
 fn the_trace_page_has_the_by_location_table_and_a_zoomable_whole_program_lane() {
     let trace = Trace::parse(&syn::located_training_loop()).unwrap();
-    let html = async_lab_core::trace::page::render("loop.jsonl", &trace, MIN_HELD, 20);
+    let html = async_lab_core::trace::page::render("loop.jsonl", &Analysis::all(&trace), MIN_HELD, 20);
     let table = &html[html.find("<table id=\"p0-by-location\">").expect("the by-location table")..];
     let table = &table[..table.find("</table>").unwrap()];
     let first_row = table.split("<tr>").nth(2).unwrap();

@@ -342,6 +342,6 @@ fn threads_go_by_their_names_and_the_verdict_is_the_programs_own_threads() {
         "{gate}"
     );
     let trace = Trace::parse(&syn::jax_training_loop()).unwrap();
-    let html = async_lab_core::trace::page::render("jax.jsonl", &trace, 20_000, 20);
+    let html = async_lab_core::trace::page::render("jax.jsonl", &Analysis::all(&trace), 20_000, 20);
     assert!(html.contains("<strong>synchronizations</strong> <code>while the main thread (python3) waited at"), "page");
 }

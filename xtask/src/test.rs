@@ -1,6 +1,7 @@
 //! `cargo xtask test`: every check that CI runs, in order, stopping at the first that fails.
 //!
-//! Formatting (both workspaces), the core crate's dependencies (nothing that links CUDA or builds C), the PTX
+//! Formatting (both workspaces), the core crate's dependencies (nothing that links CUDA or builds C), the
+//! injection library's (nothing of the lab's model or views: no core, plots, tables, CSV or schema), the PTX
 //! build and a check of the module, the CUDA stub's symbol list against cust_raw's bindings, clippy, the workspace's tests (which get the paths of the PTX and of the debug
 //! `async-lab` binary through `ASYNC_LAB_PTX` and `ASYNC_LAB_BIN`), and the HTML report loaded in a real
 //! browser (headless Chromium, which `.ci/run` installs), and the Python wheel built from the debug binaries,
@@ -23,9 +24,10 @@ use crate::{flags, host_target_dir, project_root, ptx_path};
 impl flags::Test {
     pub(crate) fn run(self, sh: &Shell) -> anyhow::Result<()> {
         let channel = pinned_channel()?;
-        let steps: [(&str, &dyn Fn() -> anyhow::Result<()>); 12] = [
+        let steps: [(&str, &dyn Fn() -> anyhow::Result<()>); 13] = [
             ("rustfmt: host workspace", &|| fmt_host(sh)),
             ("async-lab-core links no CUDA and builds no C", &|| check_core_dependencies(sh)),
+            ("async-lab-trace-inject links nothing of the lab's model or views", &|| check_inject_dependencies(sh)),
             ("rustfmt: gpu-kernels", &|| fmt_gpu_kernels(sh, &channel)),
             ("build-ptx", &|| flags::BuildPtx.run(sh).map(drop)),
             ("PTX check", &check_ptx_file),
@@ -59,14 +61,15 @@ fn fmt_host(sh: &Shell) -> anyhow::Result<()> {
 const NOT_IN_CORE: &[&str] =
     &["cust", "cust_raw", "cust_core", "cust_derive", "cudarc", "find_cuda_helper", "cc", "bindgen", "libloading"];
 
+/// What the injection library, loaded into every traced program, must not link: the lab's model and views (the
+/// core, with its catalogue) and what only they need (plots, tables, CSV, the JSON report's schema). Its gate
+/// needs the trace's format and analysis alone (`docs/crates.md`).
+const NOT_IN_INJECT: &[&str] = &["async-lab-core", "plotters", "comfy-table", "csv", "schemars"];
+
 /// The core crate (`core/`) must replay and report on any machine: checks its dependency tree.
 fn check_core_dependencies(sh: &Shell) -> anyhow::Result<()> {
-    let format = "{p}";
-    let tree = cmd!(sh, "cargo tree -p async-lab-core -e normal,build --prefix none --format {format}")
-        .quiet()
-        .read()
-        .context("running cargo tree")?;
-    let found = forbidden_packages(&tree);
+    let tree = dependency_tree(sh, "async-lab-core", "normal,build")?;
+    let found = forbidden_packages(&tree, NOT_IN_CORE);
     if !found.is_empty() {
         bail!(
             "async-lab-core depends on {} (see `cargo tree -p async-lab-core -i NAME`): the core must not link \
@@ -78,10 +81,35 @@ fn check_core_dependencies(sh: &Shell) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The names among `NOT_IN_CORE` in `cargo tree --prefix none --format {p}` output ("name vX.Y.Z ...").
-fn forbidden_packages(tree: &str) -> Vec<String> {
+/// The injection library links the trace's format and analysis, nothing of the lab: checks its dependency tree.
+fn check_inject_dependencies(sh: &Shell) -> anyhow::Result<()> {
+    let tree = dependency_tree(sh, "async-lab-trace-inject", "normal")?;
+    let found = forbidden_packages(&tree, NOT_IN_INJECT);
+    if !found.is_empty() {
+        bail!(
+            "async-lab-trace-inject depends on {} (see `cargo tree -p async-lab-trace-inject -e normal -i NAME`): \
+             the library loaded into every traced program takes the trace's format and analysis alone; what \
+             needs the lab's model or a view belongs in the core (docs/crates.md)",
+            found.join(", ")
+        );
+    }
+    eprintln!("async-lab-trace-inject: {} packages, none of {}", tree.lines().count(), NOT_IN_INJECT.join(", "));
+    Ok(())
+}
+
+/// `package`'s dependency tree over the edges `edges` (`cargo tree -e`), one package a line ("name vX.Y.Z ...").
+fn dependency_tree(sh: &Shell, package: &str, edges: &str) -> anyhow::Result<String> {
+    let format = "{p}";
+    cmd!(sh, "cargo tree -p {package} -e {edges} --prefix none --format {format}")
+        .quiet()
+        .read()
+        .with_context(|| format!("running cargo tree -p {package}"))
+}
+
+/// The names among `forbidden` in `cargo tree --prefix none --format {p}` output ("name vX.Y.Z ...").
+fn forbidden_packages(tree: &str, forbidden: &[&str]) -> Vec<String> {
     let names: BTreeSet<&str> = tree.lines().filter_map(|line| line.split_whitespace().next()).collect();
-    NOT_IN_CORE.iter().filter(|n| names.contains(**n)).map(|n| n.to_string()).collect()
+    forbidden.iter().filter(|n| names.contains(**n)).map(|n| n.to_string()).collect()
 }
 
 fn fmt_gpu_kernels(sh: &Shell, channel: &str) -> anyhow::Result<()> {
@@ -577,8 +605,11 @@ mod tests {
     #[test]
     fn finds_forbidden_packages_by_name_only() {
         let tree = "async-lab-core v0.1.0 (/w/core)\nserde v1.0.0\ncc v1.2.0\nccc v1.0.0\ncudarc v0.19.10 (*)\n";
-        assert_eq!(forbidden_packages(tree), ["cudarc", "cc"]);
-        assert!(forbidden_packages("async-lab-core v0.1.0\nanyhow v1.0.0\n").is_empty());
+        assert_eq!(forbidden_packages(tree, NOT_IN_CORE), ["cudarc", "cc"]);
+        assert!(forbidden_packages("async-lab-core v0.1.0\nanyhow v1.0.0\n", NOT_IN_CORE).is_empty());
+        let inject = "async-lab-trace-inject v0.1.0 (/w/trace-inject)\nasync-lab-trace-analysis v0.1.0\n\
+                      comfy-table v7.1.0\nschemars v1.0.0 (*)\nserde v1.0.0\n";
+        assert_eq!(forbidden_packages(inject, NOT_IN_INJECT), ["comfy-table", "schemars"]);
     }
 
     #[test]

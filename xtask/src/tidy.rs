@@ -36,7 +36,18 @@ fn every_unsafe_block_has_a_safety_comment() {
     let mut missing = Vec::new();
     // Every crate of both workspaces (clippy's `undocumented_unsafe_blocks` covers the stable one too; the
     // kernels are built on a nightly that clippy does not run on).
-    for dir in ["core", "driver", "ptx-abi", "host", "trace-inject", "gpu-kernels", "xtask", "tests"] {
+    for dir in [
+        "core",
+        "driver",
+        "ptx-abi",
+        "host",
+        "trace-format",
+        "trace-analysis",
+        "trace-inject",
+        "gpu-kernels",
+        "xtask",
+        "tests",
+    ] {
         for file in rust_files(&project_root().join(dir)) {
             let text = fs::read_to_string(&file).unwrap();
             let lines: Vec<&str> = text.lines().collect();
@@ -60,10 +71,11 @@ fn every_unsafe_block_has_a_safety_comment() {
     assert!(missing.is_empty(), "`unsafe` blocks without a `// SAFETY:` comment above them:\n{}", missing.join("\n"));
 }
 
-/// The crates that promise no `unsafe` at all keep the attribute that makes the compiler hold them to it.
+/// The crates that promise no `unsafe` at all keep the attribute that makes the compiler hold them to it: the
+/// core, the kernel list, the trace's format and its analysis (the last two loaded into every traced program).
 #[test]
-fn the_core_and_the_kernel_list_forbid_unsafe_code() {
-    for lib in ["core/src/lib.rs", "ptx-abi/src/lib.rs"] {
+fn the_crates_without_unsafe_code_forbid_it() {
+    for lib in ["core/src/lib.rs", "ptx-abi/src/lib.rs", "trace-format/src/lib.rs", "trace-analysis/src/lib.rs"] {
         let text = fs::read_to_string(project_root().join(lib)).unwrap();
         assert!(text.lines().any(|l| l.trim() == "#![forbid(unsafe_code)]"), "{lib} lacks #![forbid(unsafe_code)]");
     }
@@ -188,7 +200,18 @@ fn workspace_sources() -> Vec<String> {
 #[test]
 fn every_crate_of_the_workspace_is_read() {
     let sources = workspace_sources();
-    for src in ["core/src", "driver/src", "host/src", "ptx-abi/src", "trace-inject/src", "xtask/src", "tests/src"] {
+    let expected = [
+        "core/src",
+        "driver/src",
+        "host/src",
+        "ptx-abi/src",
+        "trace-format/src",
+        "trace-analysis/src",
+        "trace-inject/src",
+        "xtask/src",
+        "tests/src",
+    ];
+    for src in expected {
         assert!(sources.iter().any(|s| s == src), "{src} is not among the workspace's sources {sources:?}");
     }
 }
@@ -205,6 +228,7 @@ fn the_crates_modules_import_each_other_without_cycles() {
         ("driver/src", "stream", "sys"),
         ("driver/src", "runtime", "error"),
         ("trace-inject/src", "callbacks", "gated"),
+        ("trace-analysis/src", "calls", "claims"),
     ];
     let mut found = Vec::new();
     for src in workspace_sources() {
@@ -468,8 +492,13 @@ fn committed_traces_are_stored_compressed_in_one_place() {
     );
 }
 
-/// The longest a function in the core and the host crate may be, in lines from its `fn` to its closing brace.
+/// The longest a function in the core, the host crate and the trace's analysis may be, in lines from its `fn` to
+/// its closing brace.
 const LONGEST_FUNCTION: usize = 120;
+
+/// The longest a file of the trace's analysis may be, in lines: one job a file, its name saying which (a file
+/// that grows past it is split by job, as `scene.rs`, `calls.rs` and `remedy.rs` were).
+const LONGEST_ANALYSIS_FILE: usize = 500;
 
 /// Each function of `text` longer than `limit` lines: its name and its length. A function runs from its `fn`
 /// line to the first line after it that is its indentation and `}` (as rustfmt lays it out); a `fn` without a
@@ -513,13 +542,13 @@ fn fn_name(code: &str) -> Option<&str> {
     Some(&rest[..end]).filter(|name| !name.is_empty())
 }
 
-/// No function in the core or the host crate is longer than `LONGEST_FUNCTION` lines: a longer one is split into
-/// named steps.
+/// No function in the core, the host crate or the trace's analysis is longer than `LONGEST_FUNCTION` lines: a
+/// longer one is split into named steps.
 #[test]
-fn no_function_in_the_core_or_the_host_crate_is_too_long() {
+fn no_function_in_the_core_the_host_or_the_analysis_crate_is_too_long() {
     let root = project_root();
     let mut too_long = Vec::new();
-    for dir in ["core/src", "host/src"] {
+    for dir in ["core/src", "host/src", "trace-analysis/src"] {
         for path in rust_files(&root.join(dir)) {
             let rel = path.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
             for (name, len) in long_functions(&fs::read_to_string(&path).unwrap(), LONGEST_FUNCTION) {
@@ -530,6 +559,25 @@ fn no_function_in_the_core_or_the_host_crate_is_too_long() {
     assert!(
         too_long.is_empty(),
         "functions over {LONGEST_FUNCTION} lines (split them into named steps):\n{}",
+        too_long.join("\n")
+    );
+}
+
+/// No file of the trace's analysis is longer than `LONGEST_ANALYSIS_FILE` lines, its tests counted.
+#[test]
+fn no_file_of_the_trace_analysis_is_too_long() {
+    let root = project_root();
+    let files = rust_files(&root.join("trace-analysis/src"));
+    assert!(files.len() > 30, "the analysis's files were not found: {files:?}");
+    let too_long: Vec<String> = files
+        .iter()
+        .map(|path| (path, fs::read_to_string(path).unwrap().lines().count()))
+        .filter(|(_, lines)| *lines > LONGEST_ANALYSIS_FILE)
+        .map(|(path, lines)| format!("{}: {lines} lines", path.strip_prefix(&root).unwrap().display()))
+        .collect();
+    assert!(
+        too_long.is_empty(),
+        "files of the trace's analysis over {LONGEST_ANALYSIS_FILE} lines (split them by job, named for it):\n{}",
         too_long.join("\n")
     );
 }

@@ -2,7 +2,7 @@
 //! RECORDING`): for each case whose timed call the trace contains, the tracer's class next to the lab's.
 //! Each repetition's call is found in the trace by its name and its start (`timed_calls`).
 
-use super::format::Trace;
+use super::analysis::Analysis;
 use super::timed_calls::{self, Timed};
 use crate::classify::{majority, Class};
 use crate::record::Recording;
@@ -29,10 +29,10 @@ impl Row {
 }
 
 /// The rows, one per measured case of `rec`, in its order.
-pub fn compare(rec: &Recording, trace: &Trace) -> Vec<Row> {
+pub fn compare(rec: &Recording, analyses: &[Analysis]) -> Vec<Row> {
     let fit = rec.clock_fit();
     let timed = timed(rec);
-    let classes = timed_calls::traced_classes(&timed, trace);
+    let classes = timed_calls::traced_classes(&timed, analyses);
     rec.cases
         .iter()
         .enumerate()

@@ -11,7 +11,7 @@
 //! - *compatible* where they differ as the two vocabularies do, with the reason ([`Reason`]);
 //! - a *disagreement* otherwise.
 
-use super::format::Trace;
+use super::analysis::Analysis;
 use super::timed_calls::{self, Timed};
 use crate::async_ref::RefOutput;
 use crate::classify::{majority, Class};
@@ -123,11 +123,11 @@ pub fn check(refs: &RefOutput) -> anyhow::Result<()> {
 
 /// The rows, one per classified case of `refs` (no error, a class, a call, its repetitions' starts), in its
 /// order. The cases left out are counted by [`left_out`].
-pub fn compare(refs: &RefOutput, trace: &Trace) -> Vec<Row> {
+pub fn compare(refs: &RefOutput, analyses: &[Analysis]) -> Vec<Row> {
     let compared: Vec<(usize, &crate::async_ref::RefCase)> =
         refs.cases.iter().enumerate().filter(|(_, c)| comparable(c)).collect();
     let timed = timed(refs);
-    let classes = timed_calls::traced_classes(&timed, trace);
+    let classes = timed_calls::traced_classes(&timed, analyses);
     compared
         .into_iter()
         .map(|(ci, c)| {

@@ -1,54 +1,34 @@
-//! A trace of another program: what `async-lab trace` recorded through CUPTI (its format, in `format`), and
-//! the same attribution and classes as the lab's own experiments for each of its calls (`scene`, `calls`);
-//! its views: the terminal's tables and one call explained (`text`), the HTML page (`page`), and a traced
+//! The views of a traced program, each a function of the analysis (`async-lab-trace-analysis`, whose modules
+//! are re-exported below at the paths the views use): the terminal's tables and one call explained (`text`,
+//! `headline_text`, `by_location_table`, `findings_text`, fitted by `layout`), the HTML page (`page`), the
+//! Chrome trace-event export (`perfetto`), a program's own step timings beside the trace (`steps`), a traced
 //! run of async-lab beside its own recording (`against_recording`) and of the C++ reference beside its own
-//! classes (`against_reference`), each repetition's timed call found in the trace by its name and its start
-//! (`timed_calls`).
-//!
-//! The trace's times are all on CUPTI's one clock (API callbacks and GPU records alike), so a call's
-//! interval and the GPU work around it go straight into an `attribution::Scene`.
+//! classes (`against_reference`), each repetition's timed call found in the trace (`timed_calls`), a trace
+//! cut down to what some calls need (`trim`); and the lab's tables the analysis reads, derived here from the
+//! recordings (`from_recordings`).
 
 pub mod against_recording;
 pub mod against_reference;
-pub mod ahead;
-pub mod analysis;
-pub mod by_location;
-pub mod call_view;
-pub mod calls;
-pub mod capability;
-pub mod cause;
-pub mod counts;
-pub mod demangle;
-pub mod driver_work;
-pub mod findings;
+pub mod by_location_table;
 pub mod findings_text;
-pub mod framework;
-pub mod gate;
-pub mod headline;
-pub mod held_message;
-pub mod helpers;
-pub mod json;
+pub mod from_recordings;
+pub mod headline_text;
 pub mod layout;
-pub mod lazy;
-pub mod location;
-pub mod once;
 pub mod page;
 pub mod perfetto;
-pub mod remedies;
-pub mod remedy;
-pub mod scene;
-pub mod sites;
-pub mod startup;
 pub mod steps;
 pub mod text;
-pub mod threads;
 pub mod timed_calls;
 pub mod trim;
-pub mod waiting;
-pub mod warmup;
-pub mod what_held;
-pub mod words;
 
 /// The trace's format, the bounded trace and the calls subscribed to live in a crate of their own, which the
 /// injection library uses alone; here at the paths the views use.
 pub use async_lab_trace_format::{self as format, bounded, functions, subscribed};
+
+/// The trace's analysis lives in a crate of its own (`async-lab-trace-analysis`), which the injection
+/// library's gate uses without the views; here at the paths the views use.
+pub use async_lab_trace_analysis::{
+    ahead, analysis, by_location, call_view, call_words, calls, capability, cause, claims, counts, demangle,
+    driver_work, findings, framework, gate, headline, held_message, helpers, json, lazy, library_paths, location, made,
+    once, records, remedies, remedy, scene, sites, startup, threads, waiting, warmup, what_held, words,
+};

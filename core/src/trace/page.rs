@@ -8,7 +8,6 @@
 use super::analysis::Analysis;
 use super::by_location::{cause_words, class_words};
 use super::calls::{self, Traced};
-use super::format::Trace;
 use super::scene::Program;
 use super::text::duration;
 use crate::attribution::{Cause, Span};
@@ -61,8 +60,9 @@ fn colour(cause: Option<Cause>) -> &'static str {
     }
 }
 
-/// The page for `trace` (`label`: the file's name), showing the `top` calls held longer than `min_held_ns`.
-pub fn render(label: &str, trace: &Trace, min_held_ns: i64, top: usize) -> String {
+/// The page of a trace's processes, each analysed (`Analysis::all`; `label`: the trace file's name), showing
+/// the `top` calls held longer than `min_held_ns`.
+pub fn render(label: &str, analyses: &[Analysis], min_held_ns: i64, top: usize) -> String {
     let mut o = String::new();
     let _ = write!(
         o,
@@ -84,8 +84,8 @@ pub fn render(label: &str, trace: &Trace, min_held_ns: i64, top: usize) -> Strin
         let _ = write!(o, "<span class=\"sw\" style=\"background:{}\"></span>{words}", colour(cause));
     }
     o.push_str("</p>\n");
-    for (n, p) in trace.processes.iter().enumerate() {
-        let a = Analysis::of(p);
+    for (n, a) in analyses.iter().enumerate() {
+        let p = a.process;
         let _ = writeln!(
             o,
             "<h2>Process {} (pid {}): <code>{}</code>{}</h2>",
@@ -94,9 +94,9 @@ pub fn render(label: &str, trace: &Trace, min_held_ns: i64, top: usize) -> Strin
             escape(&p.program.join(" ")),
             if p.partial { " <span class=\"muted\">(cut short)</span>" } else { "" }
         );
-        answer(&mut o, n, &a);
-        section(&mut o, n, &a, min_held_ns, top);
-        by_location_table(&mut o, n, &a, min_held_ns, top);
+        answer(&mut o, n, a);
+        section(&mut o, n, a, min_held_ns, top);
+        by_location_table(&mut o, n, a, min_held_ns, top);
     }
     let _ = write!(o, "<script>\n{ZOOM_JS}\n</script>\n");
     o.push_str("</body>\n</html>\n");
@@ -112,7 +112,7 @@ fn answer(o: &mut String, n: usize, a: &Analysis) {
         let _ = writeln!(o, "<p><em>Fix:</em> {}</p>", escape(&h.verdict.remedy.words));
     }
     // The terminal's lines, unwrapped, one paragraph each.
-    let account = super::headline::text(&h, None);
+    let account = super::headline_text::text(&h, None);
     let _ = writeln!(o, "<ul class=\"account\">");
     // (The verdict's fix is its own paragraph above.)
     for line in account.lines().skip(1).filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("Fix: ")) {

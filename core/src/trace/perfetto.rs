@@ -16,7 +16,6 @@
 
 use super::analysis::Analysis;
 use super::calls::Traced;
-use super::format::Trace;
 use super::scene::Program;
 use super::text::duration;
 use crate::attribution::{Cause, Holder, Span};
@@ -77,9 +76,9 @@ pub fn colour(cause: Cause) -> &'static str {
     }
 }
 
-/// The export of `trace`: segments and flows for the calls held longer than `min_held_ns`.
-pub fn export(trace: &Trace, min_held_ns: i64) -> Export {
-    let analyses: Vec<Analysis> = trace.processes.iter().map(Analysis::of).collect();
+/// The export of a trace's processes, each analysed (`Analysis::all`): segments and flows for the calls held
+/// longer than `min_held_ns`.
+pub fn export(analyses: &[Analysis], min_held_ns: i64) -> Export {
     let origin = analyses
         .iter()
         .flat_map(|a| {
@@ -89,7 +88,7 @@ pub fn export(trace: &Trace, min_held_ns: i64) -> Export {
         .min()
         .unwrap_or(0);
     let mut out = Out { events: Vec::new(), origin, flows: 0 };
-    for a in &analyses {
+    for a in analyses {
         process(&mut out, a, min_held_ns);
     }
     Export { trace_events: out.events, display_time_unit: "ns".into() }

@@ -34,7 +34,7 @@ pub fn process(a: &Analysis, v: &View) -> String {
     let warm = super::warmup::warm_up(a, v.skip_first);
     let headline = super::headline::headline(a, &warm, &super::headline::totals(&a.program));
     let findings = super::findings::findings(a, &warm, v.after_startup);
-    let mut out = super::headline::text(&headline, v.width);
+    let mut out = super::headline_text::text(&headline, v.width);
     out.push('\n');
     if findings.is_empty() {
         out.push_str(&layout::wrap("No call was held by CUDA: nothing to change.", v.width, "", "  "));
@@ -47,7 +47,7 @@ pub fn process(a: &Analysis, v: &View) -> String {
     out.push_str("\nPer API function:\n");
     out.push_str(&summary_table(&super::calls::summary(&a.program, &traced, v.min_held_ns), v.min_held_ns, v.width));
     out.push_str("\nBy place in the program:\n");
-    out.push_str(&super::by_location::table(
+    out.push_str(&super::by_location_table::table(
         &a.by_location(v.min_held_ns, v.after_startup),
         v.min_held_ns,
         v.top,
@@ -431,7 +431,7 @@ pub fn explain_location(
                 (Some(file), None) => format!(" at {file}"),
                 _ => String::new(),
             };
-            let function = fr.function.as_deref().map_or("?", super::location::without_parameters);
+            let function = fr.function.as_deref().map_or("?", super::library_paths::without_parameters);
             let module = fr.module.rsplit('/').next().unwrap_or(&fr.module);
             let _ = writeln!(out, "  {function} ({module}+{:#x}){source}", fr.offset);
         }

@@ -8,8 +8,7 @@
 //! that repetition's call, the nearest one where there are several. A process's section is searched for each
 //! repetition (the lab runs some cases in child processes).
 
-use super::calls;
-use super::format::Trace;
+use super::analysis::Analysis;
 use super::scene::Program;
 use crate::classify::Class;
 use std::collections::HashMap;
@@ -114,17 +113,14 @@ fn densest(v: &[i64], width: i64) -> Option<(usize, usize)> {
     best
 }
 
-/// The tracer's class of each timed call the trace holds, the first process that holds it deciding.
-pub fn traced_classes(timed: &[Timed], trace: &Trace) -> HashMap<Key, Class> {
+/// The tracer's class of each timed call a trace's processes (each analysed) hold, the first process that
+/// holds it deciding.
+pub fn traced_classes(timed: &[Timed], analyses: &[Analysis]) -> HashMap<Key, Class> {
     let mut out = HashMap::new();
-    for process in &trace.processes {
-        let p = Program::of(process);
-        let mut classes: HashMap<usize, Class> = HashMap::new();
-        for (key, call) in locate(timed, &p) {
+    for a in analyses {
+        for (key, call) in locate(timed, &a.program) {
             // Set beside a measuring program's classes, `driver-work` is the lab's `async` (`driver_work`).
-            out.entry(key).or_insert_with(|| {
-                *classes.entry(call).or_insert_with(|| super::driver_work::as_lab(calls::traced(&p, call).class))
-            });
+            out.entry(key).or_insert_with(|| super::driver_work::as_lab(a.traced[call].class));
         }
     }
     out

@@ -8,37 +8,36 @@
 //! `async-lab trace --replay FILE --against REF --keep-matched OUT` writes the calls that `--against` matched;
 //! `recordings/` keeps traces cut this way where the whole one would be too large.
 
+use super::analysis::Analysis;
 use super::format::{header, Line, ProcessTrace, Trace};
 use super::scene::Program;
 use super::timed_calls::{locate, Timed};
 use std::collections::HashSet;
 
-/// `trace` with, in each process, only what the calls [`locate`] finds there for `timed` need; and how many
-/// calls that is.
-pub fn matched(trace: &Trace, timed: &[Timed]) -> (Trace, usize) {
-    cut_each(trace, |_, program| locate(timed, program).into_iter().map(|(_, i)| i).collect())
+/// A trace (its processes, each analysed) with, in each process, only what the calls [`locate`] finds there
+/// for `timed` need; and how many calls that is.
+pub fn matched(analyses: &[Analysis], timed: &[Timed]) -> (Trace, usize) {
+    cut_each(analyses, |_, program| locate(timed, program).into_iter().map(|(_, i)| i).collect())
 }
 
-/// `trace` with, in each process, only what the calls `keep` picks need (`keep` is asked of each call of each
-/// process's program, with the process); and how many calls that is. A trace of a program we did not write
+/// A trace (its processes, each analysed) with, in each process, only what the calls `keep` picks need (`keep`
+/// is asked of each call of each process's program, with the process); and how many calls that is. A trace of a program we did not write
 /// is kept this way: the calls that held their thread longer than the tables show, and those inside the
 /// program's own steps (`async-lab trace --keep-held`).
-pub fn calls_where(trace: &Trace, keep: impl Fn(&ProcessTrace, &Program, usize) -> bool) -> (Trace, usize) {
-    cut_each(trace, |p, program| (0..program.calls.len()).filter(|&i| keep(p, program, i)).collect())
+pub fn calls_where(analyses: &[Analysis], keep: impl Fn(&ProcessTrace, &Program, usize) -> bool) -> (Trace, usize) {
+    cut_each(analyses, |p, program| (0..program.calls.len()).filter(|&i| keep(p, program, i)).collect())
 }
 
-/// `trace` with each process cut to the calls `pick` names (indexes into its program's calls); and how many
-/// calls that is.
-fn cut_each(trace: &Trace, pick: impl Fn(&ProcessTrace, &Program) -> Vec<usize>) -> (Trace, usize) {
+/// Each analysed process cut to the calls `pick` names (indexes into its program's calls); and how many calls
+/// that is.
+fn cut_each(analyses: &[Analysis], pick: impl Fn(&ProcessTrace, &Program) -> Vec<usize>) -> (Trace, usize) {
     let mut calls = 0;
-    let processes = trace
-        .processes
+    let processes = analyses
         .iter()
-        .map(|p| {
-            let program = Program::of(p);
-            let kept = pick(p, &program);
+        .map(|a| {
+            let kept = pick(a.process, &a.program);
             calls += kept.len();
-            cut(p, &program, &kept)
+            cut(a.process, &a.program, &kept)
         })
         .collect();
     (Trace { processes }, calls)

@@ -57,19 +57,19 @@ pub fn form(version: i32) -> Result<Form, String> {
 
 /// The runtime's batched copy, looked up once (outside any timed span).
 #[derive(Clone, Copy)]
-pub struct BatchCopy {
+pub struct RtBatchCopy {
     f: Result<Batch13, Batch128>,
 }
 
-impl BatchCopy {
+impl RtBatchCopy {
     /// Looks the call up in the loaded runtime; an error says why it cannot be used.
-    pub fn resolve() -> Result<BatchCopy, String> {
+    pub fn resolve() -> Result<RtBatchCopy, String> {
         let version = super::get()?.version;
         let f = match form(version)? {
             Form::Cuda13 => Ok(crate::rt_resolve!(cudaMemcpyBatchAsync: Batch13)?),
             Form::WithFailIndex => Err(crate::rt_resolve!(cudaMemcpyBatchAsync: Batch128)?),
         };
-        Ok(BatchCopy { f })
+        Ok(RtBatchCopy { f })
     }
 
     /// `cudaMemcpyBatchAsync` of the copies `dsts[i] <- srcs[i]` (`sizes[i]` bytes each; addresses in the

@@ -17,12 +17,12 @@ use std::ffi::c_int;
 use std::ptr::null_mut;
 
 /// `cudaGraphInstantiateWithParams` as CUDA 12.0 to 13.x declare it.
-pub type InstantiateWithParams =
+pub type RtInstantiateWithParams =
     unsafe extern "C" fn(exec: *mut CUgraphExec, graph: CUgraph, params: *mut GraphInstantiateParams) -> c_int;
 
 /// Looks `cudaGraphInstantiateWithParams` up in the loaded runtime (outside any timed span).
-pub fn resolve_instantiate_with_params() -> Result<InstantiateWithParams, &'static str> {
-    crate::rt_resolve!(cudaGraphInstantiateWithParams: InstantiateWithParams)
+pub fn resolve_instantiate_with_params() -> Result<RtInstantiateWithParams, &'static str> {
+    crate::rt_resolve!(cudaGraphInstantiateWithParams: RtInstantiateWithParams)
 }
 
 /// `cudaGraphInstantiateWithFlags(.., 0)` of `graph`, and nothing else.
@@ -39,7 +39,7 @@ pub fn instantiate<'g>(graph: &Graph<'g>) -> CudaResult<GraphExec<'g>> {
 /// beforehand by `resolve_instantiate_with_params`), and nothing else.
 pub fn instantiate_uploading<'g>(
     graph: &Graph<'g>,
-    f: InstantiateWithParams,
+    f: RtInstantiateWithParams,
     stream: StreamHandle<'_>,
 ) -> CudaResult<GraphExec<'g>> {
     let mut raw = null_mut();

@@ -15,23 +15,23 @@ use async_lab_core::api::Api;
 use std::ffi::{c_void, CStr, CString};
 
 /// A library loaded by the runtime, unloaded on drop.
-pub struct Library {
+pub struct RtLibrary {
     raw: sys::cudaLibrary_t,
 }
 
-impl Library {
+impl RtLibrary {
     /// Loads `ptx` (PTX text; a NUL is appended).
-    pub fn load(ptx: &str) -> CudaResult<Library> {
+    pub fn load(ptx: &str) -> CudaResult<RtLibrary> {
         let image = CString::new(ptx).map_err(|_| CudaError {
             code: sys::cudaError_t::cudaErrorInvalidPtx as u32,
             call: "cudaLibraryLoadData (the PTX holds a NUL)",
             api: Api::Runtime,
         })?;
-        Library::load_image(&image)
+        RtLibrary::load_image(&image)
     }
 
     /// Loads a NUL-terminated PTX image (for timed loads: no copy of the text inside the measured span).
-    pub fn load_image(image: &CStr) -> CudaResult<Library> {
+    pub fn load_image(image: &CStr) -> CudaResult<RtLibrary> {
         super::get().map_err(|_| no_runtime("cudaLibraryLoadData"))?;
         let mut raw: sys::cudaLibrary_t = std::ptr::null_mut();
         // SAFETY: `image` is a NUL-terminated PTX image that outlives the call (the runtime copies what it
@@ -48,43 +48,43 @@ impl Library {
                 0
             ))?
         };
-        Ok(Library { raw })
+        Ok(RtLibrary { raw })
     }
 
     /// The kernel `name` (`cudaLibraryGetKernel`). Under lazy loading this does not load it into the context.
-    pub fn kernel(&self, name: &str) -> CudaResult<Kernel> {
+    pub fn kernel(&self, name: &str) -> CudaResult<RtKernel> {
         self.kernel_named(&CString::new(name).expect("kernel names hold no NUL"))
     }
 
     /// `kernel` with the name already a C string (for timed lookups: no allocation in the measured span).
-    pub fn kernel_named(&self, c: &CStr) -> CudaResult<Kernel> {
+    pub fn kernel_named(&self, c: &CStr) -> CudaResult<RtKernel> {
         let mut raw: sys::cudaKernel_t = std::ptr::null_mut();
         // SAFETY: `self.raw` is a loaded library (unloaded only on drop); `c` is NUL-terminated.
         unsafe { rt!(cudaLibraryGetKernel(&mut raw, self.raw, c.as_ptr()))? };
-        Ok(Kernel { raw })
+        Ok(RtKernel { raw })
     }
 }
 
-impl Drop for Library {
+impl Drop for RtLibrary {
     fn drop(&mut self) {
         // A kernel of this library may still run (an experiment that failed midway returns without
         // synchronizing): wait for the device before unloading its code.
         // SAFETY: a plain call; the runtime is loaded (`load` succeeded).
         unsafe { sys::cudaDeviceSynchronize() };
-        // SAFETY: loaded in `load`, unloaded once here, after the device is idle. `Kernel` handles do not
-        // borrow the library; they are only launched by code that keeps it loaded (see `Kernel::launch`).
+        // SAFETY: loaded in `load`, unloaded once here, after the device is idle. `RtKernel` handles do not
+        // borrow the library; they are only launched by code that keeps it loaded (see `RtKernel::launch`).
         unsafe { sys::cudaLibraryUnload(self.raw) };
     }
 }
 
-/// A kernel of a `Library`: a handle, valid while its library stays loaded (experiments reload libraries
+/// A kernel of an `RtLibrary`: a handle, valid while its library stays loaded (experiments reload libraries
 /// between repetitions, so the handle does not borrow it; `launch` is unsafe for that reason too).
 #[derive(Clone, Copy)]
-pub struct Kernel {
+pub struct RtKernel {
     raw: sys::cudaKernel_t,
 }
 
-impl Kernel {
+impl RtKernel {
     /// The raw handle, as the runtime's calls that take a kernel as `const void *func` want it.
     pub(crate) fn raw(&self) -> sys::cudaKernel_t {
         self.raw
@@ -120,7 +120,7 @@ impl Kernel {
     }
 }
 
-impl Kernel {
+impl RtKernel {
     /// Launches the project's `spin_wait_ns` kernel (one thread, `ns` of spinning, no stamps).
     ///
     /// # Safety

@@ -4,7 +4,7 @@
 //! runtime loaded (a `cudaKernel_t`, which the runtime takes where it wants a `const void *func`: "if the
 //! specified function does not exist, then it is assumed to be a cudaKernel_t").
 
-use super::library::Kernel;
+use super::library::RtKernel;
 use super::sys;
 use crate::CudaResult;
 use std::ffi::{c_int, c_void};
@@ -12,13 +12,13 @@ use std::ffi::{c_int, c_void};
 pub use sys::{cudaDeviceAttr as DeviceAttr, cudaLimit as Limit};
 
 /// `cudaDeviceSetLimit` on the current device.
-pub fn set_limit(limit: Limit, value: usize) -> CudaResult<()> {
+pub fn device_set_limit(limit: Limit, value: usize) -> CudaResult<()> {
     // SAFETY: plain values; the runtime answers an error for a limit or value it does not take.
     unsafe { crate::rt!(cudaDeviceSetLimit(limit, value)) }
 }
 
 /// `cudaDeviceGetLimit` of the current device.
-pub fn get_limit(limit: Limit) -> CudaResult<usize> {
+pub fn device_get_limit(limit: Limit) -> CudaResult<usize> {
     let mut v = 0;
     // SAFETY: a valid out-pointer; the limit is checked by the runtime.
     unsafe { crate::rt!(cudaDeviceGetLimit(&mut v, limit))? };
@@ -45,7 +45,7 @@ pub fn device_attribute(attr: DeviceAttr, device: i32) -> CudaResult<i32> {
 ///
 /// # Safety
 /// The kernel's library is still loaded.
-pub unsafe fn set_max_dynamic_shared(kernel: Kernel, bytes: c_int) -> CudaResult<()> {
+pub unsafe fn set_max_dynamic_shared(kernel: RtKernel, bytes: c_int) -> CudaResult<()> {
     let attr = sys::cudaFuncAttribute::cudaFuncAttributeMaxDynamicSharedMemorySize;
     // SAFETY: `kernel` is live (the caller's promise), passed as the runtime documents for a cudaKernel_t;
     // plain values otherwise, checked by the runtime.
@@ -69,7 +69,7 @@ const _: () = assert!(std::mem::size_of::<FuncAttributes>() == std::mem::size_of
 ///
 /// # Safety
 /// As for `set_max_dynamic_shared`.
-pub unsafe fn max_dynamic_shared(kernel: Kernel) -> CudaResult<c_int> {
+pub unsafe fn max_dynamic_shared(kernel: RtKernel) -> CudaResult<c_int> {
     let mut out = FuncAttributes { sizes: [0; 3], ints: [0; 29] };
     let p = (&mut out as *mut FuncAttributes).cast::<sys::cudaFuncAttributes>();
     // SAFETY: `p` points to a writable buffer of the struct's size (asserted above); the runtime only writes

@@ -111,17 +111,17 @@ pub unsafe fn free_async(ptr: u64, stream: StreamHandle<'_>) -> RtResult<()> {
 /// # Safety
 /// Both ranges must be live memory of the kinds `kind` names, until the copy has finished.
 #[inline]
-pub unsafe fn memcpy(dst: u64, src: u64, n: usize, kind: sys::cudaMemcpyKind) -> RtResult<()> {
+pub unsafe fn rt_memcpy(dst: u64, src: u64, n: usize, kind: sys::cudaMemcpyKind) -> RtResult<()> {
     // SAFETY: the caller promises both ranges.
     unsafe { crate::rt!(cudaMemcpy(dst as *mut c_void, src as *const c_void, n, kind)) }
 }
 
-/// `cudaMemcpyAsync`: as `memcpy`, ordered on `stream`.
+/// `cudaMemcpyAsync`: as `rt_memcpy`, ordered on `stream`.
 ///
 /// # Safety
-/// As for `memcpy`, and both ranges stay live, and the host leaves them alone, until `stream` has run the copy.
+/// As for `rt_memcpy`, and both ranges stay live, and the host leaves them alone, until `stream` has run the copy.
 #[inline]
-pub unsafe fn memcpy_async(
+pub unsafe fn rt_memcpy_async(
     dst: u64,
     src: u64,
     n: usize,
@@ -160,18 +160,18 @@ pub fn free_null() -> RtResult<()> {
 }
 
 /// Device memory from `cudaMalloc` on the runtime's current device, freed with `cudaFree` on drop.
-pub struct DeviceBuffer<'g> {
+pub struct RtDeviceBuffer<'g> {
     ptr: *mut c_void,
     _gpu: PhantomData<&'g Gpu>,
 }
 
-impl<'g> DeviceBuffer<'g> {
+impl<'g> RtDeviceBuffer<'g> {
     /// Needs `gpu` to be the runtime's current device (`set_device`). A zero-length request is bumped to 1 byte.
-    pub fn new(_gpu: &'g Gpu, len: usize) -> RtResult<DeviceBuffer<'g>> {
+    pub fn new(_gpu: &'g Gpu, len: usize) -> RtResult<RtDeviceBuffer<'g>> {
         let mut ptr = std::ptr::null_mut();
         // SAFETY: a valid out-pointer.
         unsafe { crate::rt!(cudaMalloc(&mut ptr, len.max(1)))? };
-        Ok(DeviceBuffer { ptr, _gpu: PhantomData })
+        Ok(RtDeviceBuffer { ptr, _gpu: PhantomData })
     }
 
     /// The buffer's device address.
@@ -180,7 +180,7 @@ impl<'g> DeviceBuffer<'g> {
     }
 }
 
-impl Drop for DeviceBuffer<'_> {
+impl Drop for RtDeviceBuffer<'_> {
     fn drop(&mut self) {
         // SAFETY: allocated by cudaMalloc in `new`, freed once here, while the context is alive (`'g`).
         unsafe { sys::cudaFree(self.ptr) };
@@ -189,7 +189,7 @@ impl Drop for DeviceBuffer<'_> {
 
 /// Host memory as runtime programs allocate it: pageable (a plain allocation, as `new char[]` and `malloc`
 /// give) or pinned (`cudaMallocHost`), freed on drop the way it was allocated.
-pub struct HostBuffer<'g> {
+pub struct RtHostBuffer<'g> {
     ptr: *mut u8,
     len: usize,
     /// Owns pageable memory; `None` for pinned memory, which `drop` frees with `cudaFreeHost`.
@@ -197,9 +197,9 @@ pub struct HostBuffer<'g> {
     _gpu: PhantomData<&'g Gpu>,
 }
 
-impl<'g> HostBuffer<'g> {
+impl<'g> RtHostBuffer<'g> {
     /// Pageable or pinned memory (needs `gpu` to be the runtime's current device for pinned memory).
-    pub fn new(_gpu: &'g Gpu, kind: HostKind, len: usize) -> anyhow::Result<HostBuffer<'g>> {
+    pub fn new(_gpu: &'g Gpu, kind: HostKind, len: usize) -> anyhow::Result<RtHostBuffer<'g>> {
         let (ptr, pageable) = match kind {
             HostKind::Pageable => {
                 let b = PageableBuffer::new(len);
@@ -208,7 +208,7 @@ impl<'g> HostBuffer<'g> {
             HostKind::Pinned => (malloc_host(len.max(1))?.cast(), None),
             other => anyhow::bail!("the seed programs use pageable or pinned memory, not {}", other.slug()),
         };
-        Ok(HostBuffer { ptr, len, pageable, _gpu: PhantomData })
+        Ok(RtHostBuffer { ptr, len, pageable, _gpu: PhantomData })
     }
 
     /// The buffer's address (a unified address, as `cudaMemcpyDefault` takes it).
@@ -227,7 +227,7 @@ impl<'g> HostBuffer<'g> {
     }
 }
 
-impl Drop for HostBuffer<'_> {
+impl Drop for RtHostBuffer<'_> {
     fn drop(&mut self) {
         if self.pageable.is_none() {
             // SAFETY: allocated by cudaMallocHost in `new`, freed once here, while the context is alive (`'g`).

@@ -15,23 +15,36 @@ use std::marker::PhantomData;
 /// `f` must be sound to call with `user` from another thread at any later time (whatever `user` points at
 /// must outlive every pending call).
 #[inline]
-pub unsafe fn launch_host_func(stream: StreamHandle<'_>, f: HostFn, user: *mut c_void) -> Result<(), CudaError> {
+pub unsafe fn rt_launch_host_func(stream: StreamHandle<'_>, f: HostFn, user: *mut c_void) -> Result<(), CudaError> {
     // SAFETY: the stream is live (its lifetime) and of the shared context; the caller vouches for `f` and `user`.
     unsafe { crate::rt!(cudaLaunchHostFunc(stream.raw().cast(), Some(f), user)) }
 }
 
-/// `cudaStreamAddCallback` (flags 0, the only value allowed): as `launch_host_func`, in the callback form.
+/// `cudaStreamAddCallback` (flags 0, the only value allowed): as `rt_launch_host_func`, in the callback form.
 ///
 /// # Safety
-/// As for `launch_host_func`.
+/// As for `rt_launch_host_func`.
 #[inline]
-pub unsafe fn stream_add_callback(
+pub unsafe fn rt_stream_add_callback(
     stream: StreamHandle<'_>,
     f: RawStreamCallback,
     user: *mut c_void,
 ) -> Result<(), CudaError> {
     // SAFETY: the stream is live (its lifetime) and of the shared context; the caller vouches for `f` and `user`.
     unsafe { crate::rt!(cudaStreamAddCallback(stream.raw().cast(), stream_callback(f), user, 0)) }
+}
+
+/// `cudaStreamDestroy` of a stream the driver created, now, and how long the call took (the SD1 experiment
+/// through the runtime; the driver's is `Stream::destroy_timed`).
+pub fn stream_destroy_timed(stream: crate::stream::Stream<'_>) -> Result<crate::measure::Timed, CudaError> {
+    let raw = stream.disown();
+    let t = crate::measure::Stopwatch::start();
+    // SAFETY: the stream was created by the driver and is destroyed exactly once: `disown` handed it over. The
+    // runtime shares its (primary) context, so its destroy call accepts the handle.
+    let result = unsafe { crate::rt!(cudaStreamDestroy(raw.cast())) };
+    let elapsed = t.stop();
+    result?;
+    Ok(elapsed)
 }
 
 /// `cudaStreamSynchronize`: waits until the work on `stream` has finished.
@@ -57,18 +70,18 @@ pub fn event_synchronize(event: &crate::stream::Event<'_>) -> Result<(), CudaErr
 
 /// A stream made by the runtime, as a runtime program makes it: `cudaStreamCreateWithFlags(cudaStreamNonBlocking)`
 /// on the runtime's current device (its primary context), destroyed on drop.
-pub struct Stream<'g> {
+pub struct RtStream<'g> {
     raw: sys::cudaStream_t,
     _gpu: PhantomData<&'g Gpu>,
 }
 
-impl<'g> Stream<'g> {
+impl<'g> RtStream<'g> {
     /// Needs `gpu` to be the runtime's current device (`set_device`).
-    pub fn new_non_blocking(_gpu: &'g Gpu) -> Result<Stream<'g>, CudaError> {
+    pub fn new_non_blocking(_gpu: &'g Gpu) -> Result<RtStream<'g>, CudaError> {
         let mut raw: sys::cudaStream_t = std::ptr::null_mut();
         // SAFETY: a valid out-pointer; the runtime answers an error when it has no device.
         unsafe { crate::rt!(cudaStreamCreateWithFlags(&mut raw, sys::cudaStreamNonBlocking))? };
-        Ok(Stream { raw, _gpu: PhantomData })
+        Ok(RtStream { raw, _gpu: PhantomData })
     }
 
     /// A handle for the functions that take one (a `cudaStream_t` is a `CUstream`); it cannot outlive the stream.
@@ -84,7 +97,7 @@ impl<'g> Stream<'g> {
     }
 }
 
-impl Drop for Stream<'_> {
+impl Drop for RtStream<'_> {
     fn drop(&mut self) {
         // SAFETY: created in `new_non_blocking`, destroyed once here; the GPU's context outlives `'g`.
         unsafe { sys::cudaStreamDestroy(self.raw) };

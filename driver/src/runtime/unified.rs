@@ -29,7 +29,7 @@ pub fn located_plain_names(version: i32) -> bool {
 
 /// The runtime's prefetch and advice entry points, looked up once (outside any timed span).
 #[derive(Clone, Copy)]
-pub struct Hints {
+pub struct RtHints {
     prefetch: Result<PrefetchLocated, PrefetchOrdinal>,
     advise: Result<AdviseLocated, AdviseOrdinal>,
     /// The exported names used, for the record ("cudaMemPrefetchAsync_v2", ...).
@@ -39,16 +39,16 @@ pub struct Hints {
     pub located: bool,
 }
 
-impl Hints {
+impl RtHints {
     /// Looks both calls up in the loaded runtime; an error names what it lacks. Each name is used only in the
     /// versions whose headers declare it with the signature used: on 13 and later the plain names (with a
     /// location), on 12.2 to 12.9 the `_v2` names (with a location), on 12.0 and 12.1 the plain names (with a
     /// device ordinal).
-    pub fn resolve() -> Result<Hints, &'static str> {
+    pub fn resolve() -> Result<RtHints, &'static str> {
         let version = super::get()?.version;
         if located_plain_names(version) {
             // CUDA 13 on: the plain names are the ones its headers declare, with a location.
-            return Ok(Hints {
+            return Ok(RtHints {
                 prefetch: Ok(crate::rt_resolve!(cudaMemPrefetchAsync: PrefetchLocated)?),
                 advise: Ok(crate::rt_resolve!(cudaMemAdvise: AdviseLocated)?),
                 prefetch_name: "cudaMemPrefetchAsync",
@@ -62,7 +62,7 @@ impl Hints {
         );
         let hints = match v2 {
             // CUDA 12.2 to 12.9: the `_v2` names take the location.
-            (Ok(prefetch), Ok(advise)) => Hints {
+            (Ok(prefetch), Ok(advise)) => RtHints {
                 prefetch: Ok(prefetch),
                 advise: Ok(advise),
                 prefetch_name: "cudaMemPrefetchAsync_v2",
@@ -70,7 +70,7 @@ impl Hints {
                 located: true,
             },
             // CUDA 12.0 and 12.1: only the plain names, which there take a device ordinal.
-            _ => Hints {
+            _ => RtHints {
                 prefetch: Err(crate::rt_resolve!(cudaMemPrefetchAsync: PrefetchOrdinal)?),
                 advise: Err(crate::rt_resolve!(cudaMemAdvise: AdviseOrdinal)?),
                 prefetch_name: "cudaMemPrefetchAsync",

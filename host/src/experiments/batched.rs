@@ -53,7 +53,7 @@ fn probeable(op: &BatchFacts) -> Probeable {
 /// The copies through the API under test: one batch, or the pieces one by one.
 enum Via {
     Driver(BatchCopy),
-    Runtime(rtbatch::BatchCopy),
+    Runtime(rtbatch::RtBatchCopy),
     OneByOne,
 }
 
@@ -86,8 +86,12 @@ impl BatchProbe<'_, '_> {
                 match (self.api, self.op.htod) {
                     (Api::Driver, true) => memory::memcpy_htod_async(d, src as *const c_void, n, s)?,
                     (Api::Driver, false) => memory::memcpy_dtoh_async(d as *mut c_void, src, n, s)?,
-                    (Api::Runtime, true) => rtmem::memcpy_async(d, src, n, cudaMemcpyKind::cudaMemcpyHostToDevice, s)?,
-                    (Api::Runtime, false) => rtmem::memcpy_async(d, src, n, cudaMemcpyKind::cudaMemcpyDeviceToHost, s)?,
+                    (Api::Runtime, true) => {
+                        rtmem::rt_memcpy_async(d, src, n, cudaMemcpyKind::cudaMemcpyHostToDevice, s)?
+                    }
+                    (Api::Runtime, false) => {
+                        rtmem::rt_memcpy_async(d, src, n, cudaMemcpyKind::cudaMemcpyDeviceToHost, s)?
+                    }
                 }
             }
         }
@@ -147,7 +151,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: BatchFacts, reps: usize) -> anyhow::Resul
     let batch = match (op.submit, case.setup.api) {
         (Submit::OneByOne, _) => Ok(Via::OneByOne),
         (Submit::Batch(_), Api::Driver) => BatchCopy::resolve().map(Via::Driver).map_err(str::to_owned),
-        (Submit::Batch(_), Api::Runtime) => rtbatch::BatchCopy::resolve().map(Via::Runtime),
+        (Submit::Batch(_), Api::Runtime) => rtbatch::RtBatchCopy::resolve().map(Via::Runtime),
     };
     let batch = match batch {
         Ok(b) => b,

@@ -67,8 +67,8 @@ impl Probe for HostFuncProbe<'_, '_> {
             match (self.api, add) {
                 (Api::Driver, false) => stream::launch_host_func(s, note_time, user),
                 (Api::Driver, true) => stream::stream_add_callback(s, note_time_callback, user),
-                (Api::Runtime, false) => rtstream::launch_host_func(s, note_time, user),
-                (Api::Runtime, true) => rtstream::stream_add_callback(s, note_time_runtime, user),
+                (Api::Runtime, false) => rtstream::rt_launch_host_func(s, note_time, user),
+                (Api::Runtime, true) => rtstream::rt_stream_add_callback(s, note_time_runtime, user),
             }
         }
     }
@@ -136,7 +136,10 @@ fn stream_destroy(gpu: &Gpu, case: &Case, reps: usize) -> anyhow::Result<CaseRec
         let stream = Stream::new(gpu, StreamKind::NonBlocking)?;
         let launched = blocker.launch(stream.handle(), BLOCKER_NS)?;
         let host_call_start_ns = monotonic_ns();
-        let timed = stream.destroy_timed(case.setup.api)?;
+        let timed = match case.setup.api {
+            Api::Driver => stream.destroy_timed()?,
+            Api::Runtime => rtstream::stream_destroy_timed(stream)?,
+        };
         let blocker_done = blocker.is_done()?;
         gpu.synchronize()?;
         let (blocker_device_ns, stamps) = blocker.read()?;

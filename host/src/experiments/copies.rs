@@ -70,8 +70,8 @@ impl Probe for CopyProbe<'_, '_> {
             // the stream is a driver stream of the primary context the runtime uses too.
             return unsafe {
                 match self.op.form {
-                    Form::Sync => rtmem::memcpy(dst, src, n, kind),
-                    Form::Async => rtmem::memcpy_async(dst, src, n, kind, s),
+                    Form::Sync => rtmem::rt_memcpy(dst, src, n, kind),
+                    Form::Async => rtmem::rt_memcpy_async(dst, src, n, kind, s),
                 }
             };
         }

@@ -48,7 +48,7 @@ struct GraphProbe<'a, 'g> {
     runs_before: u64,
     with_params: Option<InstantiateWithParams>,
     /// The runtime's `cudaGraphInstantiateWithParams`, for its upload case.
-    rt_with_params: Option<rtgraph::InstantiateWithParams>,
+    rt_with_params: Option<rtgraph::RtInstantiateWithParams>,
 }
 
 impl<'g> GraphProbe<'_, 'g> {

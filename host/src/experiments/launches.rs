@@ -12,7 +12,7 @@ use super::{case_record, Case};
 use async_lab_core::api::Api;
 use async_lab_core::catalogue::launches::LaunchFacts;
 use async_lab_core::record::CaseRecord;
-use async_lab_driver::runtime::library::{Kernel, Library};
+use async_lab_driver::runtime::library::{RtKernel, RtLibrary};
 use async_lab_driver::{CudaResult, Gpu, Stream, StreamHandle, StreamKind};
 use async_lab_ptx::kernels;
 
@@ -32,15 +32,15 @@ struct LaunchProbe<'a, 'g> {
 
 /// The two kernels the launch experiments use, loaded through the runtime (`cudaLibraryLoadData`).
 struct RuntimeKernels {
-    empty: Kernel,
-    spin_wait_ns: Kernel,
+    empty: RtKernel,
+    spin_wait_ns: RtKernel,
     /// Keeps the kernels loaded; dropped after them (the device is synchronized by then).
-    _library: Library,
+    _library: RtLibrary,
 }
 
 impl RuntimeKernels {
     fn load(gpu: &Gpu) -> anyhow::Result<RuntimeKernels> {
-        let library = Library::load(gpu.ptx.text())?;
+        let library = RtLibrary::load(gpu.ptx.text())?;
         Ok(RuntimeKernels {
             empty: library.kernel(kernels::EMPTY.name)?,
             spin_wait_ns: library.kernel(kernels::SPIN_WAIT_NS.name)?,

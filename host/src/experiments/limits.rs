@@ -22,7 +22,7 @@ use async_lab_core::catalogue::limits::{LimitCall, LimitFacts};
 use async_lab_core::record::CaseRecord;
 use async_lab_driver::device::{attribute, memory_free_and_total};
 use async_lab_driver::limits::{self as lim, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYN_SHARED};
-use async_lab_driver::runtime::library::{Kernel, Library};
+use async_lab_driver::runtime::library::{RtKernel, RtLibrary};
 use async_lab_driver::runtime::limits::{self as rtlim, DeviceAttr, Limit};
 use async_lab_driver::{sys, CudaResult, Gpu, Stream, StreamHandle};
 use async_lab_ptx::kernels;
@@ -42,7 +42,7 @@ struct LimitProbe {
     read: u64,
     /// For the runtime's `cudaFuncSetAttribute`: the `checksum` kernel the runtime loaded, and its library
     /// (kept loaded while the probe lives).
-    runtime_kernel: Option<(Kernel, Library)>,
+    runtime_kernel: Option<(RtKernel, RtLibrary)>,
 }
 
 impl LimitProbe {
@@ -66,9 +66,9 @@ impl Probe for LimitProbe {
             return self.runtime_call(gpu);
         }
         match self.op.call {
-            LimitCall::SetStackSize => lim::set_limit(lim::CU_LIMIT_STACK_SIZE, STACK_TO),
-            LimitCall::SetPrintfFifo => lim::set_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE, FIFO_TO),
-            LimitCall::GetStackSize => lim::get_limit(lim::CU_LIMIT_STACK_SIZE).map(|v| self.read = v as u64),
+            LimitCall::SetStackSize => lim::ctx_set_limit(lim::CU_LIMIT_STACK_SIZE, STACK_TO),
+            LimitCall::SetPrintfFifo => lim::ctx_set_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE, FIFO_TO),
+            LimitCall::GetStackSize => lim::ctx_get_limit(lim::CU_LIMIT_STACK_SIZE).map(|v| self.read = v as u64),
             LimitCall::MemGetInfo => memory_free_and_total().map(|(_, total)| self.read = total as u64),
             LimitCall::DeviceGetAttribute => {
                 attribute(gpu.device, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
@@ -90,11 +90,11 @@ impl Probe for LimitProbe {
         let name = self.op.call.name(self.api);
         match self.op.call {
             LimitCall::SetStackSize => {
-                let v = lim::get_limit(lim::CU_LIMIT_STACK_SIZE)?;
+                let v = lim::ctx_get_limit(lim::CU_LIMIT_STACK_SIZE)?;
                 ensure!(v >= STACK_TO, "{name}: the stack size reads {v} bytes after setting {STACK_TO}");
             }
             LimitCall::SetPrintfFifo => {
-                let v = lim::get_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE)?;
+                let v = lim::ctx_get_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE)?;
                 ensure!(v >= FIFO_TO, "{name}: the printf FIFO reads {v} bytes after setting {FIFO_TO}");
             }
             LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => {
@@ -120,9 +120,9 @@ impl LimitProbe {
     /// the GPU's primary one, the driver-side objects' too).
     fn runtime_call(&mut self, gpu: &Gpu) -> CudaResult<()> {
         match self.op.call {
-            LimitCall::SetStackSize => rtlim::set_limit(Limit::cudaLimitStackSize, STACK_TO),
-            LimitCall::SetPrintfFifo => rtlim::set_limit(Limit::cudaLimitPrintfFifoSize, FIFO_TO),
-            LimitCall::GetStackSize => rtlim::get_limit(Limit::cudaLimitStackSize).map(|v| self.read = v as u64),
+            LimitCall::SetStackSize => rtlim::device_set_limit(Limit::cudaLimitStackSize, STACK_TO),
+            LimitCall::SetPrintfFifo => rtlim::device_set_limit(Limit::cudaLimitPrintfFifoSize, FIFO_TO),
+            LimitCall::GetStackSize => rtlim::device_get_limit(Limit::cudaLimitStackSize).map(|v| self.read = v as u64),
             LimitCall::MemGetInfo => rtlim::mem_get_info().map(|(_, total)| self.read = total as u64),
             LimitCall::DeviceGetAttribute => {
                 rtlim::device_attribute(DeviceAttr::cudaDevAttrMultiProcessorCount, gpu.ordinal)
@@ -140,8 +140,8 @@ impl LimitProbe {
     fn reset(&self, gpu: &Gpu) -> anyhow::Result<()> {
         gpu.bind()?;
         match self.op.call {
-            LimitCall::SetStackSize => lim::set_limit(lim::CU_LIMIT_STACK_SIZE, STACK_FROM)?,
-            LimitCall::SetPrintfFifo => lim::set_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE, FIFO_FROM)?,
+            LimitCall::SetStackSize => lim::ctx_set_limit(lim::CU_LIMIT_STACK_SIZE, STACK_FROM)?,
+            LimitCall::SetPrintfFifo => lim::ctx_set_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE, FIFO_FROM)?,
             LimitCall::FuncSetAttributeIdle | LimitCall::FuncSetAttributeRunning => match &self.runtime_kernel {
                 // SAFETY: the kernel's library is held by the probe.
                 Some((k, _)) => unsafe { rtlim::set_max_dynamic_shared(*k, 0)? },
@@ -164,7 +164,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: LimitFacts, reps: usize) -> anyhow::Resul
         case.setup.id
     );
     let runtime_kernel = if runtime_attribute {
-        let library = Library::load(gpu.ptx.text())?;
+        let library = RtLibrary::load(gpu.ptx.text())?;
         Some((library.kernel(kernels::CHECKSUM.name)?, library))
     } else {
         None
@@ -173,9 +173,9 @@ pub fn run(gpu: &Gpu, case: &Case, op: LimitFacts, reps: usize) -> anyhow::Resul
     // What the limit was before, so the run leaves the context as it found it.
     gpu.bind()?;
     let before = match op.call {
-        LimitCall::SetStackSize => Some((lim::CU_LIMIT_STACK_SIZE, lim::get_limit(lim::CU_LIMIT_STACK_SIZE)?)),
+        LimitCall::SetStackSize => Some((lim::CU_LIMIT_STACK_SIZE, lim::ctx_get_limit(lim::CU_LIMIT_STACK_SIZE)?)),
         LimitCall::SetPrintfFifo => {
-            Some((lim::CU_LIMIT_PRINTF_FIFO_SIZE, lim::get_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE)?))
+            Some((lim::CU_LIMIT_PRINTF_FIFO_SIZE, lim::ctx_get_limit(lim::CU_LIMIT_PRINTF_FIFO_SIZE)?))
         }
         _ => None,
     };
@@ -183,7 +183,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: LimitFacts, reps: usize) -> anyhow::Resul
     gpu.synchronize()?;
     probe.reset(gpu)?;
     if let Some((limit, value)) = before {
-        lim::set_limit(limit, value)?;
+        lim::ctx_set_limit(limit, value)?;
     }
     let (warmup, blocker_ns, reps) = measured?;
     Ok(case_record(case, Some(warmup), Some(blocker_ns), reps))

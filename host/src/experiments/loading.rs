@@ -36,7 +36,7 @@ use async_lab_core::metrics::Metrics;
 use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_driver::library::{Kernel, Library, Module};
 use async_lab_driver::measure::monotonic_ns;
-use async_lab_driver::runtime::library::{Kernel as RtKernel, Library as RtLibrary};
+use async_lab_driver::runtime::library::{RtKernel, RtLibrary};
 use async_lab_driver::{CudaResult, DeviceBuffer, Event, Gpu, HostBuffer, HostKind, Stream, StreamHandle, StreamKind};
 use async_lab_ptx::kernels;
 use std::ffi::{CStr, CString};

@@ -30,7 +30,7 @@ use async_lab_core::catalogue::overhead::{OverheadFacts, OverheadOp, BLOCKER_NS,
 use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_core::setup::CallTiming;
 use async_lab_driver::measure::{monotonic_ns, Stopwatch, Timed};
-use async_lab_driver::runtime::library::{Kernel, Library};
+use async_lab_driver::runtime::library::{RtKernel, RtLibrary};
 use async_lab_driver::runtime::memory as rtmem;
 use async_lab_driver::{memory, CudaResult, DeviceBuffer, Gpu, HostBuffer, HostKind, Stream, StreamKind};
 use async_lab_ptx::kernels;
@@ -41,14 +41,14 @@ const PATTERN: [u8; COPY_BYTES] = [0xA5, 0x11, 0xCE, 0x5A];
 
 /// The `empty` kernel through the runtime (`cudaLibraryLoadData`, `cudaLibraryGetKernel`).
 struct RuntimeEmpty {
-    kernel: Kernel,
+    kernel: RtKernel,
     /// Keeps the kernel loaded; dropped only after the device was synchronized (see `run`).
-    _library: Library,
+    _library: RtLibrary,
 }
 
 impl RuntimeEmpty {
     fn load(gpu: &Gpu) -> CudaResult<RuntimeEmpty> {
-        let library = Library::load(gpu.ptx.text())?;
+        let library = RtLibrary::load(gpu.ptx.text())?;
         Ok(RuntimeEmpty { kernel: library.kernel(kernels::EMPTY.name)?, _library: library })
     }
 }
@@ -124,7 +124,7 @@ pub fn run(gpu: &Gpu, case: &Case, facts: OverheadFacts) -> anyhow::Result<CaseR
                 // SAFETY: `src` and `dst` are live buffers of COPY_BYTES bytes; both outlive every copy (the
                 // device is synchronized before `run` returns, on errors too) and the host does not write
                 // `src` meanwhile. `s` is a driver stream of the primary context the runtime uses too.
-                unsafe { rtmem::memcpy_async(dst, src as u64, COPY_BYTES, cudaMemcpyHostToDevice, s) }
+                unsafe { rtmem::rt_memcpy_async(dst, src as u64, COPY_BYTES, cudaMemcpyHostToDevice, s) }
             }
             // SAFETY: as for the runtime's copy: `src` (pinned, host) and `dst` (device) hold COPY_BYTES bytes
             // each and stay allocated, and `src` unwritten, until the device is synchronized, which `run` does

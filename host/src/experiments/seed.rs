@@ -69,6 +69,21 @@ impl Flag {
     pub fn user(self) -> *mut c_void {
         (self.0 as *const AtomicBool) as *mut c_void
     }
+
+    /// What the question prints: the flag read right after the last enqueue, and again once `synchronize`
+    /// (the stream's) returned.
+    pub fn around<E>(self, synchronize: impl FnOnce() -> Result<(), E>) -> Result<Conclusion, E> {
+        let after_enqueue = self.is_set();
+        synchronize()?;
+        Ok(Conclusion { after_enqueue, after_sync: self.is_set() })
+    }
+}
+
+/// Whether the callback had run right after the last enqueue, and after synchronizing.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Conclusion {
+    after_enqueue: bool,
+    after_sync: bool,
 }
 
 /// Sets the flag that `user` points at (the host function: a `CUhostFn`).
@@ -140,16 +155,16 @@ impl TailProbe {
     }
 }
 
-/// Records what the question prints: whether the callback had run right after the enqueue, and after
-/// synchronizing (on the callback step's repetition).
-pub(super) fn note_conclusion(rep: &mut Rep, after_enqueue: bool, after_sync: bool) {
-    rep.metrics.concluded_after_enqueue = Some(after_enqueue);
-    rep.metrics.concluded_after_sync = Some(after_sync);
-}
-
 /// An empty record for one step (its repetitions are pushed as they are measured).
 pub(super) fn step_record(setup: CaseSetup) -> CaseRecord {
     CaseRecord { setup, blocker_ns: None, warmup: None, reps: vec![], series: None, error: None, skipped: None }
+}
+
+/// Each step's repetition onto its record, in the steps' order.
+pub(super) fn push_reps(records: &mut [CaseRecord], reps: Vec<Rep>) {
+    for (record, r) in records.iter_mut().zip(reps) {
+        record.reps.push(r);
+    }
 }
 
 /// Makes one call between two readings of the host's clocks: its start (monotonic ns), its times, its result.
@@ -276,6 +291,19 @@ impl<'s, 'g> Sequence<'s, 'g> {
         }
         Ok(out)
     }
+
+    /// After the stream is synchronized: [`Sequence::reps`], the first step's with what the data's round trip
+    /// said of its copy (`captured`: the tail probe's answer), the last's (the callback) with what the question
+    /// prints (`conclusion`).
+    pub fn reps_of_the_question(&self, captured: Option<bool>, conclusion: Conclusion) -> anyhow::Result<Vec<Rep>> {
+        let mut reps = self.reps()?;
+        reps[0].data_captured_at_return = captured;
+        if let Some(callback) = reps.last_mut() {
+            callback.metrics.concluded_after_enqueue = Some(conclusion.after_enqueue);
+            callback.metrics.concluded_after_sync = Some(conclusion.after_sync);
+        }
+        Ok(reps)
+    }
 }
 
 impl Drop for Sequence<'_, '_> {
@@ -339,21 +367,14 @@ pub fn run(gpu: &Gpu, program: SeedFacts, reps: usize) -> anyhow::Result<Vec<Cas
                 unsafe { probe.after_first_call(seq.own_done(0), kind, host.bytes_mut()) };
             }
         }
-        let concluded_after_enqueue = flag.is_set();
-        stream.synchronize()?;
-        let concluded_after_sync = flag.is_set();
+        let conclusion = flag.around(|| stream.synchronize())?;
         // SAFETY: the stream is synchronized: the copy back has finished.
         let captured = probe.verify(unsafe { host.bytes_mut() }, &reference)?;
         library = None;
         if rep == 0 {
             continue; // warm-up: buffers touched, streams and staging buffers created
         }
-        let mut reps = seq.reps()?;
-        reps[0].data_captured_at_return = captured;
-        note_conclusion(&mut reps[3], concluded_after_enqueue, concluded_after_sync);
-        for (record, r) in records.iter_mut().zip(reps) {
-            record.reps.push(r);
-        }
+        push_reps(&mut records, seq.reps_of_the_question(captured, conclusion)?);
     }
     Ok(records)
 }

@@ -41,17 +41,16 @@
 //! seed_runtime`); each step's record is set up from its facts (`SeedRuntimeFacts::steps`).
 
 use super::seed::{
-    note_conclusion, set_flag, step_record, time_call, Flag, SeedStream, Sequence, TailProbe, BLOCK, GRID,
-    KERNEL_CYCLES,
+    push_reps, set_flag, step_record, time_call, Flag, SeedStream, Sequence, TailProbe, BLOCK, GRID, KERNEL_CYCLES,
 };
 use crate::pattern;
 use async_lab_core::catalogue::seed::Step;
 use async_lab_core::catalogue::seed_runtime::{ModuleLoading, Program, SeedRuntimeFacts};
 use async_lab_core::catalogue::Case;
 use async_lab_core::record::{CaseRecord, CaseSetup, Rep};
-use async_lab_driver::runtime::library::Library;
-use async_lab_driver::runtime::memory::{self as rtmem, DeviceBuffer as RtDevice, HostBuffer as RtHost};
-use async_lab_driver::runtime::stream::{self as rtstream, Stream as RtStream};
+use async_lab_driver::runtime::library::RtLibrary;
+use async_lab_driver::runtime::memory::{self as rtmem, RtDeviceBuffer, RtHostBuffer};
+use async_lab_driver::runtime::stream::{self as rtstream, RtStream};
 use async_lab_driver::runtime::sys as rs;
 use async_lab_driver::{Gpu, StreamHandle};
 use async_lab_ptx::kernels;
@@ -82,15 +81,15 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeFacts, reps: usize) -> anyhow::Result<Vec<C
     let bytes = usize::try_from(op.bytes)?;
     // The program's objects, made once (the programs make them before the calls they time).
     let stream = RtStream::new_non_blocking(gpu)?;
-    let mut host = RtHost::new(gpu, op.memory, bytes)?;
-    let device = RtDevice::new(gpu, bytes)?;
-    let out = RtDevice::new(gpu, (GRID * BLOCK) as usize * 8)?;
+    let mut host = RtHostBuffer::new(gpu, op.memory, bytes)?;
+    let device = RtDeviceBuffer::new(gpu, bytes)?;
+    let out = RtDeviceBuffer::new(gpu, (GRID * BLOCK) as usize * 8)?;
     let mut reference = vec![0u8; bytes];
     pattern::fill(&mut reference, 0, 0x5EED);
     let flag = Flag::new();
     let mut probe = TailProbe::new(bytes, async_lab_driver::device::reads_pageable_memory(gpu.device)?);
     // Declared before `seq`, whose drop waits for the GPU: a library is never unloaded under a running kernel.
-    let mut library: Option<Library> = None;
+    let mut library: Option<RtLibrary> = None;
     let mut seq = Sequence::new(gpu, &stream, Step::ALL.len())?;
     let mut records: Vec<CaseRecord> =
         op.steps().into_iter().map(|s| step_record(CaseSetup::of(&Case::runtime(s)))).collect();
@@ -104,7 +103,7 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeFacts, reps: usize) -> anyhow::Result<Vec<C
         // SAFETY: `device` holds `bytes` bytes. (On the legacy stream: the synchronization below waits for it.)
         unsafe { rtmem::memset(device.addr(), 0, bytes)? };
         flag.reset();
-        let kernel = library.insert(Library::load(gpu.ptx.text())?).kernel(kernels::SPIN_SLEEP.name)?;
+        let kernel = library.insert(RtLibrary::load(gpu.ptx.text())?).kernel(kernels::SPIN_SLEEP.name)?;
         gpu.synchronize()?;
 
         // 2. The answer's cudaFree(0), with nothing in flight.
@@ -132,15 +131,15 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeFacts, reps: usize) -> anyhow::Result<Vec<C
             // The stream is the runtime's, in the primary context the driver-side objects share.
             seq.step(k, || unsafe {
                 match step {
-                    Step::HtoD => rtmem::memcpy_async(device.addr(), host.addr(), bytes, copy, s),
+                    Step::HtoD => rtmem::rt_memcpy_async(device.addr(), host.addr(), bytes, copy, s),
                     Step::Launch => {
                         let (mut cycles, mut out_ptr) = (KERNEL_CYCLES, out.addr());
                         let mut params =
                             [(&mut cycles as *mut u64).cast::<c_void>(), (&mut out_ptr as *mut u64).cast::<c_void>()];
                         kernel.launch(GRID, BLOCK, s, &mut params)
                     }
-                    Step::DtoH => rtmem::memcpy_async(host.addr(), device.addr(), bytes, copy, s),
-                    Step::Callback => rtstream::stream_add_callback(s, set_flag_runtime, flag.user()),
+                    Step::DtoH => rtmem::rt_memcpy_async(host.addr(), device.addr(), bytes, copy, s),
+                    Step::Callback => rtstream::rt_stream_add_callback(s, set_flag_runtime, flag.user()),
                 }
             })?;
             if step == Step::HtoD {
@@ -151,9 +150,7 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeFacts, reps: usize) -> anyhow::Result<Vec<C
         }
 
         // 4. What the question prints, and the data's round trip.
-        let concluded_after_enqueue = flag.is_set();
-        stream.synchronize()?;
-        let concluded_after_sync = flag.is_set();
+        let conclusion = flag.around(|| stream.synchronize())?;
         // SAFETY: the stream is synchronized: the copy back has finished.
         let captured = probe.verify(unsafe { host.bytes_mut() }, &reference)?;
         library = None;
@@ -162,17 +159,13 @@ pub fn run(gpu: &Gpu, op: SeedRuntimeFacts, reps: usize) -> anyhow::Result<Vec<C
         }
 
         // 5. One repetition per step, on the GPU's timeline.
-        let mut reps = seq.reps()?;
-        reps[0].data_captured_at_return = captured;
-        note_conclusion(&mut reps[Step::ALL.len() - 1], concluded_after_enqueue, concluded_after_sync);
+        let mut reps = seq.reps_of_the_question(captured, conclusion)?;
         if let Some(mut r) = free {
             // No GPU work to place; the reference stamp is the repetition's, for the timeline.
             r.gpu_origin_ns = reps[0].gpu_origin_ns;
             reps.insert(0, r);
         }
-        for (record, r) in records.iter_mut().zip(reps) {
-            record.reps.push(r);
-        }
+        push_reps(&mut records, reps);
     }
     Ok(records)
 }

@@ -51,7 +51,7 @@ use async_lab_core::record::{CaseRecord, Rep};
 use async_lab_driver::library::{module_load_data, module_unload};
 use async_lab_driver::measure::monotonic_ns;
 use async_lab_driver::memory;
-use async_lab_driver::runtime::library::{Kernel, Library};
+use async_lab_driver::runtime::library::{RtKernel, RtLibrary};
 use async_lab_driver::runtime::memory as rtmem;
 use async_lab_driver::runtime::stream as rtstream;
 use async_lab_driver::stream;
@@ -217,9 +217,9 @@ fn other_thread(o: Other) -> Report {
 
 /// The empty kernel through the runtime (`cudaLibraryLoadData`), for the runtime twins' `cudaLaunchKernel`.
 struct RuntimeKernel {
-    empty: Kernel,
+    empty: RtKernel,
     /// Keeps the kernel loaded; dropped after it (the device is synchronized by then).
-    _library: Library,
+    _library: RtLibrary,
 }
 
 /// The other thread while it runs: its handle, the sender that releases it (dropping it cancels the thread
@@ -430,7 +430,7 @@ impl Probe for ThreadProbe<'_, '_> {
             // the stream is a driver stream of the primary context the runtime uses too.
             (QuickCall::PinnedCopyAsync, _) if self.api == Api::Runtime => unsafe {
                 let kind = async_lab_driver::runtime::sys::cudaMemcpyKind::cudaMemcpyHostToDevice;
-                rtmem::memcpy_async(dst, src, QUICK_BYTES, kind, s)
+                rtmem::rt_memcpy_async(dst, src, QUICK_BYTES, kind, s)
             },
             // SAFETY: as above.
             (QuickCall::PinnedCopyAsync, _) => unsafe {
@@ -475,7 +475,7 @@ pub fn run(gpu: &Gpu, case: &Case, op: ThreadFacts, reps: usize) -> anyhow::Resu
     // SAFETY: the buffer holds SLOW_BYTES bytes; touching every page now keeps first-touch costs out of the copy.
     unsafe { std::ptr::write_bytes(slow_host.as_ptr(), 0x11, SLOW_BYTES) };
     let runtime = if case.setup.api == Api::Runtime && op.quick == QuickCall::Launch {
-        let library = Library::load(gpu.ptx.text())?;
+        let library = RtLibrary::load(gpu.ptx.text())?;
         Some(RuntimeKernel { empty: library.kernel(kernels::EMPTY.name)?, _library: library })
     } else {
         None

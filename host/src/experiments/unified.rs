@@ -39,7 +39,7 @@ fn advice(call: HintCall) -> Option<(i32, i32)> {
 #[derive(Clone, Copy)]
 enum Via {
     Driver(Hints),
-    Runtime(rtum::Hints),
+    Runtime(rtum::RtHints),
 }
 
 impl Via {
@@ -151,7 +151,7 @@ fn support(gpu: &Gpu, call: HintCall) -> anyhow::Result<Option<&'static str>> {
 pub fn run(gpu: &Gpu, case: &Case, op: HintFacts, reps: usize) -> anyhow::Result<CaseRecord> {
     let hints = match case.setup.api {
         async_lab_core::api::Api::Driver => Hints::resolve().map(Via::Driver),
-        async_lab_core::api::Api::Runtime => rtum::Hints::resolve().map(Via::Runtime),
+        async_lab_core::api::Api::Runtime => rtum::RtHints::resolve().map(Via::Runtime),
     };
     let hints = match hints {
         Ok(h) => h,

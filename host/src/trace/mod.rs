@@ -18,7 +18,6 @@ use async_lab_core::async_ref::{self, RefOutput};
 use async_lab_core::record::Recording;
 use async_lab_core::trace::analysis::Analysis;
 use async_lab_core::trace::format::Trace;
-use async_lab_core::trace::scene::Program;
 use async_lab_core::trace::{against_reference, gate, json, perfetto, steps, text};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -194,7 +193,9 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
     let (trace, program_ok) = obtain::obtain(args)?;
     obtain::refuse_without_cupti(&trace)?;
     let min_held = args.min_held.as_nanos() as i64;
-    let kept_over = trace.processes.iter().filter_map(|p| Program::of(p).rest.map(|r| r.keep_over_ns)).max();
+    // Each process analysed once: every view below is a function of these.
+    let analyses = Analysis::all(&trace);
+    let kept_over = analyses.iter().filter_map(|a| a.program.rest.as_ref().map(|r| r.keep_over_ns)).max();
     if let Some(kept) = kept_over.filter(|&k| k as i64 > min_held) {
         eprintln!(
             "async-lab: this trace is bounded: it holds the calls that held their thread longer than {}, and only \
@@ -203,11 +204,10 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         );
     }
     if let Some(out) = &args.perfetto {
-        let export = perfetto::export(&trace, min_held);
+        let export = perfetto::export(&analyses, min_held);
         std::fs::write(out, perfetto::to_text(&export)).with_context(|| format!("writing {}", out.display()))?;
         eprintln!("async-lab: the trace as Chrome trace events written to {} (ui.perfetto.dev)", out.display());
     }
-    let analyses: Vec<Analysis> = trace.processes.iter().map(Analysis::of).collect();
     let gate = args.fail_on_held.map(|limit| {
         gate::gate(
             &analyses,
@@ -220,7 +220,7 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         )
     });
     if args.format == ReportFormat::Json && args.explain.is_none() {
-        let mut report = json::report(&trace, min_held, args.after_startup, args.skip_first);
+        let mut report = json::report(&analyses, min_held, args.after_startup, args.skip_first);
         report.gate.clone_from(&gate);
         crate::outln!("{}", serde_json::to_string_pretty(&report).context("writing the JSON report")?)?;
     }
@@ -228,13 +228,13 @@ pub fn run(args: &TraceArgs) -> anyhow::Result<Outcome> {
         print::print_process(args, n, trace.processes.len(), a, steps.as_deref())?;
     }
     if let (Some(against), Some(path)) = (&against, &args.against) {
-        print::print_against(args.format, against, path, &trace)?;
+        print::print_against(args.format, against, path, &analyses)?;
     }
     if let (Some(against), Some(out)) = (&against, &args.keep_matched) {
-        outcome::keep_matched(against, &trace, out)?;
+        outcome::keep_matched(against, &analyses, out)?;
     }
     if let Some(out) = &args.keep_held {
-        outcome::keep_held(&trace, min_held, steps.as_deref().unwrap_or_default(), out)?;
+        outcome::keep_held(&analyses, min_held, steps.as_deref().unwrap_or_default(), out)?;
     }
     if let Some(corr) = args.explain {
         let found = analyses.iter().any(|a| a.program.calls.iter().any(|c| c.corr == corr));
@@ -266,7 +266,81 @@ pub fn report(paths: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
     };
     let trace = Trace::load(path)?;
     let label = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    let page = async_lab_core::trace::page::render(&label, &trace, 20_000, 20);
+    let page = async_lab_core::trace::page::render(&label, &Analysis::all(&trace), 20_000, 20);
     std::fs::write(out, page).with_context(|| format!("cannot write {}", out.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use async_lab_core::trace::made;
+    use async_lab_core::trace::scene::Program;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        trace: TraceArgs,
+    }
+
+    fn project(path: &str) -> String {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path).to_string_lossy().into_owned()
+    }
+
+    /// `trace` with `options`, counting the programs and analyses it made.
+    fn run_counted(options: &[&str]) -> made::Made {
+        let args = Cli::try_parse_from(["trace"].iter().chain(options)).expect("the options parse").trace;
+        let before = made::so_far();
+        run(&args).expect("the replay runs");
+        made::since(before)
+    }
+
+    /// One run of `async-lab trace` reads each process once and hands that one analysis to every view its options
+    /// ask for (the tables, `--explain`, `--perfetto`, the JSON report, `--fail-on-held`'s gate, `--against` and
+    /// its `--keep-matched`, `--keep-held`, `--steps`); the trace's page likewise.
+    #[test]
+    fn a_run_analyses_each_process_once_for_every_view() {
+        let out = std::env::temp_dir().join(format!("async-lab-analysed-once-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        let at = |name: &str| out.join(name).to_string_lossy().into_owned();
+        // The seed's trace holds two processes (the driver's program and the runtime's).
+        let seed = project("recordings/traces/trace-async-lab-seed-h200-driver580.159.04-2026-12-03-761b4dc.jsonl.gz");
+        let recording =
+            project("recordings/async-lab-seed-both-apis-traced-h200-driver580.159.04-2026-12-03-761b4dc.json");
+        let trace = Trace::load(Path::new(&seed)).unwrap();
+        let processes = trace.processes.len();
+        assert_eq!(processes, 2);
+        let corr = Program::of(&trace.processes[1]).calls[0].corr.to_string();
+        let once = made::Made { programs: processes, analyses: processes };
+        let (perfetto, matched, held) = (at("seed.perfetto.json"), at("matched.jsonl"), at("held.jsonl"));
+        let every = [
+            "--replay",
+            &seed,
+            "--against",
+            &recording,
+            "--keep-matched",
+            &matched,
+            "--keep-held",
+            &held,
+            "--perfetto",
+            &perfetto,
+            "--fail-on-held",
+            "1ms",
+            "--min-held",
+            "10ms",
+        ];
+        assert_eq!(run_counted(&every), once, "text");
+        assert_eq!(run_counted(&[&every[..], &["--format", "json"]].concat()), once, "json");
+        assert_eq!(run_counted(&[&every[..], &["--explain", &corr]].concat()), once, "--explain");
+        let threads =
+            project("recordings/traces/trace-torch_threads-h200-driver580.159.04-2026-12-04-40b2499.jsonl.gz");
+        let steps = project("recordings/steps-torch_threads-h200-driver580.159.04-2026-12-04-40b2499.txt");
+        let one = made::Made { programs: 1, analyses: 1 };
+        assert_eq!(run_counted(&["--replay", &threads, "--steps", &steps, "--keep-held", &held]), one, "--steps");
+        let before = made::so_far();
+        report(&[PathBuf::from(&seed)], Path::new(&at("seed.html"))).unwrap();
+        assert_eq!(made::since(before), once, "the page");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
 }

@@ -3,6 +3,7 @@
 
 use super::Against;
 use anyhow::Context as _;
+use async_lab_core::trace::analysis::Analysis;
 use async_lab_core::trace::format::{stored, Trace};
 use async_lab_core::trace::gate::{self, Gate};
 use async_lab_core::trace::{against_recording, against_reference, steps, trim};
@@ -31,19 +32,20 @@ pub(super) fn decide(gate: Option<&Gate>, program_ok: bool) -> Outcome {
     }
 }
 
-/// Writes `trace` cut down to the calls `against` matched (`--keep-matched`).
-pub(super) fn keep_matched(against: &Against, trace: &Trace, out: &Path) -> anyhow::Result<()> {
+/// Writes the trace (its processes, analysed) cut down to the calls `against` matched (`--keep-matched`).
+pub(super) fn keep_matched(against: &Against, analyses: &[Analysis], out: &Path) -> anyhow::Result<()> {
     let timed = match against {
         Against::Recording(rec) => against_recording::timed(rec),
         Against::Reference(refs) => against_reference::timed(refs),
     };
-    let (cut, calls) = trim::matched(trace, &timed);
-    write_cut(trace, &cut, &format!("the {calls} calls --against matched"), out)
+    let (cut, calls) = trim::matched(analyses, &timed);
+    write_cut(analyses, &cut, &format!("the {calls} calls --against matched"), out)
 }
 
-/// Writes `trace` cut down to its held calls and the calls inside `steps` (`--keep-held`).
-pub(super) fn keep_held(trace: &Trace, min_held: i64, steps: &[steps::Step], out: &Path) -> anyhow::Result<()> {
-    let (cut, calls) = trim::calls_where(trace, |p, program, i| {
+/// Writes the trace (its processes, analysed) cut down to its held calls and the calls inside `steps`
+/// (`--keep-held`).
+pub(super) fn keep_held(analyses: &[Analysis], min_held: i64, steps: &[steps::Step], out: &Path) -> anyhow::Result<()> {
+    let (cut, calls) = trim::calls_where(analyses, |p, program, i| {
         let c = &program.calls[i];
         let in_step = steps::clock(p).is_some_and(|clock| {
             steps.iter().any(|s| {
@@ -52,19 +54,18 @@ pub(super) fn keep_held(trace: &Trace, min_held: i64, steps: &[steps::Step], out
         });
         in_step || c.span.len() > min_held
     });
-    write_cut(trace, &cut, &format!("the {calls} held calls and calls inside steps"), out)
+    write_cut(analyses, &cut, &format!("the {calls} held calls and calls inside steps"), out)
 }
 
-/// Writes `cut`, a cut of `trace` keeping `what`, to `out` as stored (compressed where its name ends in `.gz`,
-/// as `--out`), and says so with how many of the trace's lines it kept.
-fn write_cut(trace: &Trace, cut: &Trace, what: &str, out: &Path) -> anyhow::Result<()> {
+/// Writes `cut`, a cut of the trace whose processes `analyses` are keeping `what`, to `out` as stored
+/// (compressed where its name ends in `.gz`, as `--out`), and says so with how many of the trace's lines it kept.
+fn write_cut(analyses: &[Analysis], cut: &Trace, what: &str, out: &Path) -> anyhow::Result<()> {
     stored::write(out, &trim::to_text(cut)).with_context(|| format!("writing {}", out.display()))?;
-    let lines = |t: &Trace| t.processes.iter().map(|p| p.lines.len() + 1).sum::<usize>();
+    let whole: usize = analyses.iter().map(|a| a.process.lines.len() + 1).sum();
+    let kept: usize = cut.processes.iter().map(|p| p.lines.len() + 1).sum();
     eprintln!(
-        "async-lab: {what}, with what their classes rest on, written to {} ({} of {} lines)",
-        out.display(),
-        lines(cut),
-        lines(trace)
+        "async-lab: {what}, with what their classes rest on, written to {} ({kept} of {whole} lines)",
+        out.display()
     );
     Ok(())
 }

@@ -3,7 +3,6 @@
 
 use super::{Against, ReportFormat, TraceArgs};
 use async_lab_core::trace::analysis::Analysis;
-use async_lab_core::trace::format::Trace;
 use async_lab_core::trace::{against_recording, against_reference, layout, steps, text};
 use std::path::Path;
 
@@ -72,7 +71,12 @@ fn print_steps(a: &Analysis, steps: &[steps::Step]) -> anyhow::Result<()> {
 
 /// `--against`'s classes beside the tracer's; with `--format json`, on stderr (stdout holds the one JSON
 /// document).
-pub(super) fn print_against(format: ReportFormat, against: &Against, path: &Path, trace: &Trace) -> anyhow::Result<()> {
+pub(super) fn print_against(
+    format: ReportFormat,
+    against: &Against,
+    path: &Path,
+    analyses: &[Analysis],
+) -> anyhow::Result<()> {
     let say = |s: String| {
         if format == ReportFormat::Json {
             eprint!("{s}");
@@ -84,12 +88,12 @@ pub(super) fn print_against(format: ReportFormat, against: &Against, path: &Path
     match against {
         Against::Recording(rec) => {
             say(format!("\nThe lab's classes beside the tracer's ({}):\n\n", path.display()))?;
-            say(against_recording::markdown(&against_recording::compare(rec, trace)))?;
+            say(against_recording::markdown(&against_recording::compare(rec, analyses)))?;
         }
         Against::Reference(refs) => {
             say(format!("\nThe reference's classes beside the tracer's ({}):\n\n", path.display()))?;
             say(against_reference::markdown(
-                &against_reference::compare(refs, trace),
+                &against_reference::compare(refs, analyses),
                 against_reference::left_out(refs),
             ))?;
         }

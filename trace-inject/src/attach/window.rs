@@ -3,10 +3,10 @@
 //! (the header, the setup line, the default streams' ids). The file is read on from where the last reading
 //! stopped, so each byte is parsed once. The held calls a block asks about get the Python frames the Python
 //! side took when control came back to it, then go through the same analysis and JSON as
-//! `async-lab trace --format json` (`async_lab_core::trace::json`).
+//! `async-lab trace --format json` (`async_lab_trace_analysis::json`).
 
-use async_lab_core::trace::analysis::Analysis;
-use async_lab_core::trace::json::{self, HeldCall};
+use async_lab_trace_analysis::analysis::Analysis;
+use async_lab_trace_analysis::json::{self, HeldCall};
 use async_lab_trace_format::{Gil, KernelRecords, Line, ProcessTrace, PyFrame};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -34,7 +34,7 @@ pub fn answer(p: ProcessTrace, asked: &[Asked], warm_up: bool) -> serde_json::Va
     let mut paid_once = Vec::new();
     for h in found {
         let over = asked.iter().find(|q| q.corr == h.corr).map_or(0, |q| q.over_ns);
-        let message = async_lab_core::trace::held_message::message(&h, over);
+        let message = async_lab_trace_analysis::held_message::message(&h, over);
         let once = h.warm_up && !warm_up;
         let mut v = serde_json::to_value(h).unwrap_or_default();
         v["message"] = message.into();
@@ -48,7 +48,7 @@ pub fn answer(p: ProcessTrace, asked: &[Asked], warm_up: bool) -> serde_json::Va
         .iter()
         .filter_map(|corr| asked.iter().find(|q| q.corr == *corr))
         .map(|q| {
-            let message = async_lab_core::trace::held_message::missing(&q.name, q.held_ns, q.over_ns, &q.python);
+            let message = async_lab_trace_analysis::held_message::missing(&q.name, q.held_ns, q.over_ns, &q.python);
             serde_json::json!({ "corr": q.corr, "message": message })
         })
         .collect();

@@ -7,7 +7,7 @@
 //! holds its code object); later, on another thread, the allocator may have given the address to something
 //! else.
 //!
-//! Whether a code object is the program's own is the analysis's rule (`async_lab_core::trace::location::
+//! Whether a code object is the program's own is the analysis's rule (`async_lab_trace_analysis::library_paths::
 //! library_python`: outside `site-packages`, `dist-packages`, `lib/pythonX.Y` and `<frozen ...>`), decided
 //! once per code object: a location's walk stops at the first such frame.
 
@@ -289,7 +289,7 @@ fn decode_all(reader: &Reader, keys: &[(CodeKey, u32)]) -> Vec<Option<Code>> {
             let file = text(3 * i)?;
             let table = data[3 * i + 2].as_deref().filter(|_| contents[3 * i + 2].is_some())?;
             Some(Code {
-                user: !async_lab_core::trace::location::library_python(&file),
+                user: !async_lab_trace_analysis::library_paths::library_python(&file),
                 file,
                 function: text(3 * i + 1)?,
                 lines: linetable::ranges(l.lines, table, key.first_line),
