@@ -2,7 +2,10 @@
 # The Python frame reader on a GPU machine's own Python (the H200's: CPython 3.12 with torch and jax).
 # 1. The ctypes test of tests/python/frames_ctypes.py with its cost measured (2000 rounds: a location's read
 #    under 60 library frames and with the program's frame innermost, warm and first; every other thread's
-#    from a thread without Python), alone, with torch imported first and with jax imported first.
+#    from a thread without Python), alone, with torch imported first and with jax imported first; and
+#    tests/python/frames_sites.py's cost (a program held at five places in turn, under 0 to 40 library frames
+#    each: every read's time and system calls), the same three ways. Each run is cut at 240 s (one with torch
+#    imported first once ran past 400 s): what the others measured stands.
 # 2. torch_train.py and jax_program.py traced with native frames off (ASYNC_LAB_NATIVE_FRAMES=0), so that
 #    each location's took_ns is what reading Python frames cost in a framework process, deep stacks and all:
 #    the median and largest per program, for the calling thread's frames and for the other threads' (the
@@ -11,8 +14,8 @@
 # 3. torch_train.py traced as by default (native frames within their budget), for comparison (FRAMES_COMPARE=0
 #    leaves it out).
 # BIN_DIR holds async-lab and libasync_lab_inject.so (`cargo xtask bundle`); everything written goes to OUT_DIR:
-# log.txt (all of the output), frames_ctypes.json (one line per run of step 1), the traces
-# (trace-<program>[-native].jsonl.gz) and frames-summary.json (step 2 and 3, per trace). About four minutes.
+# log.txt (all of the output), frames_ctypes.json and frames_sites.json (one line per run of step 1), the traces
+# (trace-<program>[-native].jsonl.gz) and frames-summary.json (step 2 and 3, per trace). About five minutes.
 # Usage: reference/frameworks/frames_check.sh BIN_DIR OUT_DIR
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,6 +23,7 @@ BIN=$(cd "${1:?usage: frames_check.sh BIN_DIR OUT_DIR}" && pwd)
 OUT=$(mkdir -p "${2:?usage: frames_check.sh BIN_DIR OUT_DIR}" && cd "$2" && pwd)
 LIB="$BIN/libasync_lab_inject.so"
 TEST="$here/../../tests/python/frames_ctypes.py"
+SITES="$here/../../tests/python/frames_sites.py"
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 exec > >(tee "$OUT/log.txt") 2>&1
 date -u
@@ -27,17 +31,38 @@ python3 -c 'import sys, torch, jax; print(sys.version.split()[0], "torch", torch
 
 echo "=== 1. ctypes test and cost: alone, after torch, after jax"
 : > "$OUT/frames_ctypes.json"
-for first in "" torch jax; do
-  echo "--- imported first: ${first:-nothing}"
-  python3 -c 'import importlib, runpy, sys
+: > "$OUT/frames_sites.json"
+run_first() { # FIRST SCRIPT ARGS...: the script run as __main__ after importing FIRST (none where empty)
+  local first=$1; shift
+  timeout -s INT -k 10 240 python3 -c 'import importlib, runpy, sys
 if sys.argv[1]:
     importlib.import_module(sys.argv[1])
 sys.argv = sys.argv[2:]
-runpy.run_path(sys.argv[0], run_name="__main__")' "$first" "$TEST" "$LIB" --cost > "$OUT/run.json"
+runpy.run_path(sys.argv[0], run_name="__main__")' "$first" "$@"
+}
+for first in "" torch jax; do
+  echo "--- imported first: ${first:-nothing}"
+  run_first "$first" "$SITES" "$LIB" --cost > "$OUT/sites.json"
+  echo "sites rc=$?"
+  python3 - "$first" "$OUT/sites.json" >> "$OUT/frames_sites.json" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[2]))
+except ValueError:
+    sys.exit(0)
+r["imported_first"] = sys.argv[1] or None
+print(json.dumps(r))
+sites = ", ".join(f'{s["depth"]} frames {s["median_ns"] / 1000:.1f} µs ({s["calls_median"]} calls)' for s in r["sites"])
+print(f'  five places in turn: {sites}; all {r["median_ns"] / 1000:.1f} µs, in place: {r["in_place"]}', file=sys.stderr)
+PY
+  run_first "$first" "$TEST" "$LIB" --cost > "$OUT/run.json"
   echo "rc=$?"
   python3 - "$first" "$OUT/run.json" >> "$OUT/frames_ctypes.json" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[2]))
+try:
+    r = json.load(open(sys.argv[2]))
+except ValueError:
+    sys.exit(0)
 r["imported_first"] = sys.argv[1] or None
 print(json.dumps(r))
 for case in ("deep", "shallow"):
@@ -48,7 +73,7 @@ for case in ("deep", "shallow"):
           file=sys.stderr)
 PY
 done
-rm -f "$OUT/run.json"
+rm -f "$OUT/run.json" "$OUT/sites.json"
 
 cd "$here"
 trace() { # NAME NATIVE(0|1) PROGRAM ARGS...

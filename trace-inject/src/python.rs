@@ -4,9 +4,10 @@
 //! `PyGILState_GetThisThreadState`, a thread-specific slot), and where the calling thread runs no Python,
 //! every Python thread's ([`others`]: through the interpreter's thread list, `threads`). Frames are read the
 //! way out-of-process profilers and `faulthandler` read them (`walk`: 3.10 to 3.12 by each version's layout,
-//! 3.13 and later through the interpreter's `_Py_DebugOffsets` table), by reads that cannot fault (`memory`),
-//! as few of them as the thread's last read allows (`snapshot`), to the program's own frame (`stack`), each
-//! frame kept as its code object's id and its instruction: a code object is decoded once (`code`,
+//! 3.13 and later through the interpreter's `_Py_DebugOffsets` table), by reads that cannot fault (`memory`;
+//! the calling thread's own state and data-stack chunks, which it alone writes, in place: `direct`),
+//! as few of them as the thread's recent reads allow (`snapshot`, `seen`), to the program's own frame
+//! (`stack`), each frame kept as its code object's id and its instruction: a code object is decoded once (`code`,
 //! `linetable`), and frames become file, line and function on the library's thread ([`frames_of`]). Nothing is
 //! allocated on the calling thread once its buffers have grown and its code objects are known.
 //!
@@ -15,18 +16,21 @@
 //! dependency tree); a CUDA callback needs its own process's frames in microseconds.
 
 mod code;
+mod direct;
 mod export;
 mod layout;
 mod linetable;
 mod memory;
 mod reader;
 mod runtime;
+mod seen;
 mod snapshot;
 mod stack;
 mod threads;
 mod walk;
 
 use async_lab_trace_format::{Gil, PyFrame, PythonSetup, ThreadFrames};
+use seen::Seen;
 use snapshot::Snapshot;
 use std::cell::RefCell;
 use std::sync::OnceLock;
@@ -111,11 +115,11 @@ impl Others {
     }
 }
 
-/// The calling thread's reading state: its snapshot's plan, its last capture.
+/// The calling thread's reading state: its snapshot's plan, its recent frames, its capture.
 #[derive(Default)]
 struct Own {
     snap: Snapshot,
-    last: Capture,
+    seen: Seen,
     now: Capture,
 }
 
@@ -142,11 +146,11 @@ fn own_frames(depth: Depth, out: &mut Frames) -> Gil {
         let own = own.get_or_insert_with(Box::default);
         let own = &mut **own;
         own.snap.begin();
+        direct::allow(reader, &mut own.snap, tstate);
         if let Some(ts) = walk::thread_state(reader, &mut own.snap, tstate).filter(|ts| ts.frame != 0) {
             let start = (ts.frame, ts.chunk);
-            if stack::capture(reader, &mut own.snap, start, &own.last, depth, false, &mut own.now) > 0 {
+            if stack::capture(reader, &mut own.snap, start, &mut own.seen, depth, false, &mut own.now) > 0 {
                 out.set(&own.now);
-                std::mem::swap(&mut own.last, &mut own.now);
             }
         }
         own.snap.end();

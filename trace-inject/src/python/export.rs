@@ -50,6 +50,28 @@ pub unsafe extern "C" fn async_lab_python_others(buf: *mut u8, len: usize) -> is
     text.map_or(-1, |t| unsafe { put(&t, buf, len) })
 }
 
+/// Reads the calling thread's frames as a location does (to the program's own frame), timed: writes
+/// `{"ns", "calls", "in_place", "python": [{file, line, function}]}` (the read's time and system calls,
+/// whether the thread's own frames are read in place; the frames made after the timing). What a program that is held at several places in turn pays a read: its caller calls it
+/// from each place (`tests/python/frames_sites.py`). Returns as [`async_lab_python_frames`] does.
+///
+/// # Safety
+/// `buf` is writable for `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn async_lab_python_read_timed(buf: *mut u8, len: usize) -> isize {
+    let text = std::panic::catch_unwind(|| {
+        let mut f = Frames::EMPTY;
+        let calls = memory::calls();
+        let t = Instant::now();
+        super::own(&mut f);
+        let ns = t.elapsed().as_nanos() as u64;
+        let calls = memory::calls() - calls;
+        json!({ "ns": ns, "calls": calls, "in_place": super::direct::in_place(), "python": lines(&f) }).to_string()
+    });
+    // SAFETY: the caller's promise.
+    text.map_or(-1, |t| unsafe { put(&t, buf, len) })
+}
+
 /// The calling thread's location as JSON, native frames left out.
 fn location() -> String {
     let line = crate::location::here(gettid(), 0, false).map(crate::location::into_line);

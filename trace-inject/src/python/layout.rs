@@ -280,50 +280,48 @@ impl Layout {
 
     /// The first byte and length of a frame the walk copies.
     pub fn frame_span(&self) -> (usize, usize) {
-        let mut fields = vec![(self.f_previous, 8), (self.f_code, 8)];
-        fields.push((self.f_instr, if self.instr == Instr::Index { 4 } else { 8 }));
-        if let Some(o) = self.f_owner {
-            fields.push((o, 1));
-        }
-        for f in [self.f_func, self.f_refcnt].into_iter().flatten() {
-            fields.push((f, 8));
-        }
-        span(&fields)
+        let instr = (self.f_instr, if self.instr == Instr::Index { 4 } else { 8 });
+        span(&[
+            Some((self.f_previous, 8)),
+            Some((self.f_code, 8)),
+            Some(instr),
+            self.f_owner.map(|o| (o, 1)),
+            self.f_func.map(|f| (f, 8)),
+            self.f_refcnt.map(|f| (f, 8)),
+        ])
     }
 
     /// The first byte and length of a code object the walk copies (its type, names, table and first line).
     pub fn code_span(&self) -> (usize, usize) {
-        let mut fields = vec![
-            (self.ob_type, 8),
-            (self.co_filename, 8),
-            (self.co_name, 8),
-            (self.co_linetable, 8),
-            (self.co_firstlineno, 4),
-        ];
-        if let Some(u) = self.co_units {
-            fields.push((u, 8));
-        }
-        span(&fields)
+        span(&[
+            Some((self.ob_type, 8)),
+            Some((self.co_filename, 8)),
+            Some((self.co_name, 8)),
+            Some((self.co_linetable, 8)),
+            Some((self.co_firstlineno, 4)),
+            self.co_units.map(|u| (u, 8)),
+        ])
     }
 
     /// The first byte and length of a thread state the walk copies (its place in the interpreter's list, its
     /// ids, its frame or `cframe`, its chunk).
     pub fn tstate_span(&self) -> (usize, usize) {
-        let mut fields = vec![(self.ts_frame, 8), (self.ts_next, 8), (self.ts_interp, 8), (self.ts_thread_id, 8)];
-        if let Some(c) = self.ts_chunk {
-            fields.push((c, 8));
-        }
-        if let Some(n) = self.ts_native_id {
-            fields.push((n, 8));
-        }
-        span(&fields)
+        span(&[
+            Some((self.ts_frame, 8)),
+            Some((self.ts_next, 8)),
+            Some((self.ts_interp, 8)),
+            Some((self.ts_thread_id, 8)),
+            self.ts_chunk.map(|c| (c, 8)),
+            self.ts_native_id.map(|n| (n, 8)),
+        ])
     }
 }
 
-/// The smallest range covering every (offset, width).
-fn span(fields: &[(usize, usize)]) -> (usize, usize) {
-    let lo = fields.iter().map(|f| f.0).min().unwrap_or(0);
-    let hi = fields.iter().map(|f| f.0 + f.1).max().unwrap_or(0);
+/// The smallest range covering every (offset, width) given; computed on every read, so without allocating.
+fn span(fields: &[Option<(usize, usize)>]) -> (usize, usize) {
+    let fields = fields.iter().flatten();
+    let lo = fields.clone().map(|f| f.0).min().unwrap_or(0);
+    let hi = fields.map(|f| f.0 + f.1).max().unwrap_or(0);
     (lo, hi - lo)
 }
 

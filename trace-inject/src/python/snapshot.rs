@@ -2,11 +2,11 @@
 //! allows. `process_vm_readv` costs about 1 µs a call and a third of a µs for each range in it, whatever its
 //! size up to a page (measured here: 1.2 µs for one 64-byte range, 21 µs for 64 of them, 2.3 µs for 16 KiB
 //! in one), so reading a frame, then its caller, then each code object one at a time costs tens of µs in a
-//! deep stack. A [`Snapshot`] keeps what the last read needed (whole pages, neighbours merged: its plan),
+//! deep stack. A [`Snapshot`] keeps what its recent reads needed (whole pages, neighbours merged: its plan),
 //! copies all of it at the start of the next read in one call ([`Snapshot::begin`]), and serves the walk
 //! from that copy; what the walk needs beyond it is read then ([`Snapshot::read`], [`Snapshot::fetch`]) and
-//! planned for the next time ([`Snapshot::end`]). A program's held calls come back to the same few places,
-//! so a read is then one system call.
+//! planned for the next times ([`Snapshot::end`]). A program's held calls come back to the same few places,
+//! so a read is then one system call, whichever of them it is at.
 //!
 //! The copy is taken at one moment for every range: another thread's frames, which change under the reader,
 //! are read as they were within that call, and checked all the same by what reads them (`walk`, `code`).
@@ -23,6 +23,13 @@ const RANGE_MAX: usize = 64 * 1024;
 const NEEDS: usize = 256;
 /// The system calls [`Snapshot::begin`] makes at most when a range of the plan cannot be read any more.
 const RETRIES: usize = 4;
+/// The ranges read in place at most.
+pub const DIRECT_MAX: usize = 8;
+/// The pages a plan holds at most.
+const PAGES: usize = 128;
+/// A page stays planned for this many reads after the last one that needed it: a program held at a few places
+/// in turn (each with its own stack depth and thread state) finds every place's pages copied at `begin`.
+const KEEP: u8 = 16;
 
 /// What was read at the start of this read, what this read needed, and the plan for the next.
 pub struct Snapshot {
@@ -36,9 +43,17 @@ pub struct Snapshot {
     /// The ranges this read needed, as asked.
     need: [(usize, usize); NEEDS],
     n_need: usize,
-    /// The ranges to copy at the next [`Snapshot::begin`], sorted, page-aligned and merged.
+    /// The pages planned, sorted, each with the reads since one needed it.
+    pages: [(usize, u8); PAGES],
+    n_pages: usize,
+    /// The ranges to copy at the next [`Snapshot::begin`]: the pages, neighbours merged.
     plan: [(usize, usize); MAX_PARTS],
     n_plan: usize,
+    /// Where [`Snapshot::end`] sorts the pages (grown once).
+    scratch: Vec<(usize, u8)>,
+    /// Ranges of the calling thread's own memory read in place during this read ([`Snapshot::in_place`]).
+    direct: [(usize, usize); DIRECT_MAX],
+    n_direct: usize,
 }
 
 impl Default for Snapshot {
@@ -51,8 +66,13 @@ impl Default for Snapshot {
             n_held: 0,
             need: [(0, 0); NEEDS],
             n_need: 0,
+            pages: [(0, 0); PAGES],
+            n_pages: 0,
             plan: [(0, 0); MAX_PARTS],
             n_plan: 0,
+            scratch: Vec::new(),
+            direct: [(0, 0); DIRECT_MAX],
+            n_direct: 0,
         }
     }
 }
@@ -64,6 +84,7 @@ impl Snapshot {
         self.used = 0;
         self.n_held = 0;
         self.n_need = 0;
+        self.n_direct = 0;
         let total: usize = self.plan[..self.n_plan].iter().map(|r| r.1 - r.0).sum();
         if self.buf.len() < total {
             self.buf.resize(total, 0);
@@ -119,14 +140,48 @@ impl Snapshot {
             .map(|&(s, _, at)| &self.buf[at + addr - s..at + addr - s + len])
     }
 
-    /// Whether the bytes at [addr, addr + len) were copied at the start of this read or since.
+    /// Whether the bytes at [addr, addr + len) were copied at the start of this read or since, or are read in
+    /// place.
     pub fn holds(&self, addr: usize, len: usize) -> bool {
-        self.lookup(addr, len).is_some()
+        self.in_place_at(addr, len) || self.lookup(addr, len).is_some()
+    }
+
+    /// From this read on, until the next [`Snapshot::begin`], [start, end) is read where it lies, without a
+    /// system call, and not planned.
+    ///
+    /// # Safety
+    /// [start, end) is mapped and readable until the next `begin`, and no other thread writes it meanwhile
+    /// (the calling thread's own interpreter state while it is inside a call: `direct`).
+    pub unsafe fn in_place(&mut self, start: usize, end: usize) {
+        if start < end && self.n_direct < DIRECT_MAX {
+            self.direct[self.n_direct] = (start, end);
+            self.n_direct += 1;
+        }
+    }
+
+    fn in_place_at(&self, addr: usize, len: usize) -> bool {
+        let Some(end) = addr.checked_add(len) else { return false };
+        self.direct[..self.n_direct].iter().any(|&(s, e)| addr >= s && end <= e)
+    }
+
+    /// Copies `out.len()` bytes at `addr` where they are read in place; false where they are not.
+    fn read_in_place(&self, addr: usize, out: &mut [u8]) -> bool {
+        if !self.in_place_at(addr, out.len()) {
+            return false;
+        }
+        // SAFETY: [addr, addr + len) lies in a range given to `in_place` since this read began, whose caller
+        // promised it mapped, readable and written by no other thread until the next `begin`; the bytes are
+        // copied as bytes, so any value is valid.
+        unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, out.as_mut_ptr(), out.len()) };
+        true
     }
 
     /// Copies `out.len()` bytes at `addr`: from what is held, else by a read of their own (this thread's own
     /// stack directly, as `memory::read` does); false where they cannot be read. The range is planned.
     pub fn read(&mut self, addr: usize, out: &mut [u8]) -> bool {
+        if self.read_in_place(addr, out) {
+            return true;
+        }
         if let Some(b) = self.lookup(addr, out.len()) {
             out.copy_from_slice(b);
             self.note(addr, out.len());
@@ -142,6 +197,9 @@ impl Snapshot {
     /// As [`Snapshot::read`], but not planned: what is needed again only where what led to it changed (a
     /// code object, read only for a frame not read before).
     pub fn peek(&mut self, addr: usize, out: &mut [u8]) -> bool {
+        if self.read_in_place(addr, out) {
+            return true;
+        }
         if let Some(b) = self.lookup(addr, out.len()) {
             out.copy_from_slice(b);
             return true;
@@ -207,24 +265,60 @@ impl Snapshot {
         }
     }
 
-    /// The read is over: what it needed becomes the plan, widened to whole pages and merged.
+    /// The read is over: the pages it needed join the plan, and the pages no read needed for [`KEEP`] reads
+    /// leave it (the youngest kept where there are more than [`PAGES`]; after a read made partly in place, all
+    /// those it did not need); neighbours are merged into ranges.
     pub fn end(&mut self) {
-        let need = &mut self.need[..self.n_need];
-        for r in need.iter_mut() {
-            *r = (r.0 & !(PAGE - 1), r.1.saturating_add(PAGE - 1) & !(PAGE - 1));
+        let mut all = std::mem::take(&mut self.scratch);
+        all.resize(NEEDS * 2 + PAGES, (0, 0));
+        let mut n = 0;
+        for &(s, e) in &self.need[..self.n_need] {
+            let (mut page, end) = (s & !(PAGE - 1), e.saturating_add(PAGE - 1) & !(PAGE - 1));
+            while page < end && n < NEEDS * 2 && end - (s & !(PAGE - 1)) <= RANGE_MAX {
+                all[n] = (page, 0);
+                n += 1;
+                page += PAGE;
+            }
         }
-        need.sort_unstable();
+        // A read that read in place (the calling thread's own frames) plans only what it needed beside them:
+        // what earlier reads needed is read in place now.
+        let keep = if self.n_direct > 0 { 1 } else { KEEP };
+        for &(page, age) in &self.pages[..self.n_pages] {
+            if age + 1 < keep {
+                all[n] = (page, age + 1);
+                n += 1;
+            }
+        }
+        let pages = &mut all[..n];
+        // Each page once, at its youngest.
+        pages.sort_unstable();
+        let mut kept = 0;
+        for i in 0..pages.len() {
+            if kept == 0 || pages[kept - 1].0 != pages[i].0 {
+                pages[kept] = pages[i];
+                kept += 1;
+            }
+        }
+        let mut pages = &mut pages[..kept];
+        if pages.len() > PAGES {
+            pages.sort_unstable_by_key(|p| p.1);
+            pages = &mut pages[..PAGES];
+            pages.sort_unstable();
+        }
+        self.pages[..pages.len()].copy_from_slice(pages);
+        self.n_pages = pages.len();
         self.n_plan = 0;
-        for &(s, e) in need.iter() {
+        for &(page, _) in pages.iter() {
             match self.plan[..self.n_plan].last_mut() {
-                Some(last) if s <= last.1 && e.max(last.1) - last.0 <= RANGE_MAX => last.1 = last.1.max(e),
-                _ if self.n_plan < MAX_PARTS && e - s <= RANGE_MAX => {
-                    self.plan[self.n_plan] = (s, e);
+                Some(last) if last.1 == page && page + PAGE - last.0 <= RANGE_MAX => last.1 = page + PAGE,
+                _ if self.n_plan < MAX_PARTS => {
+                    self.plan[self.n_plan] = (page, page + PAGE);
                     self.n_plan += 1;
                 }
                 _ => {}
             }
         }
+        self.scratch = all;
     }
 
     /// How many ranges the next read begins with, and their bytes.
@@ -262,10 +356,34 @@ mod tests {
         assert!(!s.holds(at(2 * PAGE), 8));
         assert!(s.read(at(PAGE + 100), &mut out));
         assert_eq!(out[0], 42);
-        // A range not planned is read by itself, and planned for the next time.
+        // A range not planned is read by itself, and planned beside the first read's for the next times.
         assert!(s.read(at(5 * PAGE), &mut out));
         s.end();
-        assert_eq!(s.planned().0, 2);
+        assert_eq!(s.planned(), (3, 4 * PAGE));
+    }
+
+    /// A page is planned for the [`KEEP`] reads after the last one that needed it, and not after.
+    #[test]
+    fn pages_leave_the_plan_once_no_read_needed_them_for_a_while() {
+        let data = vec![0u8; 4 * PAGE];
+        let base = (data.as_ptr() as usize + PAGE - 1) & !(PAGE - 1);
+        let mut s = Snapshot::default();
+        let mut out = [0u8; 8];
+        s.begin();
+        assert!(s.read(base + 8, &mut out));
+        assert!(s.read(base + 2 * PAGE + 8, &mut out));
+        s.end();
+        for read in 1..=KEEP {
+            s.begin();
+            assert!(s.holds(base + 2 * PAGE + 8, 8), "read {read}");
+            assert!(s.read(base + 8, &mut out));
+            s.end();
+        }
+        s.begin();
+        assert!(!s.holds(base + 2 * PAGE + 8, 8));
+        assert!(s.holds(base + 8, 8));
+        s.end();
+        assert_eq!(s.planned(), (1, PAGE));
     }
 
     /// A planned range that is no longer mapped is left out; the ranges after it are still copied.
@@ -284,6 +402,30 @@ mod tests {
         assert!(!s.read(PAGE + 8, &mut out), "page 1 is never mapped");
         assert!(s.read(base + 8, &mut out));
         assert_eq!(out, [7u8; 8]);
+    }
+
+    /// A range read in place is read where it lies, not through a system call, so not planned (a read made
+    /// by one would be); the read that did so plans only what it needed beside it.
+    #[test]
+    fn a_range_read_in_place_costs_no_system_call_and_is_not_planned() {
+        let data: Vec<u8> = (0..=255u8).cycle().take(3 * PAGE).collect();
+        let base = (data.as_ptr() as usize + PAGE - 1) & !(PAGE - 1);
+        let mut s = Snapshot::default();
+        let mut out = [0u8; 8];
+        s.begin();
+        assert!(s.read(base + 8, &mut out));
+        s.end();
+        assert_eq!(s.planned(), (1, PAGE));
+        s.begin();
+        // SAFETY: `data` is alive and written by no one for the rest of the test.
+        unsafe { s.in_place(base + PAGE, base + 2 * PAGE) };
+        assert!(s.holds(base + PAGE + 16, 8));
+        assert!(s.read(base + PAGE + 16, &mut out));
+        assert_eq!(out[0], data[base - data.as_ptr() as usize + PAGE + 16]);
+        s.end();
+        assert_eq!(s.planned(), (0, 0), "the first read's page is no longer needed, the in-place one never planned");
+        s.begin();
+        assert!(!s.holds(base + PAGE + 16, 8), "in place for one read only");
     }
 
     #[test]

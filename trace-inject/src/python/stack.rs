@@ -4,26 +4,41 @@
 
 use super::code;
 use super::reader::Reader;
+use super::seen::Seen;
 use super::snapshot::Snapshot;
 use super::walk::{self, Capture, Depth, Walked};
 
-/// Captures the frames from `start` (innermost frame, current data-stack chunk) into `out`, `last` being the
-/// thread's previous capture; with `strict`, another thread's (`code::resolve`), whose read must also end at
+/// Captures the frames from `start` (innermost frame, current data-stack chunk) into `out`, `seen` being the
+/// thread's recent frames (which then hold this capture's too); with `strict`, another thread's (`code::resolve`), whose read must also end at
 /// its program's own frame or its outermost one: a chain that runs into a bound without either was read across
 /// a change, and is not kept. Returns the frames kept.
 pub fn capture(
     reader: &Reader,
     snap: &mut Snapshot,
     start: (usize, usize),
-    last: &Capture,
+    seen: &mut Seen,
     depth: Depth,
     strict: bool,
     out: &mut Capture,
 ) -> usize {
-    let last = if last.generation == code::generation() { last } else { &Capture::EMPTY };
+    let kept = capture_seen(reader, snap, start, seen, depth, strict, out);
+    seen.remember(out.frames(), out.generation);
+    kept
+}
+
+fn capture_seen(
+    reader: &Reader,
+    snap: &mut Snapshot,
+    start: (usize, usize),
+    seen: &Seen,
+    depth: Depth,
+    strict: bool,
+    out: &mut Capture,
+) -> usize {
+    let seen = (seen, code::generation());
     let mut walked = {
         let table = code::table();
-        walk::frames(reader, snap, start, last, depth, &|addr| table.user_at(addr), out)
+        walk::frames(reader, snap, start, seen, depth, &|addr| table.user_at(addr), out)
     };
     code::resolve(reader, snap, out, strict);
     if depth == Depth::Whole {
@@ -33,7 +48,7 @@ pub fn capture(
     if user.is_none() && walked == Walked::AtUser {
         // The frame the walk stopped at runs, at that address, another code object than the program's one
         // seen there before (the old one freed): walked again to the bounds, and cut where the program's is.
-        walked = walk::frames(reader, snap, start, last, Depth::Whole, &|_| None, out);
+        walked = walk::frames(reader, snap, start, seen, Depth::Whole, &|_| None, out);
         code::resolve(reader, snap, out, strict);
         user = out.frames().iter().position(|f| f.user);
     }
@@ -61,7 +76,8 @@ pub fn check(tstate: usize, version: &str, reader: &Reader) -> Result<(), String
         return Ok(());
     }
     let mut cap = Capture::default();
-    if capture(reader, &mut snap, (ts.frame, ts.chunk), &Capture::EMPTY, Depth::Whole, false, &mut cap) > 0 {
+    let mut seen = Box::<Seen>::default();
+    if capture(reader, &mut snap, (ts.frame, ts.chunk), &mut seen, Depth::Whole, false, &mut cap) > 0 {
         Ok(())
     } else {
         Err(format!("the layout check failed: the thread has frames but none reads as Python {version}"))

@@ -20,6 +20,7 @@
 use super::layout::GilAt;
 use super::memory::{self, int, word};
 use super::reader::Reader;
+use super::seen::Seen;
 use super::snapshot::Snapshot;
 use super::stack;
 use super::walk::{self, Capture, Depth};
@@ -167,20 +168,34 @@ pub struct Thread<'a> {
     pub frames: &'a Capture,
 }
 
-/// The last read of every thread (by thread state), and the snapshot the reads share.
+/// Every thread's recent frames (by thread state), the snapshot the reads share, and the capture each
+/// thread's read is made in.
 struct State {
     snap: Snapshot,
     /// Reads with no plan: a thread read again where it changed under the first read.
     again: Snapshot,
-    kept: Box<[(usize, Capture)]>,
-    n_kept: usize,
-    fresh: Box<[(usize, Capture)]>,
+    /// (thread state, its frames seen; whether it was met in this read), one per thread read.
+    seen: Vec<(usize, Box<Seen>, bool)>,
+    out: Capture,
 }
 
 impl State {
     fn new() -> State {
-        let empty = || vec![(0usize, Capture::EMPTY); MAX_THREADS].into_boxed_slice();
-        State { snap: Snapshot::default(), again: Snapshot::default(), kept: empty(), n_kept: 0, fresh: empty() }
+        State { snap: Snapshot::default(), again: Snapshot::default(), seen: Vec::new(), out: Capture::EMPTY }
+    }
+
+    /// Where thread state `t`'s recent frames are in `seen`, made where it has none (a thread not read before:
+    /// allocated once), marked as met.
+    fn seen_at(&mut self, t: usize) -> usize {
+        let at = match self.seen.iter().position(|s| s.0 == t) {
+            Some(at) => at,
+            None => {
+                self.seen.push((t, Box::default(), false));
+                self.seen.len() - 1
+            }
+        };
+        self.seen[at].2 = true;
+        at
     }
 }
 
@@ -193,6 +208,7 @@ pub fn read(reader: &Reader, list: &ThreadList, me: u64, mut each: impl FnMut(Th
     let mut guard = STATE.lock().unwrap_or_else(|e| e.into_inner());
     let st = guard.get_or_insert_with(State::new);
     st.snap.begin();
+    st.seen.iter_mut().for_each(|s| s.2 = false);
     let holder = list.holder(&mut st.snap);
     let mut t = read_word(&mut st.snap, list.interp.wrapping_add(reader.layout.is_threads_head)).unwrap_or(0);
     let mut n = 0;
@@ -206,32 +222,32 @@ pub fn read(reader: &Reader, list: &ThreadList, me: u64, mut each: impl FnMut(Th
         }
         let tid = list.tid(&mut st.snap, &ts);
         if ts.frame != 0 && tid != me {
-            let last = st.kept[..st.n_kept].iter().find(|k| k.0 == t).map_or(&Capture::EMPTY, |k| &k.1);
-            let out = &mut st.fresh[n];
-            out.0 = t;
+            let at = st.seen_at(t);
+            let State { snap, again, out, seen } = st;
+            let seen = &mut *seen[at].1;
             let start = (ts.frame, ts.chunk);
-            let mut kept = stack::capture(reader, &mut st.snap, start, last, Depth::ToUser, true, &mut out.1);
+            let mut kept = stack::capture(reader, snap, start, seen, Depth::ToUser, true, out);
             // Its innermost frame left between reading its state and its frames (3.10's frame objects are read
             // one by one): read again, from its state on, each read its own.
             for _ in 0..RETRIES {
                 if kept > 0 {
                     break;
                 }
-                st.again.begin();
-                let Some(ts) = walk::thread_state(reader, &mut st.again, t).filter(|ts| ts.frame != 0) else { break };
+                again.begin();
+                let Some(ts) = walk::thread_state(reader, again, t).filter(|ts| ts.frame != 0) else { break };
                 let start = (ts.frame, ts.chunk);
-                kept = stack::capture(reader, &mut st.again, start, last, Depth::ToUser, true, &mut out.1);
+                kept = stack::capture(reader, again, start, seen, Depth::ToUser, true, out);
             }
             if kept > 0 {
-                each(Thread { tid, gil: t == holder, frames: &out.1 });
+                each(Thread { tid, gil: t == holder, frames: &st.out });
                 n += 1;
             }
         }
         t = ts.next;
     }
     st.snap.end();
-    std::mem::swap(&mut st.kept, &mut st.fresh);
-    st.n_kept = n;
+    // The threads not met (ended, or running no Python now) are forgotten.
+    st.seen.retain(|s| s.2);
 }
 
 /// Forgets every thread's last read (to measure a first read).

@@ -7,9 +7,9 @@
 //! bounded in frames and steps.
 //!
 //! Frames of 3.11 and later live in the thread's data-stack chunks: a frame not yet copied is copied with the
-//! frames below it in its chunk, as one window. A frame found at the same address as in the thread's last
-//! capture, running the same function and code object, is that same frame (a frame's code object and
-//! function live as long as it does): its code object is not read again. With [`Depth::ToUser`] the walk stops
+//! frames below it in its chunk, as one window. A frame found at an address where the thread's recent reads
+//! saw the same function run the same code object is known (`seen`): its code object is not read again.
+//! With [`Depth::ToUser`] the walk stops
 //! at the program's own frame, the first one outside the installed packages and the interpreter's library
 //! (`code`: decided once per code object), which is where a location is placed; the frames outside it are
 //! not read at all.
@@ -17,6 +17,7 @@
 use super::layout::{Instr, FRAME_SPAN_MAX, TSTATE_SPAN_MAX};
 use super::memory::{int, on_own_stack, word};
 use super::reader::Reader;
+use super::seen::Seen;
 use super::snapshot::Snapshot;
 
 /// The frames kept, innermost first.
@@ -39,6 +40,10 @@ pub struct CodeKey {
     pub first_line: i32,
 }
 
+impl CodeKey {
+    pub const NONE: CodeKey = CodeKey { code: 0, filename: 0, name: 0, linetable: 0, first_line: 0 };
+}
+
 /// One frame as copied.
 #[derive(Clone, Copy, Debug)]
 pub struct RawFrame {
@@ -57,14 +62,7 @@ pub struct RawFrame {
 }
 
 impl RawFrame {
-    const NONE: RawFrame = RawFrame {
-        frame: 0,
-        func: 0,
-        key: CodeKey { code: 0, filename: 0, name: 0, linetable: 0, first_line: 0 },
-        lasti: -1,
-        id: NO_CODE,
-        user: false,
-    };
+    const NONE: RawFrame = RawFrame { frame: 0, func: 0, key: CodeKey::NONE, lasti: -1, id: NO_CODE, user: false };
 }
 
 impl Default for RawFrame {
@@ -159,16 +157,16 @@ pub enum Depth {
 }
 
 /// Walks the frames from `frame` (the innermost; `chunk`: the thread's current data-stack chunk) outward into
-/// `out`. `last` is the thread's previous capture (empty where none or of another generation of the code
-/// table): a frame found at the same address running the same function and code object takes its code id
-/// from there. With [`Depth::ToUser`] the walk stops after the first frame whose code object is known as the
-/// program's own (`known_user` answers for one not in `last`, by its address); the frames' code objects not
-/// known yet are read afterwards (`code::resolve`).
+/// `out`. `seen` holds the thread's recent frames (of the code table's generation `generation`): a frame
+/// found at an address where one ran the same function and code object takes its code id from there. With
+/// [`Depth::ToUser`] the walk stops after the first frame whose code object is known as the program's own
+/// (`known_user` answers for one not seen, by its address); the frames' code objects not known yet are read
+/// afterwards (`code::resolve`).
 pub fn frames(
     reader: &Reader,
     snap: &mut Snapshot,
     (frame, chunk): (usize, usize),
-    last: &Capture,
+    (seen, generation): (&Seen, u64),
     depth: Depth,
     known_user: &dyn Fn(usize) -> Option<bool>,
     out: &mut Capture,
@@ -179,8 +177,6 @@ pub fn frames(
     let mut f = [0u8; FRAME_SPAN_MAX];
     let mut frame = frame;
     let mut steps = 0;
-    // Where in `last` the next frame is looked for first.
-    let mut cursor: Option<usize> = None;
     while frame != 0 && steps < MAX_STEPS && out.len < MAX_FRAMES {
         steps += 1;
         if !read_frame(reader, snap, frame.wrapping_add(flo), chunk, &mut f[..flen]) {
@@ -212,15 +208,9 @@ pub fn frames(
             let func = l.f_func.map_or(0, |at| word(&f, at - flo));
             let mut raw =
                 RawFrame { frame, func, key: CodeKey { code, ..CodeKey::default() }, lasti, ..RawFrame::default() };
-            match same_frame(last, cursor, &raw) {
-                Some(j) => {
-                    (raw.key, raw.id, raw.user) = (last.frames[j].key, last.frames[j].id, last.frames[j].user);
-                    cursor = Some(j + 1);
-                }
-                None => {
-                    raw.user = known_user(code).unwrap_or(false);
-                    cursor = None;
-                }
+            match seen.find(&raw, generation) {
+                Some((key, id, user)) => (raw.key, raw.id, raw.user) = (key, id, user),
+                None => raw.user = known_user(code).unwrap_or(false),
             }
             out.frames[out.len] = raw;
             out.len += 1;
@@ -253,21 +243,6 @@ pub enum Walked {
     Torn,
 }
 
-/// The index in `last` of the frame `f` is (the same address, function and code object): looked for at
-/// `cursor` first (the frame after the one matched before), else anywhere.
-fn same_frame(last: &Capture, cursor: Option<usize>, f: &RawFrame) -> Option<usize> {
-    let same = |j: usize| {
-        let g = &last.frames[j];
-        g.frame == f.frame && g.key.code == f.key.code && g.func == f.func && g.id != NO_CODE
-    };
-    if let Some(j) = cursor.filter(|&j| j < last.len) {
-        if same(j) {
-            return Some(j);
-        }
-    }
-    (0..last.len).find(|&j| same(j))
-}
-
 /// Copies a frame's fields: from the snapshot where it holds them, else (a frame in a data-stack chunk) with
 /// the frames below it in the chunk as one window, else alone.
 fn read_frame(reader: &Reader, snap: &mut Snapshot, addr: usize, chunk: usize, out: &mut [u8]) -> bool {
@@ -297,27 +272,6 @@ mod tests {
         c.frames[..frames.len()].copy_from_slice(frames);
         c.len = frames.len();
         c
-    }
-
-    /// A frame of the thread's last read is the same frame where its address, function and code object are
-    /// the same: found where the walk expects it (after the frame matched before) or anywhere; a frame at the
-    /// same address running another code object, or one whose code object was never known, is not.
-    #[test]
-    fn a_frame_is_the_one_read_before_by_its_address_function_and_code() {
-        let last = capture(&[frame(0x900, 0xc1, 1), frame(0x800, 0xc2, 2), frame(0x700, 0xc3, NO_CODE)]);
-        // The stack grew by one frame: its caller is last's first.
-        assert_eq!(same_frame(&last, None, &frame(0x900, 0xc1, NO_CODE)), Some(0));
-        assert_eq!(same_frame(&last, Some(1), &frame(0x800, 0xc2, NO_CODE)), Some(1));
-        // Out of order: found anyway.
-        assert_eq!(same_frame(&last, Some(0), &frame(0x800, 0xc2, NO_CODE)), Some(1));
-        // The same slot, another function's code object: a new frame.
-        assert_eq!(same_frame(&last, None, &frame(0x900, 0xc9, NO_CODE)), None);
-        let mut other_func = frame(0x900, 0xc1, NO_CODE);
-        other_func.func = 8;
-        assert_eq!(same_frame(&last, None, &other_func), None);
-        // Its code object never read: nothing to take from it.
-        assert_eq!(same_frame(&last, None, &frame(0x700, 0xc3, NO_CODE)), None);
-        assert_eq!(same_frame(&Capture::EMPTY, None, &frame(0x900, 0xc1, NO_CODE)), None);
     }
 
     #[test]

@@ -1,0 +1,125 @@
+//! The calling thread's own frames, read where they lie (3.11 and later). A location reads the frames of the
+//! thread that made the call, which is inside that call: it pushes and pops no frame while it is read, and no
+//! other thread writes its thread state or its frames. Its frames live in its data-stack chunks, which the
+//! interpreter allocated for it and frees only when the thread pops a chunk's first frame; every chunk from
+//! the thread's current one back to its first holds frames of calls still running. So the thread state and
+//! those chunks are read in place, without a system call, as CPython's `faulthandler` reads a thread's frames;
+//! everything else (the code objects a frame names, another thread's frames) is still read by reads that
+//! cannot fault (`memory`).
+//!
+//! A chunk is found from the thread state's `datastack_chunk` and bounded by its own header (`previous`,
+//! `size`). Where that field lies is checked once per process, by reads that cannot fault, on a thread that
+//! runs Python: its chunk's header must be sane and its innermost frame inside the chunk (a generator's
+//! frame lies in the generator, so a read made from one leaves the answer to a later read). Until then, or
+//! where it does not check out, nothing is read in place.
+
+use super::layout::TSTATE_SPAN_MAX;
+use super::memory::{self, on_own_stack, word};
+use super::reader::Reader;
+use super::snapshot::Snapshot;
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+
+/// A data-stack chunk's header: `previous`, `size`, `top` (`_PyStackChunk` of 3.11 to 3.14).
+const CHUNK_HEAD: usize = 24;
+/// The chunks read in place at most: the thread's current one and the ones of its older frames.
+const CHUNKS: usize = 4;
+/// A chunk's size believed at most (the interpreter makes them of 16 KiB, or the size of one large frame).
+const CHUNK_MAX: usize = 1 << 30;
+
+/// Whether the chunk's place in the thread state was checked: not yet, holds, does not.
+static CHECKED: AtomicU8 = AtomicU8::new(UNKNOWN);
+/// The reads that found no answer (a frame outside the chunk, in a generator); past [`TRIES`], none is
+/// sought again.
+static UNDECIDED: AtomicU32 = AtomicU32::new(0);
+const TRIES: u32 = 64;
+const UNKNOWN: u8 = 0;
+const HOLDS: u8 = 1;
+const WRONG: u8 = 2;
+
+/// Lets `snap` read in place, until its next `begin`, the calling thread's state `tstate` (as
+/// `PyGILState_GetThisThreadState` gives it) and the data-stack chunks its frames are in; nothing where the
+/// version keeps no chunks (3.10) or the chunk's place has not checked out.
+pub fn allow(reader: &Reader, snap: &mut Snapshot, tstate: usize) {
+    let Some(at_chunk) = reader.layout.ts_chunk else { return };
+    let checked = match CHECKED.load(Ordering::Relaxed) {
+        UNKNOWN => check(reader, tstate, at_chunk),
+        known => known,
+    };
+    if checked != HOLDS || tstate == 0 {
+        return;
+    }
+    let (lo, len) = reader.layout.tstate_span();
+    // SAFETY: `tstate` is the calling thread's own state, which the interpreter keeps for the thread's life;
+    // the fields read (its frame, its chunk, its list and ids) lie within it (the layout's span), and only the
+    // thread itself writes the frame and chunk fields, and it is inside this call. The list's `next` may be
+    // written by a thread starting or ending, under the interpreter's lock: it is read as a word, as any other.
+    unsafe { snap.in_place(tstate.wrapping_add(lo), tstate.wrapping_add(lo + len)) };
+    let mut b = [0u8; 8];
+    let mut chunk = if snap.read(tstate.wrapping_add(at_chunk), &mut b) { word(&b, 0) } else { 0 };
+    for _ in 0..CHUNKS {
+        if chunk == 0 {
+            break;
+        }
+        let mut head = [0u8; CHUNK_HEAD];
+        // SAFETY: `chunk` is the thread's current data-stack chunk (from its own state, where the check found
+        // it) or the `previous` of one of them: each holds frames of calls the thread is still inside, so the
+        // interpreter has not freed it, and only the thread writes it. Its header's first 24 bytes are read.
+        unsafe { std::ptr::copy_nonoverlapping(chunk as *const u8, head.as_mut_ptr(), CHUNK_HEAD) };
+        let (previous, size) = (word(&head, 0), word(&head, 8));
+        if !(CHUNK_HEAD..=CHUNK_MAX).contains(&size) {
+            break;
+        }
+        // SAFETY: as for the header, the whole chunk: the interpreter allocated `size` bytes for it.
+        unsafe { snap.in_place(chunk, chunk.saturating_add(size)) };
+        chunk = previous;
+    }
+}
+
+/// Checks, by reads that cannot fault, that the layout's `datastack_chunk` (at `at_chunk` in the thread state)
+/// is the chunk the calling thread's innermost frame lies in, and remembers the answer: it holds where the
+/// chunk's header is sane and the frame inside it, it does not where the header cannot be read or is not
+/// sane; no answer yet where the thread has no frame or its frame lies elsewhere (on its own stack, in a
+/// generator), up to [`TRIES`] such reads.
+fn check(reader: &Reader, tstate: usize, at_chunk: usize) -> u8 {
+    if tstate == 0 {
+        return UNKNOWN;
+    }
+    if UNDECIDED.fetch_add(1, Ordering::Relaxed) >= TRIES {
+        CHECKED.store(WRONG, Ordering::Relaxed);
+        return WRONG;
+    }
+    let l = &reader.layout;
+    let (lo, len) = l.tstate_span();
+    let mut ts = [0u8; TSTATE_SPAN_MAX];
+    if !memory::read(memory::pid(), tstate.wrapping_add(lo), &mut ts[..len]) {
+        return UNKNOWN;
+    }
+    let mut frame = word(&ts, l.ts_frame - lo);
+    if let Some(current) = l.cframe_current {
+        let mut b = [0u8; 8];
+        if frame == 0 || !memory::read(memory::pid(), frame.wrapping_add(current), &mut b) {
+            return UNKNOWN;
+        }
+        frame = word(&b, 0);
+    }
+    let chunk = word(&ts, at_chunk - lo);
+    if frame == 0 || on_own_stack(frame, 8) {
+        return UNKNOWN;
+    }
+    let mut head = [0u8; CHUNK_HEAD];
+    let size = if chunk != 0 && memory::read(memory::pid(), chunk, &mut head) { word(&head, 8) } else { 0 };
+    let answer = if !(CHUNK_HEAD..=CHUNK_MAX).contains(&size) {
+        WRONG
+    } else if frame >= chunk + CHUNK_HEAD && frame < chunk.saturating_add(size) {
+        HOLDS
+    } else {
+        return UNKNOWN;
+    };
+    CHECKED.store(answer, Ordering::Relaxed);
+    answer
+}
+
+/// Whether the calling thread's frames are read in place in this process (for the reader's test).
+pub fn in_place() -> bool {
+    CHECKED.load(Ordering::Relaxed) == HOLDS
+}

@@ -1,0 +1,140 @@
+//! The frames a thread was seen running in its recent reads, so that a frame met again needs no read of its
+//! code object. A program is held at a few places in turn (a copy, `.item()`, the backward pass, a jit
+//! dispatch), each under its own chain of library frames; keeping only the thread's last read, every change
+//! of place read the code objects of the whole chain again, one range each, scattered over the heap (in a
+//! framework's process most of a read's time).
+//!
+//! A frame is the one seen before where its address, its function and its code object are the same as then:
+//! the rule the walk always used for the thread's last read (a frame holds its function and its code object,
+//! so they cannot be freed while it runs), here for any frame of the recent reads. A frame popped and pushed
+//! again at the same address, running the same function object over the same code object, is the same
+//! function called from the same depth, with the same file, name and lines. The table holds the frames
+//! in sets by address and code object, the longest unseen making room for a new one: a frame that lost its
+//! slot costs one read of its code object, as a frame never seen does.
+
+use super::walk::{CodeKey, RawFrame, NO_CODE};
+
+/// The sets of slots a frame may be in (by its address and code object's), and the slots of each: 512 frames
+/// at most, a set's oldest frame making room for a new one.
+const SETS: usize = 128;
+const WAYS: usize = 4;
+
+/// A frame seen: where it was, what it ran, its code object's id and whether that is the program's own code,
+/// and when it was last seen (the read's number).
+#[derive(Clone, Copy)]
+struct Slot {
+    frame: usize,
+    func: usize,
+    key: CodeKey,
+    id: u32,
+    user: bool,
+    stamp: u32,
+}
+
+impl Slot {
+    const NONE: Slot = Slot { frame: 0, func: 0, key: CodeKey::NONE, id: NO_CODE, user: false, stamp: 0 };
+
+    fn is(&self, f: &RawFrame) -> bool {
+        self.id != NO_CODE && self.frame == f.frame && self.key.code == f.key.code && self.func == f.func
+    }
+}
+
+/// One thread's recent frames, of one generation of the code table (an emptied table's ids are void).
+pub struct Seen {
+    sets: [[Slot; WAYS]; SETS],
+    generation: u64,
+    reads: u32,
+}
+
+impl Default for Seen {
+    fn default() -> Seen {
+        Seen { sets: [[Slot::NONE; WAYS]; SETS], generation: 0, reads: 0 }
+    }
+}
+
+/// A frame's set: its address and its code object's, mixed.
+fn set_of(frame: usize, code: usize) -> usize {
+    let mixed = (frame as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (code as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+    (mixed.wrapping_mul(0x1656_67b1_9e37_79f9) >> (64 - SETS.trailing_zeros())) as usize
+}
+
+impl Seen {
+    /// What is known of `f` (its address, function and code object as walked) where it is a frame seen in the
+    /// table's generation `generation`: its code object's key and id, and whether that is the program's own.
+    pub fn find(&self, f: &RawFrame, generation: u64) -> Option<(CodeKey, u32, bool)> {
+        if self.generation != generation {
+            return None;
+        }
+        let s = self.sets[set_of(f.frame, f.key.code)].iter().find(|s| s.is(f))?;
+        Some((s.key, s.id, s.user))
+    }
+
+    /// Remembers the frames of a read (those whose code object is known), of the table's `generation`.
+    pub fn remember(&mut self, frames: &[RawFrame], generation: u64) {
+        if self.generation != generation {
+            self.sets.iter_mut().for_each(|set| set.fill(Slot::NONE));
+            self.generation = generation;
+        }
+        self.reads = self.reads.wrapping_add(1);
+        let stamp = self.reads;
+        for f in frames.iter().filter(|f| f.id != NO_CODE) {
+            let set = &mut self.sets[set_of(f.frame, f.key.code)];
+            // The frame's own slot, else an empty one, else the one seen longest ago.
+            let way = set.iter().position(|s| s.is(f)).or_else(|| set.iter().position(|s| s.id == NO_CODE));
+            let way = way.unwrap_or_else(|| (0..WAYS).max_by_key(|&w| stamp.wrapping_sub(set[w].stamp)).unwrap_or(0));
+            set[way] = Slot { frame: f.frame, func: f.func, key: f.key, id: f.id, user: f.user, stamp };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(frame: usize, code: usize, func: usize, id: u32) -> RawFrame {
+        RawFrame { frame, func, key: CodeKey { code, first_line: 3, ..CodeKey::NONE }, id, ..RawFrame::default() }
+    }
+
+    /// Frames of several reads are known by address, function and code object; one at a known address running
+    /// another code object or function is not, nor one whose code object was never known, nor anything of
+    /// another generation of the code table.
+    #[test]
+    fn a_frame_of_a_recent_read_is_known_by_its_address_function_and_code() {
+        let mut seen = Seen::default();
+        let place_a = [frame(0x1000, 0xa0, 1, 1), frame(0x1050, 0xb0, 2, 2)];
+        let place_b = [frame(0x1000, 0xc0, 3, 3), frame(0x1050, 0xb0, 2, 2), frame(0x10a0, 0xd0, 4, NO_CODE)];
+        seen.remember(&place_a, 7);
+        seen.remember(&place_b, 7);
+        assert_eq!(seen.find(&frame(0x1000, 0xa0, 1, NO_CODE), 7).map(|k| k.1), Some(1), "the first read's");
+        assert_eq!(seen.find(&frame(0x1000, 0xc0, 3, NO_CODE), 7).map(|k| k.1), Some(3), "the second's");
+        let found = seen.find(&frame(0x1050, 0xb0, 2, NO_CODE), 7).unwrap();
+        assert_eq!((found.0.first_line, found.1), (3, 2));
+        assert!(seen.find(&frame(0x1000, 0xa0, 9, NO_CODE), 7).is_none(), "another function");
+        assert!(seen.find(&frame(0x1000, 0xe0, 1, NO_CODE), 7).is_none(), "another code object");
+        assert!(seen.find(&frame(0x2000, 0xa0, 1, NO_CODE), 7).is_none(), "another address");
+        assert!(seen.find(&frame(0x10a0, 0xd0, 4, NO_CODE), 7).is_none(), "never known");
+        assert!(seen.find(&frame(0x1000, 0xa0, 1, NO_CODE), 8).is_none(), "another generation");
+        seen.remember(&place_a[..1], 8);
+        assert!(seen.find(&frame(0x1000, 0xc0, 3, NO_CODE), 8).is_none(), "emptied with the generation");
+        assert!(seen.find(&frame(0x1000, 0xa0, 1, NO_CODE), 8).is_some());
+    }
+
+    /// A training loop's places (a few chains of library frames, on the same stack addresses) fit: a hundred
+    /// frames of five chains, read in turn, are nearly all known the next time round.
+    #[test]
+    fn a_loops_places_are_remembered_together() {
+        let mut seen = Seen::default();
+        let chains: Vec<Vec<RawFrame>> = (0..5)
+            .map(|c| {
+                (0..20)
+                    .map(|i| frame(0x7f00_1000 + 0x50 * i, 0x5500_0000 + 0x1_0000 * c + 0x200 * i, c + 1, 1))
+                    .collect()
+            })
+            .collect();
+        for chain in &chains {
+            seen.remember(chain, 1);
+        }
+        let known = chains.iter().flatten().filter(|f| seen.find(f, 1).is_some()).count();
+        assert!(known >= 97, "{known} of 100 frames known");
+    }
+}
