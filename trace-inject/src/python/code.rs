@@ -158,11 +158,13 @@ pub fn resolve(reader: &Reader, snap: &mut Snapshot, cap: &mut Capture, strict: 
     for i in 0..cap.len {
         let f = cap.frames[i];
         let Some(code) = (f.id != NO_CODE).then(|| t.code(f.id)).flatten() else { continue };
-        if strict && !code.plausible(f.lasti) {
+        let plausible = f.plausible || (strict && code.plausible(f.lasti));
+        if strict && !plausible {
             torn = Some(kept);
         }
         cap.frames[kept] = f;
         cap.frames[kept].user = code.user;
+        cap.frames[kept].plausible = plausible;
         kept += 1;
     }
     cap.len = kept;

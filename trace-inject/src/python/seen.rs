@@ -20,7 +20,8 @@ const SETS: usize = 128;
 const WAYS: usize = 4;
 
 /// A frame seen: where it was, what it ran, its code object's id and whether that is the program's own code,
-/// and when it was last seen (the read's number).
+/// the instruction it was at and whether that was found one of its code object's, and when it was last seen
+/// (the read's number).
 #[derive(Clone, Copy)]
 struct Slot {
     frame: usize,
@@ -28,11 +29,23 @@ struct Slot {
     key: CodeKey,
     id: u32,
     user: bool,
+    lasti: i32,
+    plausible: bool,
     stamp: u32,
 }
 
+/// What is known of a frame seen before.
+pub struct Known {
+    pub key: CodeKey,
+    pub id: u32,
+    pub user: bool,
+    /// Its instruction now is one found plausible for its code object before.
+    pub plausible: bool,
+}
+
 impl Slot {
-    const NONE: Slot = Slot { frame: 0, func: 0, key: CodeKey::NONE, id: NO_CODE, user: false, stamp: 0 };
+    const NONE: Slot =
+        Slot { frame: 0, func: 0, key: CodeKey::NONE, id: NO_CODE, user: false, lasti: -1, plausible: false, stamp: 0 };
 
     fn is(&self, f: &RawFrame) -> bool {
         self.id != NO_CODE && self.frame == f.frame && self.key.code == f.key.code && self.func == f.func
@@ -59,14 +72,15 @@ fn set_of(frame: usize, code: usize) -> usize {
 }
 
 impl Seen {
-    /// What is known of `f` (its address, function and code object as walked) where it is a frame seen in the
-    /// table's generation `generation`: its code object's key and id, and whether that is the program's own.
-    pub fn find(&self, f: &RawFrame, generation: u64) -> Option<(CodeKey, u32, bool)> {
+    /// What is known of `f` (its address, function, code object and instruction as walked) where it is a frame
+    /// seen in the table's generation `generation`: its code object's key and id, whether that is the program's
+    /// own, and whether its instruction was found plausible before (the same instruction, found so).
+    pub fn find(&self, f: &RawFrame, generation: u64) -> Option<Known> {
         if self.generation != generation {
             return None;
         }
         let s = self.sets[set_of(f.frame, f.key.code)].iter().find(|s| s.is(f))?;
-        Some((s.key, s.id, s.user))
+        Some(Known { key: s.key, id: s.id, user: s.user, plausible: s.plausible && s.lasti == f.lasti })
     }
 
     /// Remembers the frames of a read (those whose code object is known), of the table's `generation`.
@@ -82,7 +96,9 @@ impl Seen {
             // The frame's own slot, else an empty one, else the one seen longest ago.
             let way = set.iter().position(|s| s.is(f)).or_else(|| set.iter().position(|s| s.id == NO_CODE));
             let way = way.unwrap_or_else(|| (0..WAYS).max_by_key(|&w| stamp.wrapping_sub(set[w].stamp)).unwrap_or(0));
-            set[way] = Slot { frame: f.frame, func: f.func, key: f.key, id: f.id, user: f.user, stamp };
+            let (lasti, plausible) = (f.lasti, f.plausible);
+            set[way] =
+                Slot { frame: f.frame, func: f.func, key: f.key, id: f.id, user: f.user, lasti, plausible, stamp };
         }
     }
 }
@@ -105,10 +121,10 @@ mod tests {
         let place_b = [frame(0x1000, 0xc0, 3, 3), frame(0x1050, 0xb0, 2, 2), frame(0x10a0, 0xd0, 4, NO_CODE)];
         seen.remember(&place_a, 7);
         seen.remember(&place_b, 7);
-        assert_eq!(seen.find(&frame(0x1000, 0xa0, 1, NO_CODE), 7).map(|k| k.1), Some(1), "the first read's");
-        assert_eq!(seen.find(&frame(0x1000, 0xc0, 3, NO_CODE), 7).map(|k| k.1), Some(3), "the second's");
+        assert_eq!(seen.find(&frame(0x1000, 0xa0, 1, NO_CODE), 7).map(|k| k.id), Some(1), "the first read's");
+        assert_eq!(seen.find(&frame(0x1000, 0xc0, 3, NO_CODE), 7).map(|k| k.id), Some(3), "the second's");
         let found = seen.find(&frame(0x1050, 0xb0, 2, NO_CODE), 7).unwrap();
-        assert_eq!((found.0.first_line, found.1), (3, 2));
+        assert_eq!((found.key.first_line, found.id), (3, 2));
         assert!(seen.find(&frame(0x1000, 0xa0, 9, NO_CODE), 7).is_none(), "another function");
         assert!(seen.find(&frame(0x1000, 0xe0, 1, NO_CODE), 7).is_none(), "another code object");
         assert!(seen.find(&frame(0x2000, 0xa0, 1, NO_CODE), 7).is_none(), "another address");
@@ -117,6 +133,27 @@ mod tests {
         seen.remember(&place_a[..1], 8);
         assert!(seen.find(&frame(0x1000, 0xc0, 3, NO_CODE), 8).is_none(), "emptied with the generation");
         assert!(seen.find(&frame(0x1000, 0xa0, 1, NO_CODE), 8).is_some());
+    }
+
+    /// An instruction found plausible for its frame's code object is known so while the frame is at it; at
+    /// another instruction it is to be checked again.
+    #[test]
+    fn a_frames_instruction_found_plausible_stays_so_only_at_that_instruction() {
+        let mut seen = Seen::default();
+        let mut f = frame(0x1000, 0xa0, 1, 1);
+        f.lasti = 12;
+        f.plausible = true;
+        let mut g = frame(0x1050, 0xb0, 2, 2);
+        g.lasti = 4;
+        seen.remember(&[f, g], 1);
+        let mut again = frame(0x1000, 0xa0, 1, NO_CODE);
+        again.lasti = 12;
+        assert!(seen.find(&again, 1).is_some_and(|k| k.plausible));
+        again.lasti = 14;
+        assert!(seen.find(&again, 1).is_some_and(|k| !k.plausible && k.id == 1));
+        let mut g_again = frame(0x1050, 0xb0, 2, NO_CODE);
+        g_again.lasti = 4;
+        assert!(seen.find(&g_again, 1).is_some_and(|k| !k.plausible), "never checked");
     }
 
     /// A training loop's places (a few chains of library frames, on the same stack addresses) fit: a hundred

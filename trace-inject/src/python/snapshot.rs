@@ -251,16 +251,20 @@ impl Snapshot {
         }
     }
 
-    /// A range this read needed, for the plan.
+    /// A range this read needed, for the plan, as whole pages: joined to the last one where they meet (a walk
+    /// reads frame after frame of the same pages).
     pub fn note(&mut self, addr: usize, len: usize) {
-        let end = addr.saturating_add(len);
+        let lo = addr & !(PAGE - 1);
+        let hi = addr.saturating_add(len).saturating_add(PAGE - 1) & !(PAGE - 1);
         if let Some(last) = self.need[..self.n_need].last_mut() {
-            if addr >= last.0 && end <= last.1 {
+            let (s, e) = (lo.min(last.0), hi.max(last.1));
+            if lo <= last.1 && hi >= last.0 && e - s <= RANGE_MAX {
+                *last = (s, e);
                 return;
             }
         }
         if self.n_need < NEEDS {
-            self.need[self.n_need] = (addr, end);
+            self.need[self.n_need] = (lo, hi);
             self.n_need += 1;
         }
     }

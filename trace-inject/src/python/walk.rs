@@ -59,10 +59,14 @@ pub struct RawFrame {
     /// Whether its code object is the program's own (outside the installed packages and the interpreter's
     /// library).
     pub user: bool,
+    /// Whether its instruction is known to be one of its code object's, with a line (checked for another
+    /// thread's frames: `code::resolve`), here or when the same frame was seen at the same instruction.
+    pub plausible: bool,
 }
 
 impl RawFrame {
-    const NONE: RawFrame = RawFrame { frame: 0, func: 0, key: CodeKey::NONE, lasti: -1, id: NO_CODE, user: false };
+    const NONE: RawFrame =
+        RawFrame { frame: 0, func: 0, key: CodeKey::NONE, lasti: -1, id: NO_CODE, user: false, plausible: false };
 }
 
 impl Default for RawFrame {
@@ -177,6 +181,8 @@ pub fn frames(
     let mut f = [0u8; FRAME_SPAN_MAX];
     let mut frame = frame;
     let mut steps = 0;
+    // The frames met so far, by a bit of their address each: a frame whose bit is set is looked for among them.
+    let mut met = [0u64; 4];
     while frame != 0 && steps < MAX_STEPS && out.len < MAX_FRAMES {
         steps += 1;
         if !read_frame(reader, snap, frame.wrapping_add(flo), chunk, &mut f[..flen]) {
@@ -185,7 +191,11 @@ pub fn frames(
         // A freed frame object (3.10): the thread left it since its state was read, and what was read of
         // the frames inside it is no longer its stack either.
         // A frame met twice: a chain read across a change (3.10's frame objects are reused), not one stack.
-        if l.f_refcnt.is_some_and(|rc| word(&f, rc - flo) == 0) || out.frames().iter().any(|g| g.frame == frame) {
+        let bit = (frame >> 3) as u64 ^ (frame >> 11) as u64;
+        let (word_at, mask) = ((bit >> 6) as usize & 3, 1u64 << (bit & 63));
+        let twice = met[word_at] & mask != 0 && out.frames().iter().any(|g| g.frame == frame);
+        met[word_at] |= mask;
+        if l.f_refcnt.is_some_and(|rc| word(&f, rc - flo) == 0) || twice {
             out.len = 0;
             return Walked::Torn;
         }
@@ -209,7 +219,7 @@ pub fn frames(
             let mut raw =
                 RawFrame { frame, func, key: CodeKey { code, ..CodeKey::default() }, lasti, ..RawFrame::default() };
             match seen.find(&raw, generation) {
-                Some((key, id, user)) => (raw.key, raw.id, raw.user) = (key, id, user),
+                Some(k) => (raw.key, raw.id, raw.user, raw.plausible) = (k.key, k.id, k.user, k.plausible),
                 None => raw.user = known_user(code).unwrap_or(false),
             }
             out.frames[out.len] = raw;
