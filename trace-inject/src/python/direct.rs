@@ -48,6 +48,13 @@ pub fn allow(reader: &Reader, snap: &mut Snapshot, tstate: usize) {
     if checked != HOLDS || tstate == 0 {
         return;
     }
+    in_place_of(reader, snap, tstate, at_chunk);
+}
+
+/// Lets `snap` read in place the thread state `tstate` and its chunks, the current one (at `at_chunk` in the
+/// state) and up to [`CHUNKS`] in all back through their `previous`, each to its header's `size`; the first
+/// chunk whose size is not sane ends them.
+fn in_place_of(reader: &Reader, snap: &mut Snapshot, tstate: usize, at_chunk: usize) {
     let (lo, len) = reader.layout.tstate_span();
     // SAFETY: `tstate` is the calling thread's own state, which the interpreter keeps for the thread's life;
     // the fields read (its frame, its chunk, its list and ids) lie within it (the layout's span), and only the
@@ -88,6 +95,15 @@ fn check(reader: &Reader, tstate: usize, at_chunk: usize) -> u8 {
         CHECKED.store(WRONG, Ordering::Relaxed);
         return WRONG;
     }
+    let answer = verdict(reader, tstate, at_chunk);
+    if answer != UNKNOWN {
+        CHECKED.store(answer, Ordering::Relaxed);
+    }
+    answer
+}
+
+/// The check's answer for thread state `tstate`, read by reads that cannot fault.
+fn verdict(reader: &Reader, tstate: usize, at_chunk: usize) -> u8 {
     let l = &reader.layout;
     let (lo, len) = l.tstate_span();
     let mut ts = [0u8; TSTATE_SPAN_MAX];
@@ -108,18 +124,105 @@ fn check(reader: &Reader, tstate: usize, at_chunk: usize) -> u8 {
     }
     let mut head = [0u8; CHUNK_HEAD];
     let size = if chunk != 0 && memory::read(memory::pid(), chunk, &mut head) { word(&head, 8) } else { 0 };
-    let answer = if !(CHUNK_HEAD..=CHUNK_MAX).contains(&size) {
+    if !(CHUNK_HEAD..=CHUNK_MAX).contains(&size) {
         WRONG
     } else if frame >= chunk + CHUNK_HEAD && frame < chunk.saturating_add(size) {
         HOLDS
     } else {
-        return UNKNOWN;
-    };
-    CHECKED.store(answer, Ordering::Relaxed);
-    answer
+        UNKNOWN
+    }
 }
 
 /// Whether the calling thread's frames are read in place in this process (for the reader's test).
 pub fn in_place() -> bool {
     CHECKED.load(Ordering::Relaxed) == HOLDS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::layout::Layout;
+    use async_lab_trace_format::PyReader;
+
+    const CHUNK: usize = 16 * 1024;
+
+    fn reader() -> Reader {
+        Reader { layout: Layout::v3_12(), kind: PyReader::Layout, code_type: 0, unicode_type: 0, bytes_type: 0 }
+    }
+
+    /// A thread as 3.12 lays it out: its state (`cframe` at 56, `datastack_chunk` at 232), its `cframe` (the
+    /// innermost frame at 0), two chunks of 16 KiB (the current one's `previous` the older one), and its
+    /// innermost frame at `frame_at` in the current chunk.
+    struct Thread {
+        state: Vec<u64>,
+        cframe: Box<[u64; 2]>,
+        chunks: [Vec<u64>; 2],
+    }
+
+    impl Thread {
+        fn new(frame_at: usize, size: u64) -> Thread {
+            let chunks = [vec![0u64; CHUNK / 8], vec![0u64; CHUNK / 8]];
+            let (current, older) = (chunks[0].as_ptr() as u64, chunks[1].as_ptr() as u64);
+            let mut t = Thread { state: vec![0u64; 64], cframe: Box::new([current + frame_at as u64, 0]), chunks };
+            t.chunks[0][..2].copy_from_slice(&[older, size]);
+            t.chunks[1][..2].copy_from_slice(&[0, CHUNK as u64]);
+            t.state[56 / 8] = t.cframe.as_ptr() as u64;
+            t.state[232 / 8] = current;
+            t
+        }
+
+        fn tstate(&self) -> usize {
+            self.state.as_ptr() as usize
+        }
+
+        fn chunk(&self, i: usize) -> usize {
+            self.chunks[i].as_ptr() as usize
+        }
+    }
+
+    /// The chunk's place checks out where its header is sane and the innermost frame lies in it; it does not
+    /// where the header is not sane; there is no answer yet where the frame lies elsewhere (a generator's).
+    #[test]
+    fn the_chunks_place_is_checked_by_the_threads_innermost_frame() {
+        let r = reader();
+        let sane = Thread::new(1024, CHUNK as u64);
+        assert_eq!(verdict(&r, sane.tstate(), 232), HOLDS);
+        let insane = Thread::new(1024, 0);
+        assert_eq!(verdict(&r, insane.tstate(), 232), WRONG);
+        let huge = Thread::new(1024, 1 << 40);
+        assert_eq!(verdict(&r, huge.tstate(), 232), WRONG);
+        let mut elsewhere = Thread::new(1024, CHUNK as u64);
+        let heap = Box::new([0u64; 16]);
+        elsewhere.cframe[0] = heap.as_ptr() as u64;
+        assert_eq!(verdict(&r, elsewhere.tstate(), 232), UNKNOWN);
+        assert_eq!(verdict(&r, 0x10, 232), UNKNOWN, "a state that cannot be read");
+    }
+
+    /// Once checked, the state and every chunk back through `previous` are read in place (not planned: no
+    /// system call reads them), each to its size; a chunk whose size is not sane ends the chunks there.
+    #[test]
+    fn the_state_and_its_chunks_are_read_in_place() {
+        let r = reader();
+        let t = Thread::new(1024, CHUNK as u64);
+        let mut snap = Snapshot::default();
+        snap.begin();
+        in_place_of(&r, &mut snap, t.tstate(), 232);
+        assert!(snap.holds(t.tstate() + 56, 8) && snap.holds(t.tstate() + 232, 8));
+        assert!(snap.holds(t.chunk(0) + 1024, 64) && snap.holds(t.chunk(0) + CHUNK - 8, 8));
+        assert!(!snap.holds(t.chunk(0) + CHUNK - 4, 8), "past the chunk's size");
+        assert!(snap.holds(t.chunk(1), 24), "the older chunk");
+        let mut out = [0u8; 8];
+        assert!(snap.read(t.tstate() + 232, &mut out));
+        assert_eq!(usize::from_ne_bytes(out), t.chunk(0));
+        snap.end();
+        snap.begin();
+        assert!(!snap.holds(t.tstate() + 232, 8), "read in place: never planned");
+
+        let cut = Thread::new(1024, 0);
+        let mut snap = Snapshot::default();
+        snap.begin();
+        in_place_of(&r, &mut snap, cut.tstate(), 232);
+        assert!(snap.holds(cut.tstate() + 232, 8));
+        assert!(!snap.holds(cut.chunk(0) + 1024, 8) && !snap.holds(cut.chunk(1), 8));
+    }
 }
