@@ -12,7 +12,7 @@
 //! in sets by address and code object, the longest unseen making room for a new one: a frame that lost its
 //! slot costs one read of its code object, as a frame never seen does.
 
-use super::walk::{CodeKey, RawFrame, NO_CODE};
+use super::walk::{CodeKey, Known, RawFrame, NO_CODE};
 
 /// The sets of slots a frame may be in (by its address and code object's), and the slots of each: 512 frames
 /// at most, a set's oldest frame making room for a new one.
@@ -32,15 +32,6 @@ struct Slot {
     lasti: i32,
     plausible: bool,
     stamp: u32,
-}
-
-/// What is known of a frame seen before.
-pub struct Known {
-    pub key: CodeKey,
-    pub id: u32,
-    pub user: bool,
-    /// Its instruction now is one found plausible for its code object before.
-    pub plausible: bool,
 }
 
 impl Slot {

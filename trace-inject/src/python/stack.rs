@@ -35,10 +35,11 @@ fn capture_seen(
     strict: bool,
     out: &mut Capture,
 ) -> usize {
-    let seen = (seen, code::generation());
+    let generation = code::generation();
+    let seen = |f: &walk::RawFrame| seen.find(f, generation);
     let mut walked = {
         let table = code::table();
-        walk::frames(reader, snap, start, seen, depth, &|addr| table.user_at(addr), out)
+        walk::frames(reader, snap, start, &seen, depth, &|addr| table.user_at(addr), out)
     };
     code::resolve(reader, snap, out, strict);
     if depth == Depth::Whole {
@@ -48,7 +49,7 @@ fn capture_seen(
     if user.is_none() && walked == Walked::AtUser {
         // The frame the walk stopped at runs, at that address, another code object than the program's one
         // seen there before (the old one freed): walked again to the bounds, and cut where the program's is.
-        walked = walk::frames(reader, snap, start, seen, Depth::Whole, &|_| None, out);
+        walked = walk::frames(reader, snap, start, &seen, Depth::Whole, &|_| None, out);
         code::resolve(reader, snap, out, strict);
         user = out.frames().iter().position(|f| f.user);
     }

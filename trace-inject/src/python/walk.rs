@@ -17,7 +17,6 @@
 use super::layout::{Instr, FRAME_SPAN_MAX, TSTATE_SPAN_MAX};
 use super::memory::{int, on_own_stack, word};
 use super::reader::Reader;
-use super::seen::Seen;
 use super::snapshot::Snapshot;
 
 /// The frames kept, innermost first.
@@ -67,6 +66,15 @@ pub struct RawFrame {
 impl RawFrame {
     const NONE: RawFrame =
         RawFrame { frame: 0, func: 0, key: CodeKey::NONE, lasti: -1, id: NO_CODE, user: false, plausible: false };
+}
+
+/// What is known of a frame seen before (`seen`): its code object's key and id, whether that is the program's
+/// own code, and whether its instruction now is one found plausible for its code object before.
+pub struct Known {
+    pub key: CodeKey,
+    pub id: u32,
+    pub user: bool,
+    pub plausible: bool,
 }
 
 impl Default for RawFrame {
@@ -161,8 +169,8 @@ pub enum Depth {
 }
 
 /// Walks the frames from `frame` (the innermost; `chunk`: the thread's current data-stack chunk) outward into
-/// `out`. `seen` holds the thread's recent frames (of the code table's generation `generation`): a frame
-/// found at an address where one ran the same function and code object takes its code id from there. With
+/// `out`. `seen` answers for the thread's recent frames: a frame found at an address where one ran the same
+/// function and code object takes its code id from there. With
 /// [`Depth::ToUser`] the walk stops after the first frame whose code object is known as the program's own
 /// (`known_user` answers for one not seen, by its address); the frames' code objects not known yet are read
 /// afterwards (`code::resolve`).
@@ -170,7 +178,7 @@ pub fn frames(
     reader: &Reader,
     snap: &mut Snapshot,
     (frame, chunk): (usize, usize),
-    (seen, generation): (&Seen, u64),
+    seen: &dyn Fn(&RawFrame) -> Option<Known>,
     depth: Depth,
     known_user: &dyn Fn(usize) -> Option<bool>,
     out: &mut Capture,
@@ -218,7 +226,7 @@ pub fn frames(
             let func = l.f_func.map_or(0, |at| word(&f, at - flo));
             let mut raw =
                 RawFrame { frame, func, key: CodeKey { code, ..CodeKey::default() }, lasti, ..RawFrame::default() };
-            match seen.find(&raw, generation) {
+            match seen(&raw) {
                 Some(k) => (raw.key, raw.id, raw.user, raw.plausible) = (k.key, k.id, k.user, k.plausible),
                 None => raw.user = known_user(code).unwrap_or(false),
             }
