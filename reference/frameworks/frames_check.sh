@@ -4,8 +4,8 @@
 #    under 60 library frames and with the program's frame innermost, warm and first; every other thread's
 #    from a thread without Python), alone, with torch imported first and with jax imported first; and
 #    tests/python/frames_sites.py's cost (a program held at five places in turn, under 0 to 40 library frames
-#    each: every read's time and system calls), the same three ways. Each run is cut at 240 s (one with torch
-#    imported first once ran past 400 s): what the others measured stands.
+#    each: every read's time and system calls), the same three ways. A run still going at 220 s prints every
+#    thread's Python stack and ends (one with torch imported first once ran past 400 s): the others stand.
 # 2. torch_train.py and jax_program.py traced with native frames off (ASYNC_LAB_NATIVE_FRAMES=0), so that
 #    each location's took_ns is what reading Python frames cost in a framework process, deep stacks and all:
 #    the median and largest per program, for the calling thread's frames and for the other threads' (the
@@ -32,9 +32,11 @@ python3 -c 'import sys, torch, jax; print(sys.version.split()[0], "torch", torch
 echo "=== 1. ctypes test and cost: alone, after torch, after jax"
 : > "$OUT/frames_ctypes.json"
 : > "$OUT/frames_sites.json"
-run_first() { # FIRST SCRIPT ARGS...: the script run as __main__ after importing FIRST (none where empty)
+run_first() { # FIRST SCRIPT ARGS...: the script run as __main__ after importing FIRST (none where empty); a run
+  # still going at 220 s prints every thread's Python stack (faulthandler) and exits, so a hang says where
   local first=$1; shift
-  timeout -s INT -k 10 240 python3 -c 'import importlib, runpy, sys
+  timeout -s INT -k 10 240 python3 -c 'import faulthandler, importlib, runpy, sys
+faulthandler.dump_traceback_later(220, exit=True)
 if sys.argv[1]:
     importlib.import_module(sys.argv[1])
 sys.argv = sys.argv[2:]
