@@ -9,10 +9,11 @@
 //! so they cannot be freed while it runs), here for any frame of the recent reads. A frame popped and pushed
 //! again at the same address, running the same function object over the same code object, is the same
 //! function called from the same depth, with the same file, name and lines. The table holds the frames
-//! in sets by address and code object, the longest unseen making room for a new one: a frame that lost its
-//! slot costs one read of its code object, as a frame never seen does.
+//! in sets by address and code object, the longest unseen making room for a new one (the last read's frames
+//! that find their set full of that read's own are kept beside, so that a place read again is always known):
+//! a frame that lost its slot costs one read of its code object, as a frame never seen does.
 
-use super::walk::{CodeKey, Known, RawFrame, NO_CODE};
+use super::walk::{CodeKey, Known, RawFrame, MAX_FRAMES, NO_CODE};
 
 /// The sets of slots a frame may be in (by its address and code object's), and the slots of each: 512 frames
 /// at most, a set's oldest frame making room for a new one.
@@ -46,13 +47,17 @@ impl Slot {
 /// One thread's recent frames, of one generation of the code table (an emptied table's ids are void).
 pub struct Seen {
     sets: [[Slot; WAYS]; SETS],
+    /// The last read's frames that found their set full of that read's own: every frame of the last read is
+    /// known, wherever its addresses fall.
+    spill: [Slot; MAX_FRAMES],
+    n_spill: usize,
     generation: u64,
     reads: u32,
 }
 
 impl Default for Seen {
     fn default() -> Seen {
-        Seen { sets: [[Slot::NONE; WAYS]; SETS], generation: 0, reads: 0 }
+        Seen { sets: [[Slot::NONE; WAYS]; SETS], spill: [Slot::NONE; MAX_FRAMES], n_spill: 0, generation: 0, reads: 0 }
     }
 }
 
@@ -70,7 +75,8 @@ impl Seen {
         if self.generation != generation {
             return None;
         }
-        let s = self.sets[set_of(f.frame, f.key.code)].iter().find(|s| s.is(f))?;
+        let in_set = self.sets[set_of(f.frame, f.key.code)].iter().find(|s| s.is(f));
+        let s = in_set.or_else(|| self.spill[..self.n_spill].iter().find(|s| s.is(f)))?;
         Some(Known { key: s.key, id: s.id, user: s.user, plausible: s.plausible && s.lasti == f.lasti })
     }
 
@@ -81,15 +87,25 @@ impl Seen {
             self.generation = generation;
         }
         self.reads = self.reads.wrapping_add(1);
+        self.n_spill = 0;
         let stamp = self.reads;
         for f in frames.iter().filter(|f| f.id != NO_CODE) {
+            let (lasti, plausible) = (f.lasti, f.plausible);
+            let slot =
+                Slot { frame: f.frame, func: f.func, key: f.key, id: f.id, user: f.user, lasti, plausible, stamp };
             let set = &mut self.sets[set_of(f.frame, f.key.code)];
-            // The frame's own slot, else an empty one, else the one seen longest ago.
+            // The frame's own slot, else an empty one, else the one seen longest ago, unless this read's own
+            // frames fill the set: then the spill.
             let way = set.iter().position(|s| s.is(f)).or_else(|| set.iter().position(|s| s.id == NO_CODE));
             let way = way.unwrap_or_else(|| (0..WAYS).max_by_key(|&w| stamp.wrapping_sub(set[w].stamp)).unwrap_or(0));
-            let (lasti, plausible) = (f.lasti, f.plausible);
-            set[way] =
-                Slot { frame: f.frame, func: f.func, key: f.key, id: f.id, user: f.user, lasti, plausible, stamp };
+            if set[way].id != NO_CODE && set[way].stamp == stamp && !set[way].is(f) {
+                if self.n_spill < MAX_FRAMES {
+                    self.spill[self.n_spill] = slot;
+                    self.n_spill += 1;
+                }
+            } else {
+                set[way] = slot;
+            }
         }
     }
 }
@@ -145,6 +161,29 @@ mod tests {
         let mut g_again = frame(0x1050, 0xb0, 2, NO_CODE);
         g_again.lasti = 4;
         assert!(seen.find(&g_again, 1).is_some_and(|k| !k.plausible), "never checked");
+    }
+
+    /// A read's frames are all known at the next read, however many of them fall in one set: a chain of 64
+    /// frames whose addresses all map to the same set.
+    #[test]
+    fn every_frame_of_the_last_read_is_known() {
+        let mut seen = Seen::default();
+        let target = set_of(0x7f00_0000, 0x5500_0000);
+        let mut chain = Vec::new();
+        let (mut frame_at, code) = (0x7f00_0000usize, 0x5500_0000usize);
+        while chain.len() < MAX_FRAMES {
+            if set_of(frame_at, code) == target {
+                chain.push(frame(frame_at, code, 1, chain.len() as u32));
+            }
+            frame_at += 8;
+        }
+        seen.remember(&chain, 1);
+        assert!(chain.iter().all(|f| seen.find(f, 1).is_some_and(|k| k.id == f.id)));
+        // Read again, the same chain: still all known; and after another place's read, the spill is that one's.
+        seen.remember(&chain, 1);
+        assert!(chain.iter().all(|f| seen.find(f, 1).is_some()));
+        seen.remember(&[frame(0x1000, 0xa0, 2, 99)], 1);
+        assert_eq!(chain.iter().filter(|f| seen.find(f, 1).is_some()).count(), WAYS);
     }
 
     /// A training loop's places (a few chains of library frames, on the same stack addresses) fit: a hundred
