@@ -50,6 +50,8 @@ pub struct RawFrame {
     pub frame: usize,
     /// The function it runs (3.11 and later; 0 where the layout has none).
     pub func: usize,
+    /// Its code object's address, and what identifies the code object where this walk read it (a frame known
+    /// from the thread's recent reads has the address alone: its id says the rest).
     pub key: CodeKey,
     /// The code unit it is at (-1: not begun).
     pub lasti: i32,
@@ -68,10 +70,9 @@ impl RawFrame {
         RawFrame { frame: 0, func: 0, key: CodeKey::NONE, lasti: -1, id: NO_CODE, user: false, plausible: false };
 }
 
-/// What is known of a frame seen before (`seen`): its code object's key and id, whether that is the program's
-/// own code, and whether its instruction now is one found plausible for its code object before.
+/// What is known of a frame seen before (`seen`): its code object's id, whether that is the program's own
+/// code, and whether its instruction now is one found plausible for its code object before.
 pub struct Known {
-    pub key: CodeKey,
     pub id: u32,
     pub user: bool,
     pub plausible: bool,
@@ -227,7 +228,7 @@ pub fn frames(
             let mut raw =
                 RawFrame { frame, func, key: CodeKey { code, ..CodeKey::default() }, lasti, ..RawFrame::default() };
             match seen(&raw) {
-                Some(k) => (raw.key, raw.id, raw.user, raw.plausible) = (k.key, k.id, k.user, k.plausible),
+                Some(k) => (raw.id, raw.user, raw.plausible) = (k.id, k.user, k.plausible),
                 None => raw.user = known_user(code).unwrap_or(false),
             }
             out.frames[out.len] = raw;
