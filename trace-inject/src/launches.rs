@@ -502,6 +502,10 @@ struct Slot {
     /// Work that had returned by `done_before` was done by `done_at` (a synchronization of the stream).
     done_before: AtomicU64,
     done_at: AtomicU64,
+    /// The synchronization's before it: a held synchronization's `ahead` is made after its own return was
+    /// logged, and must still see what the one before it showed done.
+    earlier_before: AtomicU64,
+    earlier_at: AtomicU64,
     /// The stream is capturing a graph (1): what is enqueued into it meanwhile does not run.
     capture: AtomicU64,
     cells: [Cell5; DEPTH],
@@ -520,6 +524,8 @@ struct History {
     work: [Option<Work>; DEPTH],
     done_before: u64,
     done_at: u64,
+    earlier_before: u64,
+    earlier_at: u64,
 }
 
 impl History {
@@ -532,10 +538,13 @@ impl History {
         self.oldest_first().filter(|w| w.end <= t && Some(w.corr) != not).last()
     }
 
-    /// Work that had returned by this was done when a call beginning at `t` began.
+    /// Work that had returned by this was done when a call beginning at `t` began: the latest of the last two
+    /// synchronizations that had returned by then.
     fn done_by(&self, t: u64) -> u64 {
         if self.done_at != 0 && self.done_at <= t {
             self.done_before
+        } else if self.earlier_at != 0 && self.earlier_at <= t {
+            self.earlier_before
         } else {
             0
         }
@@ -550,6 +559,8 @@ impl Slot {
             count: AtomicU64::new(0),
             done_before: AtomicU64::new(0),
             done_at: AtomicU64::new(0),
+            earlier_before: AtomicU64::new(0),
+            earlier_at: AtomicU64::new(0),
             capture: AtomicU64::new(0),
             cells: [const { Cell5::new() }; DEPTH],
         }
@@ -563,6 +574,8 @@ impl Slot {
             self.count.store(0, Ordering::Relaxed);
             self.done_before.store(0, Ordering::Relaxed);
             self.done_at.store(0, Ordering::Relaxed);
+            self.earlier_before.store(0, Ordering::Relaxed);
+            self.earlier_at.store(0, Ordering::Relaxed);
             self.capture.store(0, Ordering::Relaxed);
             for c in &self.cells {
                 c.put(None);
@@ -596,6 +609,8 @@ impl Slot {
     fn done(&self, stream: u32, start: u64, end: u64) {
         let s = self.seq.lock();
         self.claim(stream);
+        self.earlier_before.store(self.done_before.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.earlier_at.store(self.done_at.load(Ordering::Relaxed), Ordering::Relaxed);
         self.done_before.store(start, Ordering::Relaxed);
         self.done_at.store(end, Ordering::Relaxed);
         self.seq.unlock(s);
@@ -623,6 +638,8 @@ impl Slot {
                 work,
                 done_before: self.done_before.load(Ordering::Relaxed),
                 done_at: self.done_at.load(Ordering::Relaxed),
+                earlier_before: self.earlier_before.load(Ordering::Relaxed),
+                earlier_at: self.earlier_at.load(Ordering::Relaxed),
             }
         })
     }
