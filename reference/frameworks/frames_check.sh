@@ -42,11 +42,8 @@ if sys.argv[1]:
 sys.argv = sys.argv[2:]
 runpy.run_path(sys.argv[0], run_name="__main__")' "$first" "$@"
 }
-for first in "" torch jax; do
-  echo "--- imported first: ${first:-nothing}"
-  run_first "$first" "$SITES" "$LIB" --cost > "$OUT/sites.json"
-  echo "sites rc=$?"
-  python3 - "$first" "$OUT/sites.json" >> "$OUT/frames_sites.json" <<'PY'
+summarize() { # FIRST FILE: FILE's JSON line tagged with what was imported first, on stdout; its summary on stderr
+  python3 - "$1" "$2" <<'PY'
 import json, sys
 try:
     r = json.load(open(sys.argv[2]))
@@ -54,19 +51,11 @@ except ValueError:
     sys.exit(0)
 r["imported_first"] = sys.argv[1] or None
 print(json.dumps(r))
-sites = ", ".join(f'{s["depth"]} frames {s["median_ns"] / 1000:.1f} µs ({s["calls_median"]} calls)' for s in r["sites"])
-print(f'  five places in turn: {sites}; all {r["median_ns"] / 1000:.1f} µs, in place: {r["in_place"]}', file=sys.stderr)
-PY
-  run_first "$first" "$TEST" "$LIB" --cost > "$OUT/run.json"
-  echo "rc=$?"
-  python3 - "$first" "$OUT/run.json" >> "$OUT/frames_ctypes.json" <<'PY'
-import json, sys
-try:
-    r = json.load(open(sys.argv[2]))
-except ValueError:
+if "sites" in r:
+    sites = ", ".join(f'{s["depth"]} frames {s["median_ns"] / 1000:.1f} µs ({s["calls_median"]} calls)' for s in r["sites"])
+    print(f'  five places in turn: {sites}; all {r["median_ns"] / 1000:.1f} µs, in place: {r["in_place"]}',
+          file=sys.stderr)
     sys.exit(0)
-r["imported_first"] = sys.argv[1] or None
-print(json.dumps(r))
 for case in ("deep", "shallow"):
     c = r[f"cost_{case}"]
     us = lambda m: f'{m["median"] / 1000:.1f} µs (max {m["max"] / 1000:.0f} µs, {m["calls"]} calls)'
@@ -74,6 +63,15 @@ for case in ("deep", "shallow"):
           f'{c["threads"]} threads {c["other_frames"]} frames {us(c["others_ns"])}, first {us(c["others_first_ns"])}',
           file=sys.stderr)
 PY
+}
+for first in "" torch jax; do
+  echo "--- imported first: ${first:-nothing}"
+  run_first "$first" "$SITES" "$LIB" --cost > "$OUT/sites.json"
+  echo "sites rc=$?"
+  summarize "$first" "$OUT/sites.json" >> "$OUT/frames_sites.json"
+  run_first "$first" "$TEST" "$LIB" --cost > "$OUT/run.json"
+  echo "rc=$?"
+  summarize "$first" "$OUT/run.json" >> "$OUT/frames_ctypes.json"
 done
 rm -f "$OUT/run.json" "$OUT/sites.json"
 

@@ -116,19 +116,9 @@ pub fn traced(p: &Program, i: usize) -> Traced {
     held.overlapped.sort_by_key(|s| s.span.start);
     let (module_loads, contexts) = (v.module_loads, v.contexts);
     let class = class_of_held(&held);
-    if let Some(why) = missing_words(p, &v, class, &functions) {
-        return Traced {
-            index: i,
-            class: Class::Unknown,
-            held,
-            module_loads,
-            contexts,
-            cause: why,
-            basis: None,
-            not_claimed,
-        };
-    }
-    if let Some(why) = unrecorded_words(p, &v, &held, &functions, shown) {
+    let unclaimed =
+        missing_words(p, &v, class, &functions).or_else(|| unrecorded_words(p, &v, &held, &functions, shown));
+    if let Some(why) = unclaimed {
         return Traced {
             index: i,
             class: Class::Unknown,

@@ -13,10 +13,10 @@
 //! frame lies in the generator, so a read made from one leaves the answer to a later read). Until then, or
 //! where it does not check out, nothing is read in place.
 
-use super::layout::TSTATE_SPAN_MAX;
 use super::memory::{self, on_own_stack, word};
 use super::reader::Reader;
 use super::snapshot::Snapshot;
+use super::walk;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
 /// A data-stack chunk's header: `previous`, `size`, `top` (`_PyStackChunk` of 3.11 to 3.14).
@@ -42,7 +42,7 @@ const WRONG: u8 = 2;
 pub fn allow(reader: &Reader, snap: &mut Snapshot, tstate: usize) {
     let Some(at_chunk) = reader.layout.ts_chunk else { return };
     let checked = match CHECKED.load(Ordering::Relaxed) {
-        UNKNOWN => check(reader, tstate, at_chunk),
+        UNKNOWN => check(reader, tstate),
         known => known,
     };
     if checked != HOLDS || tstate == 0 {
@@ -82,12 +82,11 @@ fn in_place_of(reader: &Reader, snap: &mut Snapshot, tstate: usize, at_chunk: us
     }
 }
 
-/// Checks, by reads that cannot fault, that the layout's `datastack_chunk` (at `at_chunk` in the thread state)
-/// is the chunk the calling thread's innermost frame lies in, and remembers the answer: it holds where the
+/// Checks, by reads that cannot fault, that the layout's `datastack_chunk` is the chunk the calling thread's innermost frame lies in, and remembers the answer: it holds where the
 /// chunk's header is sane and the frame inside it, it does not where the header cannot be read or is not
 /// sane; no answer yet where the thread has no frame or its frame lies elsewhere (on its own stack, in a
 /// generator), up to [`TRIES`] such reads.
-fn check(reader: &Reader, tstate: usize, at_chunk: usize) -> u8 {
+fn check(reader: &Reader, tstate: usize) -> u8 {
     if tstate == 0 {
         return UNKNOWN;
     }
@@ -95,7 +94,7 @@ fn check(reader: &Reader, tstate: usize, at_chunk: usize) -> u8 {
         CHECKED.store(WRONG, Ordering::Relaxed);
         return WRONG;
     }
-    let answer = verdict(reader, tstate, at_chunk);
+    let answer = verdict(reader, tstate);
     if answer != UNKNOWN {
         CHECKED.store(answer, Ordering::Relaxed);
     }
@@ -103,22 +102,12 @@ fn check(reader: &Reader, tstate: usize, at_chunk: usize) -> u8 {
 }
 
 /// The check's answer for thread state `tstate`, read by reads that cannot fault.
-fn verdict(reader: &Reader, tstate: usize, at_chunk: usize) -> u8 {
-    let l = &reader.layout;
-    let (lo, len) = l.tstate_span();
-    let mut ts = [0u8; TSTATE_SPAN_MAX];
-    if !memory::read(memory::pid(), tstate.wrapping_add(lo), &mut ts[..len]) {
-        return UNKNOWN;
-    }
-    let mut frame = word(&ts, l.ts_frame - lo);
-    if let Some(current) = l.cframe_current {
-        let mut b = [0u8; 8];
-        if frame == 0 || !memory::read(memory::pid(), frame.wrapping_add(current), &mut b) {
-            return UNKNOWN;
-        }
-        frame = word(&b, 0);
-    }
-    let chunk = word(&ts, at_chunk - lo);
+fn verdict(reader: &Reader, tstate: usize) -> u8 {
+    // A snapshot with no plan: every read through `memory`, as the walk reads any thread state.
+    let mut snap = Snapshot::default();
+    snap.begin();
+    let Some(ts) = walk::thread_state(reader, &mut snap, tstate) else { return UNKNOWN };
+    let (frame, chunk) = (ts.frame, ts.chunk);
     if frame == 0 || on_own_stack(frame, 8) {
         return UNKNOWN;
     }
@@ -186,16 +175,16 @@ mod tests {
     fn the_chunks_place_is_checked_by_the_threads_innermost_frame() {
         let r = reader();
         let sane = Thread::new(1024, CHUNK as u64);
-        assert_eq!(verdict(&r, sane.tstate(), 232), HOLDS);
+        assert_eq!(verdict(&r, sane.tstate()), HOLDS);
         let insane = Thread::new(1024, 0);
-        assert_eq!(verdict(&r, insane.tstate(), 232), WRONG);
+        assert_eq!(verdict(&r, insane.tstate()), WRONG);
         let huge = Thread::new(1024, 1 << 40);
-        assert_eq!(verdict(&r, huge.tstate(), 232), WRONG);
+        assert_eq!(verdict(&r, huge.tstate()), WRONG);
         let mut elsewhere = Thread::new(1024, CHUNK as u64);
         let heap = Box::new([0u64; 16]);
         elsewhere.cframe[0] = heap.as_ptr() as u64;
-        assert_eq!(verdict(&r, elsewhere.tstate(), 232), UNKNOWN);
-        assert_eq!(verdict(&r, 0x10, 232), UNKNOWN, "a state that cannot be read");
+        assert_eq!(verdict(&r, elsewhere.tstate()), UNKNOWN);
+        assert_eq!(verdict(&r, 0x10), UNKNOWN, "a state that cannot be read");
     }
 
     /// Once checked, the state and every chunk back through `previous` are read in place (not planned: no

@@ -276,9 +276,10 @@ impl Snapshot {
         let mut all = std::mem::take(&mut self.scratch);
         all.resize(NEEDS * 2 + PAGES, (0, 0));
         let mut n = 0;
+        // The needs are whole pages already (`note`).
         for &(s, e) in &self.need[..self.n_need] {
-            let (mut page, end) = (s & !(PAGE - 1), e.saturating_add(PAGE - 1) & !(PAGE - 1));
-            while page < end && n < NEEDS * 2 && end - (s & !(PAGE - 1)) <= RANGE_MAX {
+            let mut page = s;
+            while page < e && n < NEEDS * 2 && e - s <= RANGE_MAX {
                 all[n] = (page, 0);
                 n += 1;
                 page += PAGE;
